@@ -1,0 +1,1 @@
+"""The ``medcite`` command line: one module per command group, loaded lazily."""

@@ -1,0 +1,83 @@
+"""Root of the ``medcite`` CLI. Sub-commands live one module each and are imported only when used."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import MedciteError
+from ..progress import set_quiet
+
+# command name -> "module:attribute" (relative to medcite.cli); keep heavy imports inside the commands
+COMMANDS: dict[str, str] = {
+    "ingest": "ingest:ingest",
+    "index": "index:index",
+    "search": "search:search",
+    "eval": "evaluate:eval_group",
+    "config": "config:config_group",
+    "ask": "ask:ask",
+    "corpus": "corpus:corpus_group",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose sub-commands are imported on first use (keeps `medcite --help` fast)."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module, _, attr = self.lazy[cmd_name].partition(":")
+            return getattr(importlib.import_module(f"medcite.cli.{module}"), attr)  # type: ignore[no-any-return]
+        return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MedciteError as exc:
+            # library errors become clean CLI errors: message, hint, exit code 1
+            click.echo(f"error: {exc.message}", err=True)
+            if exc.hint:
+                click.echo(f"  hint: {exc.hint}", err=True)
+            ctx.exit(1)
+
+
+def setup_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING
+    if verbose == 1:
+        level = logging.INFO
+    elif verbose >= 2:
+        level = logging.DEBUG
+    if quiet:
+        level = logging.ERROR
+    root = logging.getLogger("medcite")
+    root.setLevel(level)
+    if not any(getattr(h, "_medcite", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler._medcite = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS)
+@click.version_option(__version__, prog_name="medcite")
+@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars and only errors in the log.")
+def cli(verbose: int, quiet: bool) -> None:
+    """Answer biomedical questions from PubMed abstracts, every sentence cited by PMID."""
+    setup_logging(verbose, quiet)
+    set_quiet(quiet)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    cli()

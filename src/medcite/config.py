@@ -1,0 +1,152 @@
+"""Nested pydantic settings, JSON presets that override only what they change, and dotted overrides.
+
+Every stage owns one sub-model here. ``--set a.b=value`` on the CLI overrides any field; the fully
+resolved settings and their hash are written into every run directory and index manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class CorpusSettings(_Section):
+    on_error: Literal["raise", "skip"] = Field(
+        "raise", description="'raise' stops at the first bad record; 'skip' warns, counts and goes on."
+    )
+    batch_size: int = Field(2000, ge=1, description="Records written to the store per executemany batch.")
+
+
+class SparseSettings(_Section):
+    backend: str = Field("tantivy", description="Sparse backend: 'tantivy' (on disk, incremental) or 'bm25s'.")
+    k1: float = Field(1.2, gt=0, description="BM25 k1 (tantivy fixes k1=1.2; use bm25s for other values).")
+    b: float = Field(0.75, ge=0, le=1, description="BM25 b (tantivy fixes b=0.75; use bm25s for other values).")
+    heap_mb: int = Field(256, ge=16, description="Indexing memory budget in MiB (tantivy writer heap).")
+    threads: int = Field(1, ge=1, description="Indexing threads.")
+
+
+class IndexSettings(_Section):
+    sparse: SparseSettings = Field(default_factory=SparseSettings, description="BM25 index.")
+
+
+class RetrieveSettings(_Section):
+    k: int = Field(100, ge=1, description="Documents retrieved per query.")
+
+
+class EvidenceSettings(_Section):
+    docs: int = Field(10, ge=1, description="Top documents that evidence is taken from.")
+    max_items: int = Field(10, ge=1, description="Evidence items shown to the generator.")
+    per_doc: int = Field(2, ge=1, description="Most evidence sentences taken from one document.")
+
+
+class GenerateSettings(_Section):
+    backend: str = Field("extractive", description="Answer generator: 'extractive' (no LLM) or an LLM one.")
+    max_words: int = Field(250, ge=1, description="Hard cap on answer length in words.")
+    max_citations: int = Field(3, ge=1, description="Most PMIDs kept per sentence.")
+    max_sentences: int = Field(5, ge=1, description="Most sentences in an extractive answer.")
+
+
+class Settings(_Section):
+    """The whole configuration of one medcite run."""
+
+    preset: str = Field("offline", description="Name of the preset these settings started from.")
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Ingest behaviour.")
+    index: IndexSettings = Field(default_factory=IndexSettings, description="Index backends.")
+    retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings, description="First-stage retrieval.")
+    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings, description="Evidence selection.")
+    generate: GenerateSettings = Field(default_factory=GenerateSettings, description="Answer generation.")
+
+    def hash(self) -> str:
+        return settings_hash(self)
+
+
+def settings_hash(settings: BaseModel) -> str:
+    blob = json.dumps(settings.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def preset_names() -> list[str]:
+    folder = resources.files("medcite") / "presets"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    if name in chain:
+        raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
+    path = Path(name)
+    if path.suffix == ".json" and path.exists():
+        text = path.read_text(encoding="utf-8")
+    else:
+        res = resources.files("medcite") / "presets" / f"{name}.json"
+        if not res.is_file():
+            raise ConfigError(
+                f"unknown preset {name!r}",
+                hint=f"choose one of: {', '.join(preset_names())} (or give a path to a .json preset file)",
+            )
+        text = res.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"preset {name!r} is not valid JSON: {exc}") from exc
+    parent = data.pop("extends", None)
+    data.pop("description", None)
+    if parent:
+        return _deep_merge(_read_preset(parent, (*chain, name)), data)
+    return data
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """``"rerank.top_k=30"`` -> (["rerank", "top_k"], 30). Values are JSON when they parse, else strings."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"cannot read override {item!r}", hint="write it as section.field=value, e.g. retrieve.k=50")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip().split("."), value
+
+
+def load_settings(preset: str = "offline", overrides: list[str] | tuple[str, ...] = ()) -> Settings:
+    """Resolve a preset (with its ``extends`` chain) and dotted overrides into validated Settings."""
+    data = _read_preset(preset)
+    data["preset"] = preset
+    for item in overrides:
+        path, value = parse_override(item)
+        node = data
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: {part!r} is not a section")
+        node[path[-1]] = value
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid settings: {problems}",
+            hint="run `medcite config show` to see every field with its description",
+        ) from None

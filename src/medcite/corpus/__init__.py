@@ -1,0 +1,1 @@
+"""Corpus stage: PubMed XML / JSONL readers, the SQLite document store, updates and deletions."""

@@ -1,0 +1,350 @@
+"""The embedded document store: one SQLite file keyed by PMID, plus a human-readable manifest.
+
+Every committed change (an added/replaced article or a deletion) carries a sequence number, so an
+index can record the last sequence it applied and later catch up incrementally with
+:meth:`DocumentStore.changes_since`. Each ingested file is one transaction, recorded in the
+``files`` table in the same transaction: a crash mid-file rolls back to the last finished file.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptIndexError, InputError
+from ..io import write_json
+from ..types import Article
+from .serialize import article_from_row, article_meta
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+DB_NAME = "store.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS articles(
+    pmid INTEGER PRIMARY KEY, version INTEGER NOT NULL, seq INTEGER NOT NULL,
+    title TEXT NOT NULL, abstract TEXT NOT NULL, meta TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS articles_seq ON articles(seq);
+CREATE TABLE IF NOT EXISTS deleted(pmid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS deleted_seq ON deleted(seq);
+CREATE TABLE IF NOT EXISTS files(
+    key TEXT PRIMARY KEY, path TEXT NOT NULL, size INTEGER NOT NULL, status TEXT NOT NULL,
+    added INTEGER NOT NULL, replaced INTEGER NOT NULL, deleted INTEGER NOT NULL,
+    skipped INTEGER NOT NULL, warnings INTEGER NOT NULL, error TEXT, seq INTEGER NOT NULL,
+    finished_at TEXT NOT NULL);
+"""
+
+
+@dataclass
+class FileStats:
+    """What one ingested file did to the store."""
+
+    path: str
+    added: int = 0
+    replaced: int = 0
+    deleted: int = 0
+    kept_newer: int = 0
+    skipped: int = 0
+    warnings: int = 0
+    status: str = "done"
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Articles added or replaced, and PMIDs deleted, after a given sequence number."""
+
+    upserted: list[Article]
+    deleted: list[str]
+    seq: int
+
+
+def _pmid_int(pmid: str | int) -> int:
+    try:
+        value = int(pmid)
+    except (TypeError, ValueError):
+        raise InputError(f"PMID {pmid!r} is not an integer", hint="PMIDs are bare integers such as 12345678") from None
+    if value <= 0:
+        raise InputError(f"PMID {pmid!r} must be positive")
+    return value
+
+
+class DocumentStore:
+    """SQLite store of :class:`Article` keyed by PMID. Open with :meth:`open` or :meth:`create`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path) -> DocumentStore:
+        """Open the store at ``path``, creating an empty one if the folder has none."""
+        path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise InputError(f"store path {path} is a file", hint="give a folder for --store")
+        path.mkdir(parents=True, exist_ok=True)
+        if not (path / DB_NAME).exists():
+            conn = cls._connect(path / DB_NAME)
+            with conn:
+                conn.executescript(_SCHEMA)
+                conn.executemany(
+                    "INSERT INTO meta(key, value) VALUES (?, ?)",
+                    [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
+                     ("created_at", _now())],
+                )
+            store = cls(path, conn)
+            store._write_manifest()
+            return store
+        return cls.open(path)
+
+    @classmethod
+    def open(cls, path: str | Path) -> DocumentStore:
+        """Open an existing store; refuse a missing, foreign or damaged one with a clear message."""
+        path = Path(path)
+        db = path / DB_NAME
+        if not db.exists():
+            raise InputError(
+                f"no document store at {path}",
+                hint=f"create one with `medcite ingest FILES --store {path}`",
+            )
+        conn = cls._connect(db)
+        try:
+            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            conn.execute("SELECT pmid, version, seq, title, abstract, meta FROM articles LIMIT 1").fetchall()
+            conn.execute("SELECT pmid, seq FROM deleted LIMIT 1").fetchall()
+            conn.execute("SELECT key, status FROM files LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise CorruptIndexError(
+                f"the document store at {path} is damaged or not a medcite store ({exc})",
+                hint="re-create it: remove the folder and run `medcite ingest` again",
+            ) from None
+        version = int(rows.get("format_version", "0"))
+        if version != FORMAT_VERSION:
+            conn.close()
+            raise CorruptIndexError(
+                f"the document store at {path} has format version {version}, this medcite reads {FORMAT_VERSION}",
+                hint="re-ingest into a new folder with this medcite version",
+            )
+        return cls(path, conn)
+
+    @staticmethod
+    def _connect(db: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise CorruptIndexError(
+                f"{db} is not a SQLite database ({exc})",
+                hint="remove the folder and run `medcite ingest` again",
+            ) from None
+        return conn
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> DocumentStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading -----------------------------------------------------------------------------
+    def _meta(self, key: str) -> str:
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else ""
+
+    @property
+    def store_id(self) -> str:
+        return self._meta("store_id")
+
+    @property
+    def seq(self) -> int:
+        """Sequence number of the last committed change."""
+        return int(self._meta("seq") or 0)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Identifies the store state an index was built from (store id, sequence, count)."""
+        return {"store_id": self.store_id, "seq": self.seq, "count": len(self)}
+
+    def __len__(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0])
+
+    def __contains__(self, pmid: object) -> bool:
+        try:
+            key = _pmid_int(pmid)  # type: ignore[arg-type]
+        except InputError:
+            return False
+        return self._conn.execute("SELECT 1 FROM articles WHERE pmid=?", (key,)).fetchone() is not None
+
+    def get(self, pmid: str | int) -> Article | None:
+        row = self._conn.execute(
+            "SELECT pmid, version, title, abstract, meta FROM articles WHERE pmid=?", (_pmid_int(pmid),)
+        ).fetchone()
+        return article_from_row(*row) if row else None
+
+    def get_many(self, pmids: Sequence[str | int]) -> dict[str, Article]:
+        """Articles for the PMIDs that exist, keyed by PMID string (missing ones are left out)."""
+        out: dict[str, Article] = {}
+        keys = [_pmid_int(p) for p in pmids]
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            for row in self._conn.execute(
+                f"SELECT pmid, version, title, abstract, meta FROM articles WHERE pmid IN ({q})", chunk
+            ):
+                out[str(row[0])] = article_from_row(*row)
+        return out
+
+    def existing(self, pmids: Iterable[str | int]) -> set[str]:
+        """The subset of ``pmids`` present in the store."""
+        return set(self.get_many(list(pmids)))
+
+    def iter_articles(self, batch: int = 5000) -> Iterator[Article]:
+        """Every article in PMID order, read in bounded batches."""
+        last = -1
+        while True:
+            rows = self._conn.execute(
+                "SELECT pmid, version, title, abstract, meta FROM articles WHERE pmid>? ORDER BY pmid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield article_from_row(*row)
+            last = rows[-1][0]
+
+    def iter_changes(self, since: int, batch: int = 5000) -> Iterator[Article]:
+        """Articles added or replaced after sequence ``since``, in bounded batches."""
+        last = -1
+        while True:
+            rows = self._conn.execute(
+                "SELECT pmid, version, title, abstract, meta FROM articles WHERE seq>? AND pmid>? "
+                "ORDER BY pmid LIMIT ?",
+                (since, last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield article_from_row(*row)
+            last = rows[-1][0]
+
+    def deleted_since(self, since: int) -> list[str]:
+        """PMIDs deleted after sequence ``since`` (and not re-added since)."""
+        return [str(r[0]) for r in self._conn.execute("SELECT pmid FROM deleted WHERE seq>?", (since,))]
+
+    def count_changes_since(self, since: int) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM articles WHERE seq>?", (since,)).fetchone()[0])
+
+    def files(self) -> list[dict[str, Any]]:
+        cur = self._conn.execute("SELECT * FROM files ORDER BY seq")
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, row, strict=True)) for row in cur]
+
+    def file_done(self, key: str) -> dict[str, Any] | None:
+        """The record of a finished file with this content key, or None."""
+        cur = self._conn.execute("SELECT * FROM files WHERE key=?", (key,))
+        row = cur.fetchone()
+        if row is None:
+            return None
+        return dict(zip([c[0] for c in cur.description], row, strict=True))
+
+    # -- writing -----------------------------------------------------------------------------
+    def transaction(self) -> StoreTransaction:
+        """One atomic unit of change (normally one input file)."""
+        return StoreTransaction(self)
+
+    def _write_manifest(self) -> None:
+        counts = {
+            "articles": len(self),
+            "deleted": int(self._conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0]),
+            "files": int(self._conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]),
+        }
+        write_json(
+            self.path / "manifest.json",
+            {
+                "kind": "medcite-document-store",
+                "format_version": FORMAT_VERSION,
+                "store_id": self.store_id,
+                "seq": self.seq,
+                "counts": counts,
+                "updated_at": _now(),
+            },
+        )
+
+
+class StoreTransaction:
+    """Context manager: all writes commit together, or none do (on any exception)."""
+
+    def __init__(self, store: DocumentStore) -> None:
+        self.store = store
+        self._conn = store._conn
+        self.seq = 0
+
+    def __enter__(self) -> StoreTransaction:
+        self._conn.execute("BEGIN IMMEDIATE")
+        self.seq = self.store.seq + 1
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        if exc_type is not None:
+            self._conn.execute("ROLLBACK")
+            return
+        self._conn.execute("UPDATE meta SET value=? WHERE key='seq'", (str(self.seq),))
+        self._conn.execute("COMMIT")
+        self.store._write_manifest()
+
+    def upsert(self, articles: Sequence[Article], stats: FileStats) -> None:
+        """Add articles; a record replaces a stored one unless the stored version is newer."""
+        if not articles:
+            return
+        keys = [_pmid_int(a.pmid) for a in articles]
+        current: dict[int, int] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            current.update(self._conn.execute(f"SELECT pmid, version FROM articles WHERE pmid IN ({q})", chunk))
+        rows = []
+        for key, a in zip(keys, articles, strict=True):
+            old = current.get(key)
+            if old is not None and old > a.version:
+                stats.kept_newer += 1
+                continue
+            if old is None:
+                stats.added += 1
+            else:
+                stats.replaced += 1
+            current[key] = a.version
+            rows.append((key, a.version, self.seq, a.title, a.abstract, article_meta(a)))
+        self._conn.executemany("INSERT OR REPLACE INTO articles VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self._conn.executemany("DELETE FROM deleted WHERE pmid=?", [(r[0],) for r in rows])
+
+    def delete(self, pmids: Sequence[str | int], stats: FileStats) -> None:
+        keys = [_pmid_int(p) for p in pmids]
+        for key in keys:
+            cur = self._conn.execute("DELETE FROM articles WHERE pmid=?", (key,))
+            if cur.rowcount:
+                stats.deleted += 1
+            self._conn.execute("INSERT OR REPLACE INTO deleted(pmid, seq) VALUES (?, ?)", (key, self.seq))
+
+    def record_file(self, key: str, size: int, stats: FileStats) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (key, stats.path, size, stats.status, stats.added, stats.replaced, stats.deleted,
+             stats.skipped, stats.warnings, stats.error, self.seq, _now()),
+        )
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,54 @@
+"""Backend name -> lazily imported implementation. A missing extra raises with the install hint."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import ConfigError, MissingExtraError
+
+# stage -> name -> ("module:attribute", extra that provides its dependencies)
+_BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
+    "sparse": {
+        "tantivy": ("medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),
+        "bm25s": ("medcite.index.sparse.bm25s_backend:BM25SIndex", "bm25s"),
+    },
+}
+
+
+def register(stage: str, name: str, target: str, extra: str = "core") -> None:
+    """Register a backend: ``target`` is ``"package.module:Attribute"``."""
+    _BACKENDS.setdefault(stage, {})[name] = (target, extra)
+
+
+def names(stage: str) -> list[str]:
+    return sorted(_BACKENDS.get(stage, {}))
+
+
+def load(stage: str, name: str) -> Any:
+    """Import and return the backend class/factory registered as ``name`` for ``stage``."""
+    try:
+        target, extra = _BACKENDS[stage][name]
+    except KeyError:
+        known = ", ".join(names(stage)) or "(none)"
+        raise ConfigError(
+            f"unknown {stage} backend {name!r}",
+            hint=f"choose one of: {known}",
+        ) from None
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        if isinstance(exc, MissingExtraError):
+            raise
+        missing = exc.name or str(exc)
+        raise MissingExtraError(missing, extra, f"the {stage} backend {name!r}") from exc
+    return getattr(module, attr)
+
+
+def require(module: str, extra: str, feature: str) -> Any:
+    """Import an optional dependency or raise MissingExtraError naming the extra."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtraError(module.split(".")[0], extra, feature) from exc

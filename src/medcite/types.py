@@ -1,0 +1,142 @@
+"""Small typed objects that pass between stages. Stages take and return only these."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One part of an abstract: its label and its character span in ``Article.abstract``."""
+
+    label: str | None
+    category: str | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class MeshHeading:
+    descriptor: str
+    ui: str | None = None
+    major: bool = False
+    qualifiers: tuple[tuple[str, str | None, bool], ...] = ()  # (name, UI, major)
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    """A PubMed record as medcite stores it. ``pmid`` is the bare integer string."""
+
+    pmid: str
+    title: str
+    abstract: str = ""
+    sections: tuple[Section, ...] = ()
+    version: int = 1
+    journal: str | None = None
+    journal_iso: str | None = None
+    year: int | None = None
+    mesh: tuple[MeshHeading, ...] = ()
+    publication_types: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    retracted: bool = False
+    doi: str | None = None
+    pmc: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Title and abstract as one passage (what sparse and dense indexes see)."""
+        return f"{self.title} {self.abstract}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A question to answer. ``narrative``/``topic`` come from BioGen, ``type`` from BioASQ."""
+
+    id: str
+    question: str
+    narrative: str | None = None
+    topic: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ranked document. ``branches`` names the sub-queries/retrievers that found it."""
+
+    pmid: str
+    score: float
+    rank: int = 0
+    branches: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One numbered piece of evidence shown to the generator: ``[index] (pmid) text``.
+
+    ``section`` is ``title`` or ``abstract``; ``start``/``end`` are character offsets in that section
+    (None for LLM summaries, which are not spans of the source).
+    """
+
+    index: int
+    pmid: str
+    text: str
+    section: str | None = None
+    start: int | None = None
+    end: int | None = None
+    score: float = 0.0
+    kind: str = "snippet"
+    branches: frozenset[str] = frozenset()
+
+
+class Stance(str, Enum):
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    NEUTRAL = "neutral"
+    NOT_RELEVANT = "not relevant"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSentence:
+    """A sentence of an answer with the PMIDs it cites (at most 3 after post-processing)."""
+
+    text: str
+    pmids: tuple[str, ...] = ()
+    evidence: tuple[int, ...] = ()
+    stances: tuple[tuple[str, Stance], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """Something the post-processor removed, and why."""
+
+    what: str  # "citation" | "sentence"
+    text: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Answer:
+    topic_id: str
+    sentences: list[AnswerSentence] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    generator: str = ""
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    @property
+    def pmids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for s in self.sentences:
+            for p in s.pmids:
+                seen.setdefault(p, None)
+        return list(seen)
+
+
+def ranked(hits: Sequence[Hit]) -> list[Hit]:
+    """Sort by descending score (ties by PMID for determinism) and renumber ranks from 1."""
+    order = sorted(hits, key=lambda h: (-h.score, h.pmid))
+    return [Hit(h.pmid, h.score, i + 1, h.branches) for i, h in enumerate(order)]
