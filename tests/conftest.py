@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from medcite.paths import shared_data_dir
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data (or $MEDCITE_DATA_DIR). Required in CI; skipped elsewhere when absent."""
+    path = shared_data_dir()
+    if not path.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"shared data not found at {path}; set MEDCITE_DATA_DIR")
+        pytest.skip(f"shared data not found at {path}")
+    return path
