@@ -62,6 +62,15 @@ class Topic:
 
 
 @dataclass(frozen=True, slots=True)
+class Query:
+    """One query of a topic's query set. ``stage`` says what produced it (original, reformulation, ...)."""
+
+    id: str
+    text: str
+    stage: str = "original"
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One ranked document. ``branches`` names the sub-queries/retrievers that found it."""
 

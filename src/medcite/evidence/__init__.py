@@ -1,0 +1,1 @@
+"""medcite evidence stage."""
