@@ -57,6 +57,38 @@ class GenerateSettings(_Section):
     max_sentences: int = Field(5, ge=1, description="Most sentences in an extractive answer.")
 
 
+class LLMSettings(_Section):
+    backend: str = Field(
+        "none", description="LLM backend: 'none' (extractive paths only), 'openai' (any OpenAI-compatible "
+        "server: vLLM, Ollama, llama.cpp server, OpenAI), 'local' (in-process transformers) or 'llamacpp'."
+    )
+    model: str | None = Field(
+        None, description="Model name. Required for 'openai'; for 'local'/'llamacpp' None means the packaged "
+        "SmolLM2-135M-Instruct GGUF, else a Hugging Face model name or local folder/file."
+    )
+    gguf_file: str | None = Field(
+        None, description="GGUF file name inside the 'local' model folder (None: the packaged SmolLM2 file)."
+    )
+    base_url: str = Field(
+        "http://127.0.0.1:8000/v1", description="Root of the OpenAI-compatible API, including /v1."
+    )
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key (unset is fine for local servers)."
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature; 0 is greedy and deterministic.")
+    max_tokens: int = Field(512, ge=1, description="Most tokens generated per call.")
+    seed: int | None = Field(0, description="Sampling seed sent with every call (None: not sent).")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds to wait for one HTTP response before retrying.")
+    max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx, timeouts and connection errors.")
+    backoff_s: float = Field(1.0, ge=0, description="First retry delay in seconds; doubles per retry, with jitter.")
+    concurrency: int = Field(4, ge=1, description="Most requests in flight at once.")
+    stream: bool = Field(False, description="Stream tokens from the server (server-sent events) instead of one body.")
+    cache: bool = Field(True, description="Keep every completion in a persistent cache so re-runs make no calls.")
+    cache_dir: str | None = Field(
+        None, description="Folder of the LLM cache (None: $MEDCITE_CACHE_DIR or ~/.cache/medcite)."
+    )
+
+
 class Settings(_Section):
     """The whole configuration of one medcite run."""
 
@@ -66,6 +98,7 @@ class Settings(_Section):
     retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings, description="First-stage retrieval.")
     evidence: EvidenceSettings = Field(default_factory=EvidenceSettings, description="Evidence selection.")
     generate: GenerateSettings = Field(default_factory=GenerateSettings, description="Answer generation.")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model used by LLM stages.")
 
     def hash(self) -> str:
         return settings_hash(self)
