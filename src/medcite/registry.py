@@ -13,6 +13,12 @@ _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
         "tantivy": ("medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),
         "bm25s": ("medcite.index.sparse.bm25s_backend:BM25SIndex", "bm25s"),
     },
+    "llm": {
+        "openai": ("medcite.llm.openai_backend:OpenAIBackend", "llm"),
+        "local": ("medcite.llm.local_backend:LocalBackend", "llm"),
+        "llamacpp": ("medcite.llm.llamacpp_backend:LlamaCppBackend", "llamacpp"),
+        "none": ("medcite.llm.none_backend:NoneLLM", "core"),
+    },
 }
 
 
