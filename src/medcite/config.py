@@ -34,6 +34,22 @@ class SparseSettings(_Section):
     b: float = Field(0.75, ge=0, le=1, description="BM25 b (tantivy fixes b=0.75; use bm25s for other values).")
     heap_mb: int = Field(256, ge=16, description="Indexing memory budget in MiB (tantivy writer heap).")
     threads: int = Field(1, ge=1, description="Indexing threads.")
+    stemmer: Literal["english", "porter", "none"] = Field(
+        "english",
+        description="Stemmer: 'english' (Snowball/Porter2, both backends), 'porter' (Porter 1980 as in "
+        "Lucene/Anserini, bm25s only, needs PyStemmer) or 'none'.",
+    )
+    stopwords: Literal["lucene", "none"] = Field(
+        "lucene", description="Stop words: 'lucene' (Lucene's 33 English stop words, as Anserini) or 'none'."
+    )
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = Field(
+        "lucene", description="BM25 variant of the bm25s backend (tantivy always scores as Lucene does)."
+    )
+    fields: list[Literal["contents", "title", "abstract"]] = Field(
+        default_factory=lambda: ["contents"],
+        description="Fields a query is scored against, scores summed: 'contents' (title + abstract as one "
+        "field, as Anserini indexes it), 'title', 'abstract' (tantivy only).",
+    )
 
 
 class IndexSettings(_Section):
