@@ -105,6 +105,61 @@ class LLMSettings(_Section):
     )
 
 
+class MedCPTSettings(_Section):
+    query_model: str = Field(
+        "ncbi/MedCPT-Query-Encoder", description="MedCPT query encoder (name or folder)."
+    )
+    article_model: str = Field(
+        "ncbi/MedCPT-Article-Encoder", description="MedCPT article encoder (name or folder)."
+    )
+    cross_model: str = Field(
+        "ncbi/MedCPT-Cross-Encoder", description="MedCPT cross-encoder (name or folder)."
+    )
+    bi_top: int = Field(
+        80, ge=1, description="Pool hits kept after bi-encoder rescoring, read by the cross-encoder."
+    )
+    cross_top: int = Field(
+        24, ge=1, description="Hits kept after the cross-encoder (the final k cuts further)."
+    )
+    query_max_length: int = Field(64, ge=8, description="Query encoder truncation in tokens.")
+    article_max_length: int = Field(
+        512, ge=8, description="Article encoder and cross-encoder truncation in tokens."
+    )
+
+
+class RerankSettings(_Section):
+    backend: str = Field(
+        "none", description="Reranker: 'none', 'cross-encoder', 'medcpt', 'monot5', 'embedding', "
+        "'ensemble-union' (PJs: union of members' top member_k) or 'ensemble-weighted' (DS@GT: weighted sum)."
+    )
+    model: str | None = Field(
+        None, description="Model name or folder (None: the backend's default: ms-marco-MiniLM-L-6-v2 for "
+        "'cross-encoder', castorini/monot5-base-msmarco for 'monot5', the packaged MiniLM for 'embedding')."
+    )
+    batch_size: int = Field(32, ge=1, description="Pairs (or texts) scored per forward pass.")
+    max_length: int = Field(512, ge=8, description="Token limit of a (query, document) pair.")
+    activation: Literal["sigmoid", "raw"] = Field(
+        "sigmoid", description="Cross-encoder scores: 'sigmoid' probabilities or 'raw' logits (same order)."
+    )
+    top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
+    k: int = Field(10, ge=1, description="Hits kept after reranking.")
+    device: str = Field("cpu", description="Torch device of the reranker models ('cpu', 'cuda', ...).")
+    members: list[str] = Field(
+        default_factory=list, description="Ensemble members as 'backend' or 'backend:model', e.g. "
+        "'cross-encoder:minilm-l12'."
+    )
+    weights: list[float] = Field(
+        default_factory=list, description="'ensemble-weighted': one weight per member (empty: equal weights)."
+    )
+    member_k: int = Field(5, ge=1, description="'ensemble-union': top hits taken from each member.")
+    normalize: Literal["minmax", "zscore", "none"] = Field(
+        "minmax", description="'ensemble-weighted': per-query normalisation of each member's scores."
+    )
+    medcpt: MedCPTSettings = Field(
+        default_factory=MedCPTSettings, description="MedCPT pipeline models and budgets."
+    )
+
+
 class Settings(_Section):
     """The whole configuration of one medcite run."""
 
@@ -115,6 +170,7 @@ class Settings(_Section):
     evidence: EvidenceSettings = Field(default_factory=EvidenceSettings, description="Evidence selection.")
     generate: GenerateSettings = Field(default_factory=GenerateSettings, description="Answer generation.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model used by LLM stages.")
+    rerank: RerankSettings = Field(default_factory=RerankSettings, description="Reranking of retrieved hits.")
 
     def hash(self) -> str:
         return settings_hash(self)
