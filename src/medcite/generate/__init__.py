@@ -1,1 +1,1 @@
-"""medcite generate stage."""
+"""Generate stage: evidence-constrained answers, citation parsing and mapping, caps, retry, extractive."""

@@ -1,0 +1,110 @@
+"""Parse evidence-index citations out of generated text: ``[1]``, ``[1,3]``, ``[2-4]``, ``[1][2]`` and strays.
+
+A bracket group counts as a citation when it holds only numbers, separators (``,`` ``;``), ranges (``-`` ``–``)
+and an optional ``#``/``ref``/``evidence`` word; anything else in brackets (``[3H]thymidine``, a non-English
+title) stays text. Groups that look like citations but name PMIDs or absurd ranges are returned as invalid so
+the post-processor can record why they were dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..evidence.sentences import split_spans
+
+_GROUP = re.compile(r"\[([^\[\]]{0,120})\]")
+_ITEM = r"\s*(?:#|ref\.?\s*|refs\.?\s*|evidence\s*|doc\s*)?\d+(?:\s*[-–—]\s*\d+)?\s*"
+_CITATION_BODY = re.compile(rf"^{_ITEM}(?:[,;]{_ITEM})*,?\s*$", re.IGNORECASE)
+_PMID_BODY = re.compile(r"^\s*(?:PMID|PMIDs|pmid)\s*:?\s*[\d,;\s]+$")
+_RANGE = re.compile(r"(\d+)\s*[-–—]\s*(\d+)")
+_NUM = re.compile(r"\d+")
+MAX_RANGE = 30
+
+
+@dataclass
+class DraftSentence:
+    """A sentence as generated: clean text plus the evidence indices it cited (in order)."""
+
+    text: str
+    indices: list[int] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # citation-like groups that could not be used, with reasons
+
+
+def parse_group(body: str) -> tuple[list[int], str | None]:
+    """Indices named by one bracket body, or an error reason when it is citation-like but unusable."""
+    if _PMID_BODY.match(body):
+        return [], f"[{body.strip()}] cites PMIDs directly, not evidence indices"
+    if not _CITATION_BODY.match(body):
+        return [], None
+    out: list[int] = []
+    for part in re.split(r"[,;]", body):
+        part = part.strip()
+        if not part:
+            continue
+        rng = _RANGE.search(part)
+        if rng:
+            lo, hi = int(rng.group(1)), int(rng.group(2))
+            if hi < lo or hi - lo >= MAX_RANGE:
+                return out, f"range [{part}] is reversed or too long"
+            out.extend(range(lo, hi + 1))
+        else:
+            out.append(int(_NUM.search(part).group(0)))  # type: ignore[union-attr]
+    return out, None
+
+
+def is_citation(body: str) -> bool:
+    return bool(_CITATION_BODY.match(body) or _PMID_BODY.match(body))
+
+
+def split_cited_sentences(text: str) -> list[DraftSentence]:
+    """Split generated text into sentences and attach each citation group to its sentence.
+
+    Citation groups are cut out first (so they never confuse the sentence splitter) and remembered by position.
+    A group inside a sentence belongs to it; one written after the sentence's final punctuation
+    (``LDL fell. [1]``) or at the start of the next sentence belongs to the sentence before it (to the first
+    sentence when nothing precedes it).
+    """
+    pieces: list[str] = []
+    marks: list[tuple[int, list[int], str | None]] = []  # (position in clean text, indices, error)
+    pos = 0
+    last = 0
+    for m in _GROUP.finditer(text):
+        body = m.group(1)
+        if not is_citation(body):
+            continue
+        pieces.append(text[last : m.start()])
+        pos += m.start() - last
+        found, err = parse_group(body)
+        marks.append((pos, found, err))
+        pieces.append(" ")
+        pos += 1
+        last = m.end()
+    pieces.append(text[last:])
+    clean = "".join(pieces)
+    spans = [(s, e) for s, e in split_spans(clean) if re.search(r"\w", clean[s:e])]
+    if not spans:
+        return []
+    drafts = [DraftSentence(_tidy(clean[s:e])) for s, e in spans]
+    for p, found, err in marks:
+        owner = 0
+        for i, (s, e) in enumerate(spans):
+            if p >= e or (p >= s and i == 0):
+                owner = i
+            if s <= p < e:
+                # a group that opens a sentence (only whitespace before it) belongs to the previous one
+                owner = i if (i == 0 or clean[s:p].strip()) else i - 1
+                break
+        drafts[owner].indices.extend(found)
+        if err:
+            drafts[owner].invalid.append(err)
+    return [d for d in drafts if d.text]
+
+
+def _tidy(text: str) -> str:
+    text = " ".join(text.split())
+    text = re.sub(r"\s+([.,;:!?)])", r"\1", text)
+    text = re.sub(r"([(])\s+", r"\1", text)
+    text = re.sub(r"\(\s*\)", "", text)
+    text = re.sub(r"([.,;:])\1+", r"\1", text)
+    return " ".join(text.split()).strip()

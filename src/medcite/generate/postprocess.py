@@ -1,0 +1,76 @@
+"""Evidence-constrained post-processing (CLaC 2025, Dalhousie 2025): indices -> PMIDs, caps, dropped items.
+
+Invariants, whatever the input text: every emitted PMID belongs to an evidence item shown to the generator;
+no sentence has more than ``max_citations`` PMIDs; no sentence is uncited; the answer has at most
+``max_words`` words. Everything removed is recorded as a :class:`~medcite.types.Dropped` with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..types import AnswerSentence, Dropped, Evidence
+from .citations import DraftSentence, split_cited_sentences
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def finalize(
+    drafts: Sequence[DraftSentence],
+    evidence: Sequence[Evidence],
+    *,
+    max_citations: int = 3,
+    max_words: int = 250,
+) -> tuple[list[AnswerSentence], list[Dropped]]:
+    by_index = {e.index: e for e in evidence}
+    sentences: list[AnswerSentence] = []
+    dropped: list[Dropped] = []
+    words = 0
+    for draft in drafts:
+        for reason in draft.invalid:
+            dropped.append(Dropped("citation", reason, "not a usable evidence citation"))
+        pmids: list[str] = []
+        used: list[int] = []
+        for i in draft.indices:
+            ev = by_index.get(i)
+            if ev is None:
+                dropped.append(Dropped("citation", f"[{i}]", f"index {i} is not in the evidence block"))
+                continue
+            if ev.pmid in pmids:
+                continue
+            if len(pmids) >= max_citations:
+                dropped.append(Dropped("citation", f"[{i}] ({ev.pmid})",
+                                       f"more than {max_citations} PMIDs in one sentence"))
+                continue
+            pmids.append(ev.pmid)
+            used.append(i)
+        if not pmids:
+            dropped.append(Dropped("sentence", draft.text, "no valid citation"))
+            continue
+        n = word_count(draft.text)
+        if words + n > max_words:
+            room = max_words - words
+            if sentences or room < 5:
+                dropped.append(Dropped("sentence", draft.text, f"answer would exceed {max_words} words"))
+                continue
+            cut = " ".join(draft.text.split()[:room]).rstrip(",;:") + "…"
+            dropped.append(Dropped("sentence", draft.text, f"truncated to {room} words ({max_words}-word cap)"))
+            sentences.append(AnswerSentence(cut, tuple(pmids), tuple(used)))
+            words = max_words
+            continue
+        sentences.append(AnswerSentence(draft.text, tuple(pmids), tuple(used)))
+        words += n
+    return sentences, dropped
+
+
+def postprocess(
+    text: str,
+    evidence: Sequence[Evidence],
+    *,
+    max_citations: int = 3,
+    max_words: int = 250,
+) -> tuple[list[AnswerSentence], list[Dropped]]:
+    """Parse generated text citing evidence indices into validated, cited sentences."""
+    return finalize(split_cited_sentences(text), evidence, max_citations=max_citations, max_words=max_words)
