@@ -14,6 +14,11 @@ _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
         "hf-asymmetric": ("medcite.index.dense.hf_asymmetric:AsymmetricEncoder", "dense"),
         "onnx-minilm": ("medcite.index.dense.onnx_minilm:OnnxMiniLMEncoder", "onnx"),
     },
+    "querygen": {
+        "original": ("medcite.retrieve.queries:OriginalQuery", "core"),
+        "keywords": ("medcite.retrieve.queries:KeywordQueries", "core"),
+        "topic_narrative": ("medcite.retrieve.queries:TopicNarrative", "core"),
+    },
     "sparse": {
         "tantivy": ("medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),
         "bm25s": ("medcite.index.sparse.bm25s_backend:BM25SIndex", "bm25s"),
