@@ -1,0 +1,299 @@
+"""The sparse (BM25) index protocol and what every backend shares: build/update from a document store,
+the manifest, and :func:`open_sparse`.
+
+BM25 is Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond" (2009), scored as
+Lucene does (idf = ln(1 + (N - n + 0.5) / (n + 0.5)), no (k1 + 1) factor), which is what Anserini, the
+reference the published systems used, runs.
+
+An index folder holds ``manifest.json`` plus one sub-folder written by its backend. The manifest records
+the store it follows (store id and the store sequence number last applied), so :func:`build_sparse` on
+an existing folder applies only the articles added, replaced or deleted since then.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ... import registry
+from ...config import SparseSettings, settings_hash
+from ...corpus.store import DocumentStore
+from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...types import Hit
+from ..manifest import MANIFEST, read_manifest, write_manifest
+
+log = logging.getLogger(__name__)
+
+KIND = "medcite-sparse-index"
+FORMAT_VERSION = 1
+
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, the default stop list of Anserini.
+LUCENE_STOPWORDS: tuple[str, ...] = (
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "but",
+    "by",
+    "for",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "no",
+    "not",
+    "of",
+    "on",
+    "or",
+    "such",
+    "that",
+    "the",
+    "their",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "to",
+    "was",
+    "will",
+    "with",
+)
+# Lucene's StandardTokenizer keeps "patient's" whole and EnglishPossessiveFilter strips the "'s"; our
+# tokenizers split on the apostrophe, so dropping the lone "s" gives the same terms.
+POSSESSIVE = ("s",)
+MAX_TOKEN_CHARS = 100
+
+
+def stopword_list(settings: SparseSettings) -> list[str]:
+    """The stop words both backends remove (after lowercasing, before stemming)."""
+    if settings.stopwords == "lucene":
+        return [*LUCENE_STOPWORDS, *POSSESSIVE]
+    return list(POSSESSIVE)
+
+
+def index_settings(settings: SparseSettings) -> dict[str, Any]:
+    """The settings that shape an index on disk (an update must use the same ones)."""
+    return settings.model_dump(mode="json", exclude={"heap_mb", "threads"})
+
+
+@dataclass
+class UpdateReport:
+    """What one build or update did. ``full`` is True when every document was (re)indexed."""
+
+    backend: str
+    folder: str
+    added: int
+    replaced: int
+    deleted: int
+    docs: int
+    seq: int
+    full: bool
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Applied:
+    """A backend's account of one sync: counts of changes and the documents now in the index."""
+
+    added: int
+    replaced: int
+    deleted: int
+    docs: int
+    full: bool
+
+
+@runtime_checkable
+class SparseIndex(Protocol):
+    """A loaded BM25 index: free-text queries in, ranked hits (PMIDs) out. Never raises on odd text."""
+
+    name: str
+    settings: SparseSettings
+    manifest: dict[str, Any]
+
+    def __len__(self) -> int: ...
+
+    def search(self, query: str, k: int) -> list[Hit]: ...
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]: ...
+
+
+class SparseBackend(Protocol):
+    """The class side of a backend: check settings, write the index, load it."""
+
+    name: str
+
+    @classmethod
+    def check_settings(cls, settings: SparseSettings) -> None: ...
+
+    @classmethod
+    def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
+        """Index the store's changes after ``since`` (everything when None) into ``folder``."""
+        ...
+
+    @classmethod
+    def load(cls, folder: Path, manifest: dict[str, Any]) -> SparseIndex: ...
+
+
+def backend_class(name: str) -> SparseBackend:
+    return registry.load("sparse", name)  # type: ignore[no-any-return]
+
+
+def query_terms(tokens: Sequence[str]) -> Counter[str]:
+    """Bag of query terms with counts: a repeated term weighs more, as in Anserini's BagOfWords query."""
+    return Counter(t for t in tokens if t)
+
+
+def to_hits(pmids: Sequence[int | str], scores: Sequence[float]) -> list[Hit]:
+    """Hits in the given (descending score) order, ranks from 1; ties keep the backend's order."""
+    return [Hit(str(p), float(s), i + 1) for i, (p, s) in enumerate(zip(pmids, scores, strict=True))]
+
+
+def build_sparse(
+    store: DocumentStore, folder: str | Path, settings: SparseSettings, *, rebuild: bool = False
+) -> UpdateReport:
+    """Build a BM25 index of ``store`` in ``folder``, or bring an existing one up to date.
+
+    An existing index must be of the same store (else :class:`IndexMismatchError`) and the same index
+    settings (else the same error, with a hint to pass ``rebuild=True`` or use a new folder). Only the
+    articles changed since the index's recorded store sequence are applied.
+    """
+    folder = Path(folder)
+    backend = backend_class(settings.backend)
+    backend.check_settings(settings)
+    start = time.perf_counter()
+    if rebuild:
+        clear_folder(folder)
+    since: int | None = None
+    old: dict[str, Any] = {}
+    if (folder / MANIFEST).exists():
+        old = read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)
+        _check_same_store(folder, old, store)
+        _check_same_settings(folder, old, settings)
+        since = int(old["corpus"]["seq"])
+    elif folder.exists() and any(folder.iterdir()):
+        raise CorruptIndexError(
+            f"{folder} is not empty but has no {MANIFEST}: "
+            "an earlier build did not finish, or it is not an index",
+            hint="pass --rebuild to start over in this folder, or choose an empty --out folder",
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    seq = store.seq  # read before the changes: whatever lands meanwhile is applied again next time
+    if since is not None and since >= seq:
+        docs = int(old.get("counts", {}).get("docs", 0))
+        log.info("%s is up to date with the store (seq %d)", folder, seq)
+        return UpdateReport(
+            settings.backend, str(folder), 0, 0, 0, docs, seq, False, time.perf_counter() - start
+        )
+    applied = backend.sync(folder, store, settings, since)
+    write_manifest(
+        folder,
+        kind=KIND,
+        format_version=FORMAT_VERSION,
+        settings=index_settings(settings),
+        corpus={
+            "store_id": store.store_id,
+            "seq": seq,
+            "count": len(store),
+            "path": str(store.path.resolve()),
+        },
+        counts={"docs": applied.docs},
+        backend=settings.backend,
+        settings_hash=settings_hash(settings),
+    )
+    report = UpdateReport(
+        settings.backend,
+        str(folder),
+        applied.added,
+        applied.replaced,
+        applied.deleted,
+        applied.docs,
+        seq,
+        applied.full,
+        time.perf_counter() - start,
+    )
+    log.info("sparse index %s: %s", folder, report.as_dict())
+    return report
+
+
+def open_sparse(folder: str | Path, store: DocumentStore | None = None) -> SparseIndex:
+    """Load the index in ``folder`` with the backend its manifest names.
+
+    With ``store``, refuse an index of another store and warn when the index is behind the store.
+    """
+    folder = Path(folder)
+    manifest = read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)
+    name = manifest.get("backend")
+    if not isinstance(name, str):
+        raise CorruptIndexError(f"{folder}/{MANIFEST} names no backend", hint="rebuild the index")
+    if store is not None:
+        _check_same_store(folder, manifest, store)
+        behind = store.seq - int(manifest["corpus"]["seq"])
+        if behind > 0:
+            log.warning(
+                "%s is behind its store by %d change sets; run `medcite index bm25` to update it",
+                folder,
+                behind,
+            )
+    return backend_class(name).load(folder, manifest)
+
+
+def clear_folder(folder: Path) -> None:
+    """Remove an index's own files (manifest and backend sub-folders), refusing unknown content."""
+    if not folder.exists():
+        return
+    backends = registry.names("sparse")
+    known = {MANIFEST, *backends, *(f"{name}.new" for name in backends)}
+    unknown = sorted(p.name for p in folder.iterdir() if p.name not in known)
+    if unknown:
+        raise ConfigError(
+            f"refusing to clear {folder}: it holds files no sparse index writes ({', '.join(unknown[:5])})",
+            hint="choose an empty or new --out folder",
+        )
+    for p in folder.iterdir():
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
+def settings_from_manifest(folder: Path, manifest: dict[str, Any]) -> SparseSettings:
+    try:
+        return SparseSettings.model_validate(manifest["settings"])
+    except Exception as exc:  # pydantic errors, KeyError: either way the manifest is unusable
+        raise CorruptIndexError(
+            f"{folder}/{MANIFEST} has unreadable settings ({exc})", hint="rebuild the index"
+        ) from None
+
+
+def _check_same_store(folder: Path, manifest: dict[str, Any], store: DocumentStore) -> None:
+    have = manifest.get("corpus", {}).get("store_id")
+    if have != store.store_id:
+        raise IndexMismatchError(
+            f"{folder} indexes document store {have}, not {store.store_id} ({store.path})",
+            hint="give the --store it was built from, or build into a new --out folder",
+        )
+
+
+def _check_same_settings(folder: Path, manifest: dict[str, Any], settings: SparseSettings) -> None:
+    old, new = manifest.get("settings", {}), index_settings(settings)
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if diff:
+        shown = ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff)
+        raise IndexMismatchError(
+            f"{folder} was built with other index settings ({shown})",
+            hint="pass --rebuild to rebuild it with the new settings, or build into a new --out folder",
+        )

@@ -1,0 +1,211 @@
+"""BM25 with bm25s (Lù, "BM25S: Orders of magnitude faster lexical search via eager sparse scoring", 2024).
+
+bm25s precomputes every (term, document) score into a sparse matrix, so k1, b and the BM25 variant
+(``method``: lucene, robertson, atire, bm25l, bm25+) are free settings, and queries are fast. It builds
+wholly in memory, so **an update rebuilds the whole index** from the store (the log says so); use the
+tantivy backend for large or often-updated corpora.
+
+Analysis matches the tantivy backend: split on non-alphanumeric characters, lowercase, drop tokens over
+100 characters, Lucene's English stop words (and the lone "s" of possessives), then PyStemmer's Snowball
+'english' or Porter (1980) 'porter' stemmer. Queries are bags of terms; a repeated term counts again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+from bm25s.tokenization import Tokenized
+
+from ...config import SparseSettings
+from ...corpus.store import DocumentStore
+from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...progress import progress
+from ...registry import require
+from ...types import Hit
+from .base import MAX_TOKEN_CHARS, Applied, settings_from_manifest, stopword_list, to_hits
+
+log = logging.getLogger(__name__)
+
+SUBDIR = "bm25s"
+PMIDS = "pmids.npy"
+FILES = (
+    "params.index.json",
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+    "vocab.index.json",
+    PMIDS,
+)
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+class Analyzer:
+    """Text -> index terms, the same chain as the tantivy backend's analyzer."""
+
+    def __init__(self, settings: SparseSettings) -> None:
+        self.stop = frozenset(stopword_list(settings))
+        self.stemmer: Any = None
+        if settings.stemmer != "none":
+            stemmer_mod = require(
+                "Stemmer", "bm25s", f"the {settings.stemmer!r} stemmer of the bm25s backend"
+            )
+            self.stemmer = stemmer_mod.Stemmer(settings.stemmer)
+
+    def __call__(self, text: str) -> list[str]:
+        tokens = [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS and t not in self.stop]
+        if self.stemmer is not None:
+            return list(self.stemmer.stemWords(tokens))
+        return tokens
+
+
+class BM25SIndex:
+    """A bm25s BM25 index folder (memory-mapped on load)."""
+
+    name = "bm25s"
+
+    def __init__(
+        self,
+        folder: Path,
+        manifest: dict[str, Any],
+        settings: SparseSettings,
+        model: bm25s.BM25,
+        pmids: np.ndarray,
+    ) -> None:
+        self.folder = folder
+        self.manifest = manifest
+        self.settings = settings
+        self._model = model
+        self._pmids = pmids
+        self._vocab: dict[str, int] = model.vocab_dict
+        self._analyzer = Analyzer(settings)
+
+    # -- class side ----------------------------------------------------------------------------------
+    @classmethod
+    def check_settings(cls, settings: SparseSettings) -> None:
+        if settings.fields != ["contents"]:
+            raise ConfigError(
+                f"the bm25s backend scores one 'contents' field (title + abstract); "
+                f"got fields {settings.fields}",
+                hint="use --set 'index.sparse.fields=[\"contents\"]', "
+                "or the tantivy backend for fielded search",
+            )
+        if settings.stemmer != "none":
+            require("Stemmer", "bm25s", f"the {settings.stemmer!r} stemmer of the bm25s backend")
+
+    @classmethod
+    def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
+        """Rebuild from the whole store; with ``since``, count what changed against the old index."""
+        path = folder / SUBDIR
+        added = replaced = deleted = 0
+        if since is not None:
+            old = set(cls._read_pmids(path).tolist())
+            changed = [int(a.pmid) for a in store.iter_changes(since)]
+            replaced = sum(1 for p in changed if p in old)
+            added = len(changed) - replaced
+            deleted = sum(1 for p in store.deleted_since(since) if int(p) in old)
+            log.info(
+                "bm25s builds in memory: applying %d changes rebuilds all %d documents",
+                len(changed) + deleted,
+                len(store),
+            )
+        analyzer = Analyzer(settings)
+        vocab: dict[str, int] = {}
+        ids: list[list[int]] = []
+        pmids: list[int] = []
+        for article in progress(store.iter_articles(), total=len(store), desc="bm25s index", unit="doc"):
+            ids.append([vocab.setdefault(t, len(vocab)) for t in analyzer(article.text)])
+            pmids.append(int(article.pmid))
+        if since is None:
+            added = len(pmids)
+        model = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
+        if pmids:
+            model.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+        # write beside the old files and swap, so a crash leaves the old index readable
+        tmp = folder / f"{SUBDIR}.new"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        if pmids:
+            model.save(str(tmp), show_progress=False)
+        else:
+            (tmp / "params.index.json").write_text(json.dumps({"empty": True}), encoding="utf-8")
+        np.save(tmp / PMIDS, np.asarray(pmids, dtype=np.int64))
+        if path.exists():
+            shutil.rmtree(path)
+        tmp.rename(path)
+        return Applied(added, replaced, deleted, len(pmids), True)
+
+    @staticmethod
+    def _read_pmids(path: Path) -> np.ndarray:
+        try:
+            return np.load(path / PMIDS, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise CorruptIndexError(
+                f"cannot read {path / PMIDS} ({exc})", hint="rebuild the index (medcite index bm25 --rebuild)"
+            ) from None
+
+    @classmethod
+    def load(cls, folder: Path, manifest: dict[str, Any]) -> BM25SIndex:
+        if manifest.get("backend") != cls.name:
+            raise IndexMismatchError(
+                f"{folder} is a {manifest.get('backend')!r} index, not a bm25s one",
+                hint="open it with medcite.index.sparse.base.open_sparse",
+            )
+        settings = settings_from_manifest(folder, manifest)
+        path = folder / SUBDIR
+        pmids = cls._read_pmids(path)
+        if len(pmids) == 0:
+            return cls(folder, manifest, settings, bm25s.BM25(k1=settings.k1, b=settings.b), pmids)
+        missing = [f for f in FILES if not (path / f).exists()]
+        if missing:
+            raise CorruptIndexError(
+                f"the bm25s index at {path} lacks {', '.join(missing)}",
+                hint="rebuild the index (medcite index bm25 --rebuild)",
+            )
+        try:
+            model = bm25s.BM25.load(str(path), mmap=True, load_corpus=False, show_progress=False)
+        except Exception as exc:  # bm25s raises whatever numpy/json raise on damaged files
+            raise CorruptIndexError(
+                f"cannot load the bm25s index at {path} ({exc})",
+                hint="rebuild the index (medcite index bm25 --rebuild)",
+            ) from None
+        if int(model.scores.get("num_docs", -1)) != len(pmids):
+            raise CorruptIndexError(
+                f"the bm25s index at {path} has {model.scores.get('num_docs')} documents "
+                f"but {len(pmids)} PMIDs",
+                hint="rebuild the index (medcite index bm25 --rebuild)",
+            )
+        return cls(folder, manifest, settings, model, pmids)
+
+    # -- searching -----------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._pmids)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        out: list[list[Hit]] = [[] for _ in queries]
+        k = min(k, len(self._pmids))
+        todo: list[int] = []
+        token_ids: list[list[int]] = []
+        for i, text in enumerate(queries):
+            ids = [self._vocab[t] for t in self._analyzer(text) if t in self._vocab]
+            if ids:
+                todo.append(i)
+                token_ids.append(ids)
+        if not todo or k <= 0:
+            return out
+        docs, scores = self._model.retrieve(token_ids, k=k, show_progress=False, n_threads=1)
+        for row, i in enumerate(todo):
+            keep = scores[row] > 0  # bm25s pads the top k with zero-score documents
+            out[i] = to_hits(self._pmids[docs[row][keep]].tolist(), scores[row][keep].tolist())
+        return out

@@ -1,0 +1,246 @@
+"""BM25 on disk with tantivy (the embedded default): incremental adds, replacements and deletions.
+
+Scoring is tantivy's BM25, which is Lucene's (Robertson & Zaragoza 2009; same idf, same quantised
+document lengths) times the constant (k1 + 1), so rankings equal Lucene's for the same terms.
+tantivy fixes k1 = 1.2 and b = 0.75 and tantivy-py exposes no way to change them: other values are
+refused with a hint to use the bm25s backend.
+
+Analysis (both at index and query time, so they always agree): split on non-alphanumeric characters,
+lowercase, remove Lucene's English stop words (and the lone "s" of possessives), Snowball English stemmer.
+Queries are bags of analysed terms (one SHOULD clause per distinct term, boosted by its count, as
+Anserini builds them), so no text can fail to parse.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from ...config import SparseSettings
+from ...corpus.store import DocumentStore
+from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...progress import progress
+from ...types import Article, Hit
+from .base import MAX_TOKEN_CHARS, Applied, query_terms, settings_from_manifest, stopword_list, to_hits
+
+log = logging.getLogger(__name__)
+
+SUBDIR = "tantivy"
+TOKENIZER = "medcite_en"
+TANTIVY_K1 = 1.2
+TANTIVY_B = 0.75
+BATCH = 2000
+
+
+def _analyzer(settings: SparseSettings) -> tantivy.TextAnalyzer:
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword(stopword_list(settings)))
+    )
+    if settings.stemmer == "english":
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
+    return builder.build()
+
+
+def _schema(settings: SparseSettings) -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field("pmid", stored=True, indexed=True, fast=True)
+    for field in ("contents", "title", "abstract"):
+        if field == "contents" or field in settings.fields:
+            # term frequencies without positions: BM25 needs no more, and the index stays small
+            sb.add_text_field(field, stored=False, tokenizer_name=TOKENIZER, index_option="freq")
+    return sb.build()
+
+
+def _batches(items: Iterable[Article], size: int) -> Iterator[list[Article]]:
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+class TantivyIndex:
+    """A tantivy BM25 index folder. Build/update with :func:`medcite.index.sparse.base.build_sparse`."""
+
+    name = "tantivy"
+
+    def __init__(
+        self, folder: Path, manifest: dict[str, Any], settings: SparseSettings, index: tantivy.Index
+    ) -> None:
+        self.folder = folder
+        self.manifest = manifest
+        self.settings = settings
+        self._index = index
+        self._schema = index.schema
+        self._analyzer = _analyzer(settings)
+        self._searcher = index.searcher()  # one searcher for every query: a consistent, cheap snapshot
+
+    # -- class side ----------------------------------------------------------------------------------
+    @classmethod
+    def check_settings(cls, settings: SparseSettings) -> None:
+        if abs(settings.k1 - TANTIVY_K1) > 1e-9 or abs(settings.b - TANTIVY_B) > 1e-9:
+            raise ConfigError(
+                f"the tantivy backend scores with k1={TANTIVY_K1}, b={TANTIVY_B} (fixed inside tantivy); "
+                f"got k1={settings.k1}, b={settings.b}",
+                hint="use --backend bm25s (or --set index.sparse.backend=bm25s) for other k1/b values",
+            )
+        if settings.stemmer == "porter":
+            raise ConfigError(
+                "the tantivy backend has no Porter (1980) stemmer, only Snowball 'english'",
+                hint="use --set index.sparse.stemmer=english, or the bm25s backend for 'porter'",
+            )
+        if settings.method != "lucene":
+            raise ConfigError(
+                f"the tantivy backend scores BM25 as Lucene does; method {settings.method!r} needs bm25s",
+                hint="use --set index.sparse.method=lucene, or the bm25s backend",
+            )
+
+    @classmethod
+    def _open(cls, path: Path, settings: SparseSettings) -> tantivy.Index:
+        if not (path / "meta.json").exists():
+            raise CorruptIndexError(
+                f"{path} has no tantivy meta.json: the index files are missing",
+                hint="rebuild the index (medcite index bm25 --rebuild)",
+            )
+        try:
+            index = tantivy.Index.open(str(path))
+        except (ValueError, OSError) as exc:
+            raise CorruptIndexError(
+                f"cannot open the tantivy index at {path} ({exc})",
+                hint="rebuild the index (medcite index bm25 --rebuild)",
+            ) from None
+        index.register_tokenizer(TOKENIZER, _analyzer(settings))
+        return index
+
+    @classmethod
+    def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
+        """Index the whole store (``since`` None) or only what changed after ``since``."""
+        path = folder / SUBDIR
+        full = since is None
+        if full:
+            path.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(_schema(settings), path=str(path), reuse=False)
+            index.register_tokenizer(TOKENIZER, _analyzer(settings))
+        else:
+            index = cls._open(path, settings)
+        schema = index.schema
+        try:
+            writer = index.writer(heap_size=settings.heap_mb * 2**20, num_threads=settings.threads)
+        except ValueError as exc:
+            raise ConfigError(
+                f"cannot write the tantivy index at {path} ({exc})",
+                hint="another process may be updating it; wait for it to finish",
+            ) from None
+        searcher = None if full else index.searcher()
+        added = replaced = deleted = 0
+        total = len(store) if full else store.count_changes_since(since or 0)
+        articles = store.iter_articles() if full else store.iter_changes(since or 0)
+        log.info("tantivy: %s %d documents into %s", "indexing" if full else "updating", total, path)
+        with progress(total=total, desc="bm25 index", unit="doc") as bar:
+            for batch in _batches(articles, BATCH):
+                if searcher is not None:
+                    present = cls._present(searcher, schema, [int(a.pmid) for a in batch])
+                    if present:
+                        writer.delete_documents_by_query(
+                            tantivy.Query.term_set_query(schema, "pmid", present)
+                        )
+                    replaced += len(present)
+                    added += len(batch) - len(present)
+                else:
+                    added += len(batch)
+                for article in batch:
+                    writer.add_document(cls._document(article, settings))
+                bar.update(len(batch))
+        if searcher is not None:
+            gone = cls._present(searcher, schema, [int(p) for p in store.deleted_since(since or 0)])
+            if gone:
+                writer.delete_documents_by_query(tantivy.Query.term_set_query(schema, "pmid", gone))
+            deleted = len(gone)
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        docs = index.searcher().num_docs
+        return Applied(added, replaced, deleted, docs, full)
+
+    @staticmethod
+    def _present(searcher: tantivy.Searcher, schema: tantivy.Schema, pmids: list[int]) -> list[int]:
+        """The PMIDs among ``pmids`` that are live documents of the index (deletions respected)."""
+        if not pmids:
+            return []
+        found: list[int] = []
+        for i in range(0, len(pmids), 10_000):
+            chunk = pmids[i : i + 10_000]
+            result = searcher.search(
+                tantivy.Query.term_set_query(schema, "pmid", chunk), len(chunk), count=False
+            )
+            values = searcher.fast_field_values("pmid", [addr for _, addr in result.hits])
+            found.extend(int(v) for v in values if v is not None)
+        return sorted(set(found))
+
+    @staticmethod
+    def _document(article: Article, settings: SparseSettings) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_unsigned("pmid", int(article.pmid))
+        doc.add_text("contents", article.text)
+        if "title" in settings.fields:
+            doc.add_text("title", article.title)
+        if "abstract" in settings.fields:
+            doc.add_text("abstract", article.abstract)
+        return doc
+
+    @classmethod
+    def load(cls, folder: Path, manifest: dict[str, Any]) -> TantivyIndex:
+        if manifest.get("backend") != cls.name:
+            raise IndexMismatchError(
+                f"{folder} is a {manifest.get('backend')!r} index, not a tantivy one",
+                hint="open it with medcite.index.sparse.base.open_sparse",
+            )
+        settings = settings_from_manifest(folder, manifest)
+        index = cls._open(folder / SUBDIR, settings)
+        try:
+            return cls(folder, manifest, settings, index)
+        except (ValueError, OSError) as exc:
+            raise CorruptIndexError(
+                f"the tantivy index at {folder} is damaged ({exc})",
+                hint="rebuild the index (medcite index bm25 --rebuild)",
+            ) from None
+
+    # -- searching -----------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self._searcher.num_docs)
+
+    def _query(self, text: str) -> tantivy.Query | None:
+        terms = query_terms(self._analyzer.analyze(text))
+        if not terms:
+            return None
+        clauses = []
+        for field in self.settings.fields:
+            for term, count in terms.items():
+                q = tantivy.Query.term_query(self._schema, field, term, index_option="freq")
+                if count > 1:
+                    q = tantivy.Query.boost_query(q, float(count))
+                clauses.append((tantivy.Occur.Should, q))
+        return tantivy.Query.boolean_query(clauses)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        searcher = self._searcher
+        out: list[list[Hit]] = []
+        for text in queries:
+            q = self._query(text)
+            if q is None or k <= 0:
+                out.append([])
+                continue
+            result = searcher.search(q, k, count=False)
+            pmids = searcher.fast_field_values("pmid", [addr for _, addr in result.hits])
+            pairs = [(p, s) for p, (s, _) in zip(pmids, result.hits, strict=True) if p is not None]
+            out.append(to_hits([p for p, _ in pairs], [s for _, s in pairs]))
+        return out
