@@ -65,21 +65,34 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
     (``LDL fell. [1]``) or at the start of the next sentence belongs to the sentence before it (to the first
     sentence when nothing precedes it).
     """
+    # citation groups, with runs of adjacent groups ([1][2], [1] [2]) merged into one cut
+    runs: list[tuple[int, int, list[tuple[list[int], str | None]]]] = []
+    for m in _GROUP.finditer(text):
+        if not is_citation(m.group(1)):
+            continue
+        parsed = parse_group(m.group(1))
+        if runs and not text[runs[-1][1] : m.start()].strip():
+            runs[-1] = (runs[-1][0], m.end(), [*runs[-1][2], parsed])
+        else:
+            runs.append((m.start(), m.end(), [parsed]))
     pieces: list[str] = []
     marks: list[tuple[int, list[int], str | None]] = []  # (position in clean text, indices, error)
     pos = 0
     last = 0
-    for m in _GROUP.finditer(text):
-        body = m.group(1)
-        if not is_citation(body):
-            continue
-        pieces.append(text[last : m.start()])
-        pos += m.start() - last
-        found, err = parse_group(body)
-        marks.append((pos, found, err))
-        pieces.append(" ")
-        pos += 1
-        last = m.end()
+    for start, end, groups in runs:
+        before_punct = end < len(text) and text[end] in ".,;:!?)"
+        cut = start
+        if before_punct:  # "LDL [1]." -> "LDL." so the splitter sees a normal sentence end
+            while cut > last and text[cut - 1].isspace():
+                cut -= 1
+        pieces.append(text[last:cut])
+        pos += cut - last
+        for found, err in groups:
+            marks.append((pos, found, err))
+        if not before_punct:
+            pieces.append(" ")
+            pos += 1
+        last = end
     pieces.append(text[last:])
     clean = "".join(pieces)
     spans = [(s, e) for s, e in split_spans(clean) if re.search(r"\w", clean[s:e])]

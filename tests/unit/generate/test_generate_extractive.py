@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from medcite.generate.extractive import ExtractiveGenerator
+from medcite.types import Evidence, Query, Topic
+
+
+def test_extractive_answer_cites_only_evidence_and_corroborating_sources() -> None:
+    ev = [
+        Evidence(1, "11", "Statins lower LDL cholesterol in adults with hypertension.", score=0.9),
+        Evidence(2, "22", "Statins lower LDL cholesterol in adults with diabetes.", score=0.8),
+        Evidence(3, "33", "Exercise improves mood in older people", score=0.5),
+    ]
+    gen = ExtractiveGenerator(max_sentences=2, corroborate=0.3)
+    answer = gen.generate(Topic("t1", "Do statins lower LDL?"), [Query("q0", "statins LDL")], ev)
+    assert [s.pmids for s in answer.sentences] == [("11", "22"), ("22", "11")]
+    assert answer.sentences[0].text.endswith(".")
+    assert answer.generator == "extractive"
+
+
+def test_extractive_respects_caps_and_skips_duplicates() -> None:
+    text = "Aspirin reduces the risk of myocardial infarction in men"
+    ev = [Evidence(i, str(100 + i), text, score=1.0 - i / 10) for i in range(1, 8)]
+    ev.append(Evidence(8, "999", "Different content about kidneys and renal failure outcomes", score=0.1))
+    answer = ExtractiveGenerator(max_sentences=5, max_citations=3).generate(Topic("t", "q"), [], ev)
+    assert len(answer.sentences) == 2  # identical texts collapse to one sentence
+    assert all(len(s.pmids) <= 3 for s in answer.sentences)
+    assert answer.sentences[1].pmids == ("999",)
+
+
+def test_extractive_empty_evidence_gives_empty_answer() -> None:
+    answer = ExtractiveGenerator().generate(Topic("t", "q"), [], [])
+    assert answer.sentences == [] and answer.text == ""
