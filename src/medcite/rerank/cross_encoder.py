@@ -1,0 +1,110 @@
+"""Cross-encoder reranking (Nogueira & Cho 2019, "Passage Re-ranking with BERT"): the query and each
+article are read together by a transformer with a one-logit head.
+
+Any sentence-transformers ``CrossEncoder`` loads by hub name or folder: the MS MARCO MiniLM models used
+by CLaC and PJs (``cross-encoder/ms-marco-MiniLM-L-6-v2``, ``-L-12-v2``), ``ncbi/MedCPT-Cross-Encoder``,
+and models trained by ``medcite train reranker`` (plain Hugging Face folders).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import ConfigError
+from ..registry import require
+from ..types import Article
+from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
+
+if TYPE_CHECKING:
+    from ..config import RerankSettings
+
+log = logging.getLogger(__name__)
+
+MINILM_L6 = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+MINILM_L12 = "cross-encoder/ms-marco-MiniLM-L-12-v2"
+# short names accepted wherever a model name is
+ALIASES = {"minilm-l6": MINILM_L6, "minilm-l12": MINILM_L12, "medcpt-cross": "ncbi/MedCPT-Cross-Encoder"}
+
+Activation = Literal["sigmoid", "raw"]
+
+
+def load_cross_encoder(name_or_path: str, *, max_length: int = 512, device: str = "cpu") -> Any:
+    """Load a sentence-transformers ``CrossEncoder`` from a folder or a hub name (offline: the HF cache).
+
+    Raises ConfigError when a name cannot be loaded, saying how to supply a local copy.
+    """
+    st = require("sentence_transformers", "rerank", "the cross-encoder reranker")
+    name = ALIASES.get(name_or_path, name_or_path)
+    folder = local_model_dir(name)
+    try:
+        model = st.CrossEncoder(
+            str(folder) if folder else name, max_length=max_length, device=device,
+            local_files_only=folder is not None,
+        )
+    except OSError as exc:
+        raise not_available(name, "cross-encoder", exc) from exc
+    if model.num_labels != 1:
+        raise ConfigError(
+            f"cross-encoder {name!r} has {model.num_labels} output labels; a reranker needs exactly one",
+            hint="use a relevance model with a one-logit head (e.g. one trained by `medcite train reranker`)",
+        )
+    log.info("loaded cross-encoder %s (max_length %d)", name, max_length)
+    return model
+
+
+class CrossEncoderReranker(PointwiseReranker):
+    """Scores ``[query, title + abstract]`` pairs with a cross-encoder, in batches.
+
+    ``activation="sigmoid"`` gives probabilities in (0, 1); ``"raw"`` gives the logits (the order is the
+    same; raw logits suit weighted ensembles that normalise scores themselves).
+    """
+
+    name = "cross-encoder"
+
+    def __init__(
+        self,
+        model: str = MINILM_L6,
+        *,
+        batch_size: int = 32,
+        max_length: int = 512,
+        activation: Activation = "sigmoid",
+        top_n: int | None = 100,
+        device: str = "cpu",
+        loaded: Any | None = None,
+    ) -> None:
+        super().__init__(top_n)
+        if activation not in ("sigmoid", "raw"):
+            raise ConfigError(f"unknown activation {activation!r}", hint="use 'sigmoid' or 'raw'")
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+        self.model_name = model
+        self.batch_size = batch_size
+        self.activation = activation
+        if loaded is None:
+            loaded = load_cross_encoder(model, max_length=max_length, device=device)
+        self.model = loaded
+
+    @classmethod
+    def from_settings(cls, settings: RerankSettings) -> CrossEncoderReranker:
+        return cls(
+            settings.model or MINILM_L6, batch_size=settings.batch_size, max_length=settings.max_length,
+            activation=settings.activation, top_n=settings.top_n, device=settings.device,
+        )
+
+    def score_texts(self, query: str, texts: Sequence[str]) -> list[float]:
+        """Scores of (query, text) pairs, in the order given."""
+        if not texts:
+            return []
+        import torch
+
+        act = torch.nn.Sigmoid() if self.activation == "sigmoid" else torch.nn.Identity()
+        pairs = [(query, t) for t in texts]
+        scores = self.model.predict(
+            pairs, batch_size=self.batch_size, activation_fn=act, show_progress_bar=False
+        )
+        return [float(s) for s in scores]
+
+    def score(self, query: str, articles: Sequence[Article]) -> list[float]:
+        return self.score_texts(query, [document_text(a) for a in articles])

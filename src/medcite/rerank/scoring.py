@@ -1,0 +1,106 @@
+"""Shared code of the pointwise rerankers: pick the candidates, score them in batches, rank, cut to ``k``.
+
+A backend implements only :meth:`PointwiseReranker.score` (a query and the candidates' articles in, one
+score per article out); dropping unknown PMIDs, the ``top_n`` input cap, ordering and ``k`` live here.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..types import Article, Hit, ranked
+
+
+def candidates(hits: Sequence[Hit], articles: Mapping[str, Article], top_n: int | None) -> list[Hit]:
+    """The best ``top_n`` input hits (by input score) whose article is known, one per PMID."""
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for hit in ranked(hits):
+        if hit.pmid in seen or hit.pmid not in articles:
+            continue
+        seen.add(hit.pmid)
+        out.append(hit)
+        if top_n is not None and len(out) >= top_n:
+            break
+    return out
+
+
+def rescored(hits: Sequence[Hit], scores: Sequence[float], k: int) -> list[Hit]:
+    """Give ``hits`` new ``scores`` (same order), keep their branches, rank and cut to ``k``."""
+    if len(hits) != len(scores):
+        raise ValueError(f"got {len(scores)} scores for {len(hits)} hits")
+    out = []
+    for hit, score in zip(hits, scores, strict=True):
+        value = float(score)
+        if math.isnan(value):
+            value = float("-inf")  # a NaN would make the order depend on the input order
+        out.append(Hit(hit.pmid, value, 0, hit.branches))
+    return ranked(out)[: max(k, 0)]
+
+
+def document_text(article: Article) -> str:
+    """What a pointwise reranker reads: title and abstract as one passage."""
+    return article.text
+
+
+def check_top_n(top_n: int | None) -> int | None:
+    if top_n is not None and top_n < 1:
+        raise ConfigError(f"rerank top_n must be at least 1, got {top_n}", hint="e.g. --set rerank.top_n=100")
+    return top_n
+
+
+def local_model_dir(name_or_path: str) -> Path | None:
+    """The folder ``name_or_path`` points at, None for a hub name; a path that is not a folder is an error."""
+    path = Path(name_or_path).expanduser()
+    looks_like_path = name_or_path.startswith((".", "/", "~")) or path.exists()
+    if not looks_like_path:
+        return None
+    if not path.is_dir():
+        raise ConfigError(
+            f"model folder {name_or_path!r} does not exist",
+            hint="give the folder of a Hugging Face model (it holds config.json), or a model name",
+        )
+    if not (path / "config.json").exists():
+        raise ConfigError(
+            f"{name_or_path!r} is not a Hugging Face model folder (no config.json)",
+            hint="give the folder written by `save_pretrained`, `medcite train` or `hf download --local-dir`",
+        )
+    return path
+
+
+def not_available(name: str, what: str, exc: BaseException) -> ConfigError:
+    """The error for a hub model that cannot be loaded (normally: no internet and not in the HF cache)."""
+    return ConfigError(
+        f"the {what} model {name!r} is not available offline and could not be loaded ({type(exc).__name__}: "
+        f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})",
+        hint=(
+            f"on a machine with internet run `hf download {name} --local-dir DIR`, copy DIR here and give "
+            "its path instead of the name (e.g. --set rerank.model=DIR); or train one offline with "
+            "`medcite train reranker`"
+        ),
+    )
+
+
+class PointwiseReranker(ABC):
+    """Base of rerankers that score each (query, article) pair independently."""
+
+    name: str = "pointwise"
+
+    def __init__(self, top_n: int | None = None) -> None:
+        self.top_n = check_top_n(top_n)
+
+    @abstractmethod
+    def score(self, query: str, articles: Sequence[Article]) -> list[float]:
+        """One relevance score per article, higher is better."""
+
+    def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
+        """Rescore the best ``top_n`` known hits for ``query`` and return the best ``k``."""
+        pool = candidates(hits, articles, self.top_n)
+        if not pool or k <= 0:
+            return []
+        scores = self.score(query, [articles[h.pmid] for h in pool])
+        return rescored(pool, scores, k)
