@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "config": "config:config_group",
     "ask": "ask:ask",
     "corpus": "corpus:corpus_group",
+    "view": "view:view",
 }
 
 

@@ -1,0 +1,208 @@
+"""The read-only web viewer over a folder of run directories (``medcite view RUNS_DIR``).
+
+Pages (all GET, permalinks are these URLs plus ``#s2`` sentence and ``#pmid-123`` article anchors):
+``/`` runs; ``/run/{run}`` topic list; ``/run/{run}/topic/{topic_id}`` one topic;
+``/compare?runs=a&runs=b`` run-level table; ``/compare?runs=a&runs=b&topic=X`` one topic side by side.
+
+Everything from run files is rendered through Jinja2 with autoescaping, and every response carries a
+Content-Security-Policy allowing only this server's own script and style (no inline script), so a
+payload in an abstract or LLM output is shown as text and could not run even if it slipped through.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from .. import __version__
+from .compare import compare_runs, compare_topic
+from .loader import CACHE, VALIDATION_STATES, Run, list_run_dirs, resolve_run
+from .summary import RunRow, flat_metrics, run_row, topic_rows
+from .topic import build_topic
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+MAX_COMPARE = 6
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def run_url(run: str) -> str:
+    return f"/run/{quote(run, safe='')}"
+
+
+def topic_url(run: str, topic_id: str) -> str:
+    return f"/run/{quote(run, safe='')}/topic/{quote(topic_id, safe='')}"
+
+
+def compare_url(runs: Sequence[str], topic: str | None = None) -> str:
+    params = [("runs", r) for r in runs] + ([("topic", topic)] if topic is not None else [])
+    return "/compare?" + urlencode(params)
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    """Numbers for tables: '' for missing, fixed decimals for floats."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def make_templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,  # every page is HTML: escape everything that comes from run files
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(run_url=run_url, topic_url=topic_url, compare_url=compare_url, version=__version__)
+    env.filters["fmt"] = fmt
+    return Jinja2Templates(env=env)
+
+
+def create_app(runs_dir: Path, *, allowed_hosts: Sequence[str] | None = None) -> FastAPI:
+    """The viewer app over ``runs_dir``. ``allowed_hosts`` limits the Host header (DNS rebinding)."""
+    runs_dir = Path(runs_dir)
+    templates = make_templates()
+    app = FastAPI(title="medcite viewer", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    if allowed_hosts:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+
+    @app.middleware("http")
+    async def security_headers(request: Request,
+                               call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
+        for key, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(key, value)
+        return response
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, {"runs_dir": runs_dir.name, **context},
+                                          status_code=status)
+
+    def error(request: Request, status: int, title: str, detail: str = "",
+              run: Run | None = None) -> HTMLResponse:
+        return page(request, "error.html", status, title=title, detail=detail, run=run,
+                    problems=run.problems if run is not None else [])
+
+    def open_run(name: str) -> Run | None:
+        path = resolve_run(runs_dir, name)
+        return Run(path, CACHE) if path is not None else None
+
+    def guarded(request: Request, run: Run | None, build: Callable[[], HTMLResponse]) -> HTMLResponse:
+        """Render a page; an unexpected failure on bad run content becomes that run's error page."""
+        try:
+            return build()
+        except Exception as exc:  # a malformed run must never take the viewer down
+            log.exception("viewer page %s failed", request.url.path)
+            where = f" in run {run.name}" if run is not None else ""
+            return error(request, 500, f"This page could not be shown{where}",
+                         f"{type(exc).__name__}: {exc}", run)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        titles = {404: "Not found", 405: "Method not allowed (the viewer is read-only)"}
+        title = titles.get(exc.status_code, "Error")
+        response = error(request, exc.status_code, title, str(exc.detail or ""))
+        if exc.status_code == 405:
+            response.headers["Allow"] = "GET"
+        return response
+
+    @app.get("/", response_class=HTMLResponse)
+    def index(request: Request) -> HTMLResponse:
+        rows: list[RunRow] = []
+        broken: list[tuple[str, str]] = []
+        for path in list_run_dirs(runs_dir):
+            try:
+                rows.append(run_row(Run(path, CACHE)))
+            except Exception as exc:
+                log.exception("run %s could not be summarised", path.name)
+                broken.append((path.name, f"{type(exc).__name__}: {exc}"))
+        presets = sorted({r.preset for r in rows})
+        return page(request, "index.html", runs=rows, broken=broken, presets=presets,
+                    states=VALIDATION_STATES, runs_path=str(runs_dir))
+
+    @app.get("/run/{run_name}", response_class=HTMLResponse)
+    def run_page(request: Request, run_name: str) -> HTMLResponse:
+        run = open_run(run_name)
+        if run is None:
+            return error(request, 404, "No such run", f"There is no run named {run_name!r} in this folder.")
+
+        def build() -> HTMLResponse:
+            rows = topic_rows(run)
+            others = [r.name for r in list_run_dirs(runs_dir) if r.name != run.name]
+            return page(request, "run.html", run=run, row=run_row(run), topics=rows,
+                        metrics=flat_metrics(run.metrics), states=VALIDATION_STATES, others=others,
+                        problems=run.problems)
+        return guarded(request, run, build)
+
+    @app.get("/run/{run_name}/topic/{topic_id:path}", response_class=HTMLResponse)
+    def topic_page(request: Request, run_name: str, topic_id: str) -> HTMLResponse:
+        run = open_run(run_name)
+        if run is None:
+            return error(request, 404, "No such run", f"There is no run named {run_name!r} in this folder.")
+
+        def build() -> HTMLResponse:
+            view = build_topic(run, topic_id)
+            if view is None:
+                return error(request, 404, "No such topic",
+                             f"Run {run.name} has no topic {topic_id!r}.", run)
+            others = [r.name for r in list_run_dirs(runs_dir) if r.name != run.name]
+            return page(request, "topic.html", run=run, t=view, others=others, problems=run.problems)
+        return guarded(request, run, build)
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare(request: Request, runs: list[str] = Query(default=[]),  # noqa: B008 (FastAPI idiom)
+                topic: str | None = None) -> HTMLResponse:
+        names = list(dict.fromkeys(runs))
+        if len(names) < 2:
+            return error(request, 400, "Choose at least two runs to compare",
+                         "Tick two or more runs on the run list, or open /compare?runs=A&runs=B.")
+        if len(names) > MAX_COMPARE:
+            return error(request, 400, "Too many runs", f"Compare at most {MAX_COMPARE} runs at once.")
+        opened = [open_run(n) for n in names]
+        missing = [n for n, r in zip(names, opened, strict=True) if r is None]
+        if missing:
+            unknown = ", ".join(repr(m) for m in missing)
+            return error(request, 404, "No such run", f"Unknown run(s): {unknown}")
+        loaded = [r for r in opened if r is not None]
+
+        def build() -> HTMLResponse:
+            if topic is None:
+                table = compare_runs(loaded)
+                problems = [(r.name, p) for r in loaded for p in r.problems]
+                return page(request, "compare_runs.html", names=names, c=table, problems=problems)
+            tc = compare_topic(loaded, topic)
+            if tc is None:
+                return error(request, 404, "No such topic", f"None of these runs has topic {topic!r}.")
+            problems = [(r.name, p) for r in loaded for p in r.problems]
+            ids = list(dict.fromkeys(t for r in loaded for t in r.topic_ids()))
+            pos = ids.index(topic) if topic in ids else -1
+            return page(request, "compare_topic.html", names=names, c=tc, problems=problems,
+                        prev_id=ids[pos - 1] if pos > 0 else None,
+                        next_id=ids[pos + 1] if 0 <= pos < len(ids) - 1 else None)
+        return guarded(request, None, build)
+
+    return app

@@ -1,0 +1,379 @@
+"""Tolerant, cached reading of run directories (docs/RUNDIR.md) for the viewer.
+
+Runs may be partial (interrupted), hand-edited or written by an older medcite. Nothing here raises on
+bad content: every unreadable file or line becomes a :class:`Problem` that the page shows, and the
+rest of the run is still displayed. Parsed files are cached keyed by ``(path, mtime_ns, size)``, so a
+page reads a large run from disk once and a run that is still being written is re-read as it grows.
+
+Run and topic names coming from URLs are never joined into paths unchecked: :func:`resolve_run`
+accepts only run ids (:data:`medcite.rundir.RUN_ID_RE`) naming a directory that stays inside the runs
+folder after resolving symlinks, and topics are looked up by id in parsed data, never on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..rundir import RUN_ID_RE
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+CACHE_ENTRIES = 256
+MAX_PROBLEMS_PER_FILE = 50
+VALIDATION_STATES = ("valid", "invalid", "not validated")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something in a run that could not be read: shown on that run's pages instead of crashing."""
+
+    file: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class Table:
+    """A per-topic JSONL file: rows grouped by ``topic_id`` in first-seen order, plus read problems."""
+
+    by_topic: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def last(self, topic_id: str) -> dict[str, Any] | None:
+        """The last row of a topic (a resumed run may have rewritten a topic; the last one wins)."""
+        rows = self.by_topic.get(topic_id)
+        return rows[-1] if rows else None
+
+
+@dataclass(slots=True)
+class Validation:
+    """What ``medcite validate`` wrote to ``validation.json`` (absent means not validated)."""
+
+    state: str = "not validated"  # one of VALIDATION_STATES
+    errors: list[str] = field(default_factory=list)
+    by_topic: dict[str, list[str]] = field(default_factory=dict)
+
+    def topic_state(self, topic_id: str) -> str:
+        if self.state == "not validated":
+            return self.state
+        return "invalid" if self.by_topic.get(topic_id) else "valid"
+
+
+class FileCache:
+    """A small LRU of parsed files keyed by (path, parser); an entry is valid while mtime and size hold."""
+
+    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+        self.entries = entries
+        self._data: OrderedDict[tuple[str, str], tuple[tuple[int, int], Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, path: Path, parser: Callable[[Path], T]) -> T:
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+        key = (str(path), parser.__qualname__)
+        with self._lock:
+            found = self._data.get(key)
+            if found is not None and found[0] == stamp:
+                self._data.move_to_end(key)
+                self.hits += 1
+                return found[1]  # type: ignore[no-any-return]
+        value = parser(path)
+        with self._lock:
+            self.misses += 1
+            self._data[key] = (stamp, value)
+            self._data.move_to_end(key)
+            while len(self._data) > self.entries:
+                self._data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+CACHE = FileCache()
+
+
+def parse_json(path: Path) -> tuple[Any, list[Problem]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh), []
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, [Problem(path.name, f"not valid JSON ({exc})")]
+
+
+def parse_jsonl_table(path: Path) -> Table:
+    """Group JSON lines by topic_id; bad lines are skipped and reported with their line number."""
+    table = Table()
+    problems = table.problems
+    with open(path, "rb") as fh:
+        for no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except (ValueError, UnicodeDecodeError) as exc:
+                _report(problems, Problem(path.name, f"not valid JSON ({exc})", no))
+                continue
+            tid = row.get("topic_id", row.get("id")) if isinstance(row, dict) else None
+            if not isinstance(tid, (str, int)) or isinstance(tid, bool):
+                _report(problems, Problem(path.name, "line is not an object with a topic_id", no))
+                continue
+            table.by_topic.setdefault(str(tid), []).append(row)
+    if len(problems) >= MAX_PROBLEMS_PER_FILE:
+        problems.append(Problem(path.name, "more problems not shown"))
+    return table
+
+
+def parse_trec(path: Path) -> tuple[dict[str, dict[str, tuple[int, float]]], list[Problem]]:
+    """TREC run lines ``qid Q0 pmid rank score tag`` -> topic -> pmid -> (rank, score)."""
+    out: dict[str, dict[str, tuple[int, float]]] = {}
+    problems: list[Problem] = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for no, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            try:
+                qid, _, pmid, rank, score = parts[0], parts[1], parts[2], int(parts[3]), float(parts[4])
+            except (IndexError, ValueError):
+                _report(problems, Problem(path.name, "not a TREC run line 'qid Q0 docid rank score tag'", no))
+                continue
+            out.setdefault(qid, {}).setdefault(pmid, (rank, score))
+    return out, problems
+
+
+def _report(problems: list[Problem], p: Problem) -> None:
+    if len(problems) < MAX_PROBLEMS_PER_FILE:
+        problems.append(p)
+
+
+_TOPIC_IN_TEXT = re.compile(r"\b(?:topic|qa)[ _-]?(?:id)?\s*[=:#]?\s*['\"]?([A-Za-z0-9._-]+)", re.I)
+
+
+def parse_validation(value: Any) -> tuple[Validation, list[Problem]]:
+    """Read ``{"ok": bool, "errors": [...]}``; errors may be strings or objects naming a topic."""
+    if not isinstance(value, dict) or not isinstance(value.get("ok"), bool):
+        return Validation(), [Problem("validation.json", 'expected {"ok": true|false, "errors": [...]}')]
+    raw = value.get("errors") or []
+    if not isinstance(raw, list):
+        raw = [raw]
+    v = Validation(state="valid" if value["ok"] and not raw else "invalid")
+    for err in raw:
+        tid: Any = None
+        if isinstance(err, dict):
+            tid = next((err[k] for k in ("topic_id", "qa_id", "topic", "id") if err.get(k) is not None), None)
+            text = str(err.get("message") or err.get("error") or json.dumps(err, ensure_ascii=False))
+        else:
+            text = str(err)
+            m = _TOPIC_IN_TEXT.search(text)
+            tid = m.group(1).rstrip(".") if m else None
+        v.errors.append(text)
+        if tid is not None:
+            v.by_topic.setdefault(str(tid), []).append(text)
+    return v, []
+
+
+def resolve_run(runs_dir: Path, name: str) -> Path | None:
+    """The directory of run ``name`` if it is a run id inside ``runs_dir``; None for anything else."""
+    if not RUN_ID_RE.match(name) or name in (".", ".."):
+        return None
+    root = runs_dir.resolve()
+    path = (root / name).resolve()
+    if path.parent != root or not path.is_dir():
+        return None
+    return path
+
+
+def list_run_dirs(runs_dir: Path) -> list[Path]:
+    """Run directories directly inside ``runs_dir`` (by name); other entries are ignored."""
+    try:
+        names = sorted(os.listdir(runs_dir))
+    except OSError as exc:
+        log.warning("cannot list %s: %s", runs_dir, exc)
+        return []
+    return [p for p in (resolve_run(runs_dir, n) for n in names) if p is not None]
+
+
+class Run:
+    """One run directory, read lazily through the shared :data:`CACHE`. Never raises on bad content."""
+
+    def __init__(self, path: Path, cache: FileCache = CACHE) -> None:
+        self.path = path
+        self.name = path.name
+        self.cache = cache
+        self._problems: list[Problem] = []
+
+    def _cached(self, name: str, parser: Callable[[Path], T]) -> T | None:
+        path = self.path / name
+        try:
+            return self.cache.get(path, parser)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self._add([Problem(name, f"cannot read ({exc.strerror or exc})")])
+            return None
+
+    def _add(self, problems: list[Problem]) -> None:
+        for p in problems:
+            if p not in self._problems:
+                self._problems.append(p)
+
+    def _json(self, name: str) -> Any:
+        got = self._cached(name, parse_json)
+        if got is None:
+            return None
+        value, problems = got
+        self._add(problems)
+        return value
+
+    def _table(self, name: str) -> Table:
+        table = self._cached(name, parse_jsonl_table)
+        if table is None:
+            return Table()
+        self._add(table.problems)
+        return table
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Problems met by everything read so far (read the parts a page shows, then ask)."""
+        return list(self._problems)
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        value = self._json("config.json")
+        if value is None and not (self.path / "config.json").exists():
+            self._add([Problem("config.json", "missing (not a complete medcite run?)")])
+        if value is not None and not isinstance(value, dict):
+            self._add([Problem("config.json", "expected a JSON object")])
+            return {}
+        return value or {}
+
+    @property
+    def preset(self) -> str:
+        p = self.config.get("preset")
+        if not isinstance(p, str):
+            settings = self.config.get("settings")
+            p = settings.get("preset") if isinstance(settings, dict) else None
+        return p if isinstance(p, str) and p else "unknown"
+
+    @property
+    def created_at(self) -> str:
+        return str(self.config.get("created_at") or "")
+
+    @cached_property
+    def validation(self) -> Validation:
+        value = self._json("validation.json")
+        if value is None:
+            return Validation()
+        v, problems = parse_validation(value)
+        self._add(problems)
+        return v
+
+    @cached_property
+    def metrics(self) -> dict[str, Any]:
+        value = self._json("metrics.json")
+        if value is not None and not isinstance(value, dict):
+            self._add([Problem("metrics.json", "expected a JSON object")])
+            return {}
+        return value or {}
+
+    @cached_property
+    def topics(self) -> Table:
+        return self._table("topics.jsonl")
+
+    @cached_property
+    def answers(self) -> Table:
+        return self._table("answers.jsonl")
+
+    @cached_property
+    def queries(self) -> Table:
+        return self._table("queries.jsonl")
+
+    @cached_property
+    def evidence(self) -> Table:
+        return self._table("evidence.jsonl")
+
+    @cached_property
+    def articles(self) -> Table:
+        return self._table("articles.jsonl")
+
+    @cached_property
+    def timings(self) -> Table:
+        return self._table("timings.jsonl")
+
+    @cached_property
+    def trace(self) -> Table:
+        return self._table("trace.jsonl")
+
+    def topic_ids(self) -> list[str]:
+        """Topics in input order, then answered topics missing from topics.jsonl."""
+        ids = dict.fromkeys(self.topics.by_topic)
+        ids.update(dict.fromkeys(self.answers.by_topic))
+        return list(ids)
+
+    def trec_files(self) -> list[str]:
+        try:
+            return sorted(n for n in os.listdir(self.path) if n.endswith(".trec"))
+        except OSError:
+            return []
+
+    def rankings(self, topic_id: str) -> dict[str, dict[str, tuple[int, float]]]:
+        """Stage name (file stem) -> pmid -> (rank, score) for one topic, from every ``*.trec`` file."""
+        out: dict[str, dict[str, tuple[int, float]]] = {}
+        for name in self.trec_files():
+            got = self._cached(name, parse_trec)
+            if got is None:
+                continue
+            runs, problems = got
+            self._add(problems)
+            out[name[: -len(".trec")]] = runs.get(topic_id, {})
+        return out
+
+
+def as_str(value: Any, default: str = "") -> str:
+    """A display string for a JSON value that should have been a string."""
+    if value is None:
+        return default
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def as_float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)

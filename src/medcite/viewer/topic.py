@@ -1,0 +1,240 @@
+"""Everything the topic page shows, built from one run's parsed files (view models, no HTML)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .highlight import Part, Segment, Span, parts, segments
+from .loader import Run, as_dict, as_float, as_int, as_list, as_str
+
+
+@dataclass(slots=True)
+class Chip:
+    pmid: str
+    stance: str | None
+    evidence: list[int]
+    known: bool  # the abstract is in articles.jsonl
+
+
+@dataclass(slots=True)
+class SentenceView:
+    number: int  # 1-based, the #s<number> anchor
+    text: str
+    chips: list[Chip]
+
+
+@dataclass(slots=True)
+class EvidenceRow:
+    index: int | None
+    pmid: str
+    text: str
+    section: str | None
+    start: int | None
+    end: int | None
+    score: float | None
+    rank: int | None
+    kind: str
+    branches: list[str]
+    cited_in: list[int]  # sentence numbers citing this evidence
+    offsets_match: bool | None  # None: no offsets or no article to check against
+    ranks: dict[str, int]  # TREC stage -> rank of this PMID
+
+
+@dataclass(slots=True)
+class ArticleView:
+    pmid: str
+    title: list[Segment]
+    abstract: list[Part]
+    journal: str
+    year: str
+    doi: str
+    retracted: bool
+    publication_types: list[str]
+    pubmed_url: str | None
+    stances: list[tuple[int, str]]  # (sentence number, label)
+    evidence: list[int]
+
+
+@dataclass(slots=True)
+class CallView:
+    number: int
+    stage: str
+    backend: str
+    model: str
+    latency_s: float | None
+    cache_hit: bool | None
+    messages: list[tuple[str, str]]
+    params: str
+    output: str
+
+
+@dataclass(slots=True)
+class TopicView:
+    id: str
+    question: str
+    narrative: str
+    topic: str
+    type: str
+    answered: bool
+    generator: str
+    words: int
+    sentences: list[SentenceView]
+    dropped: list[tuple[str, str, str]]
+    queries: list[tuple[str, str, str]]
+    evidence: list[EvidenceRow]
+    articles: list[ArticleView]
+    missing_articles: list[str]
+    calls: list[CallView]
+    timings: dict[str, float]
+    stages: list[str]
+    validation_state: str
+    validation_errors: list[str]
+    prev_id: str | None = None
+    next_id: str | None = None
+    citations: int = field(default=0)
+
+
+def pubmed_url(pmid: str) -> str | None:
+    """Link only plain numeric PMIDs (anything else in a run file is shown, never linked)."""
+    return f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid.isdigit() else None
+
+
+def build_topic(run: Run, topic_id: str) -> TopicView | None:
+    """The topic page's content, or None when the run has no such topic."""
+    ids = run.topic_ids()
+    if topic_id not in ids:
+        return None
+    pos = ids.index(topic_id)
+    topic = run.topics.last(topic_id) or {}
+    answer = run.answers.last(topic_id)
+    ans = as_dict(answer)
+    ev_rows = [as_dict(e) for e in as_list(as_dict(run.evidence.last(topic_id)).get("evidence"))]
+    by_index = {i: e for e in ev_rows if (i := as_int(e.get("index"))) is not None}
+    rankings = run.rankings(topic_id)
+
+    sentences: list[SentenceView] = []
+    cited_in: dict[int, list[int]] = {}
+    stances: dict[str, list[tuple[int, str]]] = {}
+    articles_raw: dict[str, dict[str, Any]] = {}
+    for row in run.articles.by_topic.get(topic_id, []):
+        articles_raw[as_str(row.get("pmid"))] = row
+    for n, s in enumerate((as_dict(x) for x in as_list(ans.get("sentences"))), start=1):
+        ev_idx = [i for i in (as_int(x) for x in as_list(s.get("evidence"))) if i is not None]
+        for i in ev_idx:
+            cited_in.setdefault(i, []).append(n)
+        st = as_dict(s.get("stances"))
+        chips = []
+        for p in (as_str(x) for x in as_list(s.get("pmids"))):
+            label = as_str(st.get(p)) or None
+            if label:
+                stances.setdefault(p, []).append((n, label))
+            mine = [i for i in ev_idx if as_str(by_index.get(i, {}).get("pmid")) == p]
+            chips.append(Chip(p, label, mine, p in articles_raw))
+        sentences.append(SentenceView(n, as_str(s.get("text")), chips))
+
+    evidence = [_evidence_row(e, articles_raw, cited_in, rankings) for e in ev_rows]
+    articles = [_article_view(pmid, a, ev_rows, stances) for pmid, a in articles_raw.items()]
+    cited = {c.pmid for s in sentences for c in s.chips}
+    trace = [_call_view(n, as_dict(c)) for n, c in enumerate(run.trace.by_topic.get(topic_id, []), start=1)]
+    timings = {k: v for k, raw in as_dict(run.timings.last(topic_id)).items()
+               if k != "topic_id" and (v := as_float(raw)) is not None}
+    validation = run.validation
+    return TopicView(
+        id=topic_id,
+        question=as_str(topic.get("question") or ans.get("question")),
+        narrative=as_str(topic.get("narrative")),
+        topic=as_str(topic.get("topic")),
+        type=as_str(topic.get("type")),
+        answered=answer is not None,
+        generator=as_str(ans.get("generator")),
+        words=as_int(ans.get("words")) or sum(len(s.text.split()) for s in sentences),
+        sentences=sentences,
+        dropped=[(as_str(d.get("what")), as_str(d.get("text")), as_str(d.get("reason")))
+                 for d in (as_dict(x) for x in as_list(ans.get("dropped")))],
+        queries=[(as_str(q.get("id")), as_str(q.get("text")), as_str(q.get("stage")))
+                 for q in (as_dict(x) for x in as_list(as_dict(run.queries.last(topic_id)).get("queries")))],
+        evidence=evidence,
+        articles=articles,
+        missing_articles=sorted(cited - set(articles_raw)),
+        calls=trace,
+        timings=timings,
+        stages=list(rankings),
+        validation_state=validation.topic_state(topic_id),
+        validation_errors=validation.by_topic.get(topic_id, []),
+        prev_id=ids[pos - 1] if pos > 0 else None,
+        next_id=ids[pos + 1] if pos + 1 < len(ids) else None,
+        citations=sum(len(s.chips) for s in sentences),
+    )
+
+
+def _evidence_row(e: dict[str, Any], articles: dict[str, dict[str, Any]], cited_in: dict[int, list[int]],
+                  rankings: dict[str, dict[str, tuple[int, float]]]) -> EvidenceRow:
+    pmid = as_str(e.get("pmid"))
+    index = as_int(e.get("index"))
+    section = as_str(e.get("section")) or None
+    start, end = as_int(e.get("start")), as_int(e.get("end"))
+    text = as_str(e.get("text"))
+    match: bool | None = None
+    art = articles.get(pmid)
+    if art is not None and section in ("title", "abstract") and start is not None and end is not None:
+        match = as_str(art.get(section))[start:end] == text
+    return EvidenceRow(
+        index=index, pmid=pmid, text=text, section=section, start=start, end=end,
+        score=as_float(e.get("score")), rank=as_int(e.get("rank")), kind=as_str(e.get("kind")),
+        branches=[as_str(b) for b in as_list(e.get("branches"))],
+        cited_in=cited_in.get(index, []) if index is not None else [],
+        offsets_match=match,
+        ranks={stage: got[0] for stage, hits in rankings.items() if (got := hits.get(pmid)) is not None},
+    )
+
+
+def _article_view(pmid: str, a: dict[str, Any], ev_rows: list[dict[str, Any]],
+                  stances: dict[str, list[tuple[int, str]]]) -> ArticleView:
+    title, abstract = as_str(a.get("title")), as_str(a.get("abstract"))
+    spans: dict[str, list[Span]] = {"title": [], "abstract": []}
+    mine: list[int] = []
+    for e in ev_rows:
+        if as_str(e.get("pmid")) != pmid:
+            continue
+        index = as_int(e.get("index"))
+        if index is None:
+            continue
+        mine.append(index)
+        start, end, section = as_int(e.get("start")), as_int(e.get("end")), e.get("section")
+        if section in spans and start is not None and end is not None:
+            spans[section].append(Span(start, end, index))
+    sections = []
+    for s in as_list(a.get("sections")):
+        s = as_list(s)
+        if len(s) == 3 and (st := as_int(s[1])) is not None and (en := as_int(s[2])) is not None:
+            sections.append((as_str(s[0]) or None, st, en))
+    year = a.get("year")
+    return ArticleView(
+        pmid=pmid,
+        title=segments(title, spans["title"]),
+        abstract=parts(abstract, spans["abstract"], sections),
+        journal=as_str(a.get("journal")),
+        year=as_str(year) if year is not None else "",
+        doi=as_str(a.get("doi")),
+        retracted=a.get("retracted") is True,
+        publication_types=[as_str(x) for x in as_list(a.get("publication_types"))],
+        pubmed_url=pubmed_url(pmid),
+        stances=stances.get(pmid, []),
+        evidence=mine,
+    )
+
+
+def _call_view(n: int, c: dict[str, Any]) -> CallView:
+    messages = []
+    for m in as_list(c.get("messages")):
+        m = as_dict(m) if isinstance(m, dict) else {"role": "", "content": m}
+        messages.append((as_str(m.get("role")), as_str(m.get("content"))))
+    hit = c.get("cache_hit")
+    params = c.get("params")
+    return CallView(
+        number=n, stage=as_str(c.get("stage")), backend=as_str(c.get("backend")),
+        model=as_str(c.get("model")),
+        latency_s=as_float(c.get("latency_s")), cache_hit=hit if isinstance(hit, bool) else None,
+        messages=messages, params=as_str(params) if params else "", output=as_str(c.get("output")),
+    )
