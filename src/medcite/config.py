@@ -104,8 +104,66 @@ class IndexSettings(_Section):
     dense: DenseSettings = Field(default_factory=DenseSettings, description="Dense (embedding) index.")
 
 
+class BranchSettings(_Section):
+    name: Literal["bm25", "bm25+rocchio", "bm25+rm3", "dense"] = Field(
+        "bm25",
+        description="First-stage retriever: 'bm25', 'bm25+rocchio' / 'bm25+rm3' (BM25 with pseudo-relevance "
+        "feedback, see retrieve.prf) or 'dense' (embedding kNN).",
+    )
+    k: int | None = Field(
+        None, ge=1, description="Documents this branch retrieves per sub-query (None: retrieve.k)."
+    )
+    weight: float = Field(1.0, ge=0, description="Weight of this branch's runs in 'rrf' and 'wsum' fusion.")
+
+
+class PRFSettings(_Section):
+    fb_docs: int = Field(10, ge=1, description="Top documents of the first BM25 search used as feedback.")
+    fb_terms: int = Field(10, ge=1, description="Expansion terms taken from the feedback documents.")
+    alpha: float = Field(1.0, ge=0, description="Rocchio weight of the original query vector.")
+    beta: float = Field(0.75, ge=0, description="Rocchio weight of the mean feedback-document vector.")
+    original_weight: float = Field(
+        0.5, ge=0, le=1,
+        description="RM3 lambda: weight of the original query model against the feedback model.",
+    )
+    resolution: int = Field(
+        5, ge=1, le=50,
+        description="Repetitions of the heaviest term when the weighted query is rendered as a bag of words.",
+    )
+
+
 class RetrieveSettings(_Section):
-    k: int = Field(100, ge=1, description="Documents retrieved per query.")
+    k: int = Field(
+        100, ge=1, description="Documents retrieved per query (first-stage budget per sub-query and branch)."
+    )
+    queries: list[str] = Field(
+        default_factory=lambda: ["original"],
+        description="Query generators run in order (registry stage 'querygen'): 'original', 'keywords', "
+        "'topic_narrative', or LLM ones; duplicates are dropped and queries numbered q0, q1, ...",
+    )
+    branches: list[BranchSettings] = Field(
+        default_factory=lambda: [BranchSettings()],
+        description="First-stage retrievers; each runs every sub-query.",
+    )
+    fusion: Literal["rrf", "wsum", "pool"] = Field(
+        "rrf",
+        description="How the (branch, sub-query) runs merge: 'rrf' (reciprocal rank fusion), 'wsum' "
+        "(weighted sum of normalised scores) or 'pool' (by PMID, best score, union of branches).",
+    )
+    rrf_k: float = Field(60, ge=0, description="RRF constant k (Cormack et al. 2009 use 60).")
+    norm: Literal["minmax", "zscore", "none"] = Field(
+        "minmax", description="Per-run score normalisation for 'wsum' and 'pool'."
+    )
+    prf: PRFSettings = Field(
+        default_factory=PRFSettings, description="Pseudo-relevance feedback (Rocchio, RM3)."
+    )
+    rerank_per_query: bool = Field(
+        False,
+        description="With a reranker: rerank each sub-query's candidates against that sub-query and pool by "
+        "the best reranker score (CLaC 2025), instead of reranking the fused list against the question.",
+    )
+    keep: int | None = Field(
+        None, ge=1, description="Hits kept per topic at the end, after reranking (None: keep all)."
+    )
 
 
 class EvidenceSettings(_Section):
