@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["Pipeline", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # lazy: `import medcite` stays cheap; the pipeline pulls in the stages only when used
+    if name == "Pipeline":
+        from .pipeline import Pipeline
+
+        return Pipeline
+    raise AttributeError(name)

@@ -1,0 +1,39 @@
+"""`medcite ask`: answer one question from a document store, every sentence cited."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import InputError
+from ..rundir import answer_json, new_run_id
+from ..types import Topic
+from .options import resolve, settings_options
+from .render import echo_result
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--corpus", "corpus", required=True, type=click.Path(path_type=Path), help="Document store folder.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Run directory to write (default: runs/ask-<time>).")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON instead of text.")
+@settings_options
+def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: str, overrides: tuple[str, ...]) -> None:
+    """Answer QUESTION from the PubMed articles in --corpus."""
+    from ..pipeline import Pipeline
+
+    settings = resolve(preset, overrides)
+    pipeline = Pipeline(settings, corpus)
+    out = out or Path("runs") / new_run_id("ask")
+    topic = Topic("q1", question)
+    if (out / "config.json").exists():
+        raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")
+    result = pipeline.run([topic], out, command=f"medcite ask {question!r}")[0]
+    if as_json:
+        click.echo(json.dumps(answer_json(result.answer), indent=2, ensure_ascii=False))
+    else:
+        echo_result(result)
+        click.echo(f"run directory: {out}")

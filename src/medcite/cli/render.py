@@ -1,0 +1,30 @@
+"""Printing answers for people: each sentence with its PMIDs, then the cited articles."""
+
+from __future__ import annotations
+
+import textwrap
+
+import click
+
+from ..pipeline import TopicResult
+
+
+def echo_result(result: TopicResult, *, width: int = 100) -> None:
+    click.secho(f"Q: {result.topic.question}", bold=True)
+    if not result.answer.sentences:
+        click.echo("  (no answer: the corpus gave no usable evidence for this question)")
+    for i, s in enumerate(result.answer.sentences, start=1):
+        cites = ", ".join(f"PMID {p}" for p in s.pmids)
+        body = textwrap.fill(s.text, width=width, initial_indent=f"  {i}. ", subsequent_indent="     ")
+        click.echo(body)
+        click.secho(f"     [{cites}]", fg="cyan")
+    cited = result.answer.pmids
+    if cited:
+        click.echo("  Sources:")
+        for p in cited:
+            a = result.articles.get(p)
+            if a is None:
+                continue
+            meta = ", ".join(x for x in (a.journal_iso or a.journal, str(a.year) if a.year else None) if x)
+            click.echo(textwrap.shorten(f"   - PMID {p}: {a.title} ({meta})", width=width + 20))
+    click.echo()
