@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "eval": "evaluate:eval_group",
     "config": "config:config_group",
     "ask": "ask:ask",
+    "demo": "demo:demo",
     "corpus": "corpus:corpus_group",
     "view": "view:view",
 }
