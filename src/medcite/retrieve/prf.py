@@ -1,0 +1,229 @@
+"""Pseudo-relevance feedback on BM25: Rocchio and RM3 query expansion over the top-k feedback documents.
+
+- :class:`Rocchio` — Rocchio (1971), "Relevance feedback in information retrieval", in the form Anserini
+  runs it (and Dalhousie 2025 used through Pyserini's ``set_rocchio``): query and feedback documents as
+  L2-normalised term-frequency vectors, ``q' = alpha * q + beta * mean(d in R)``, the ``fb_terms``
+  heaviest feedback terms kept. No negative feedback (gamma = 0).
+- :class:`RM3` — relevance model 3 (Lavrenko & Croft 2001; Abdul-Jaleel et al., UMass at TREC 2004):
+  ``P(w|R) ∝ sum_d P(w|d) * score(d)`` over the feedback documents, the ``fb_terms`` best terms
+  renormalised, then interpolated with the query's maximum-likelihood model:
+  ``lambda * P(w|q) + (1 - lambda) * P(w|R)`` (Anserini's defaults: 10 docs, 10 terms, lambda 0.5).
+
+Text is analysed like the BM25 index analyses it (:func:`analyzer_for`: split on non-alphanumerics,
+drop long tokens, lowercase, the same stop words, the same stemmer), so counts are per index term. The
+expanded query is returned as weights over *surface* words (the most frequent word seen for each index
+term), which the index analyses back to the same terms.
+
+The sparse backends weigh a query term by how often it occurs in the query text (a bag of words, as
+Anserini's BagOfWords query), not by explicit weights. :meth:`WeightedQuery.as_text` therefore renders
+weights by repetition: the heaviest term appears ``resolution`` times and every other term
+``max(1, round(resolution * w / w_max))`` times. This quantises the weights (to 1/resolution of the
+maximum) and keeps every kept term at least once: an approximation of the weighted query the papers ran.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..config import SparseSettings
+from ..corpus.store import DocumentStore
+from ..types import Hit
+
+log = logging.getLogger(__name__)
+
+Analyzer = Callable[[str], list[str]]
+
+_SURFACE = re.compile(r"[^\W_]+")  # what tantivy's "simple" tokenizer and the bm25s backend split on
+_DIGITS = re.compile(r"^\d+$")
+
+
+def analyzer_for(settings: SparseSettings) -> Analyzer:
+    """The BM25 index's analysis chain for one word or a text (same stop words and stemmer)."""
+    from ..index.sparse.base import MAX_TOKEN_CHARS, stopword_list
+
+    stop = frozenset(stopword_list(settings))
+    stem: Callable[[str], str] = lambda w: w  # noqa: E731
+    if settings.stemmer == "english":
+        import tantivy
+
+        builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw())
+        built = builder.filter(tantivy.Filter.stemmer("english")).build()
+        stem = lambda w: (built.analyze(w) or [w])[0]  # noqa: E731
+    elif settings.stemmer == "porter":
+        from ..registry import require
+
+        stemmer_mod = require("Stemmer", "bm25s", "the 'porter' stemmer in pseudo-relevance feedback")
+        porter = stemmer_mod.Stemmer("porter")
+        stem = porter.stemWord
+
+    @lru_cache(maxsize=200_000)
+    def one(word: str) -> str | None:
+        low = word.lower()
+        if len(word) > MAX_TOKEN_CHARS or low in stop:
+            return None
+        return stem(low)
+
+    def analyze(text: str) -> list[str]:
+        return [t for t in (one(w) for w in _SURFACE.findall(text)) if t]
+
+    analyze.one = one  # type: ignore[attr-defined]
+    return analyze
+
+
+@dataclass(frozen=True)
+class WeightedQuery:
+    """An expanded query: surface word -> weight (heaviest first)."""
+
+    weights: dict[str, float]
+
+    def as_text(self, resolution: int = 5) -> str:
+        """The query as text for a bag-of-words backend, weights rendered by repetition (see module doc)."""
+        if not self.weights:
+            return ""
+        top = max(self.weights.values())
+        if top <= 0:
+            return " ".join(self.weights)
+        words: list[str] = []
+        for word, w in self.weights.items():
+            if w > 0:
+                words.extend([word] * max(1, round(resolution * w / top)))
+        return " ".join(words)
+
+
+class _Vocabulary:
+    """Counts index terms of texts and remembers the most frequent surface word of each term."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.one: Callable[[str], str | None] = getattr(analyzer, "one", None) or (
+            lambda w: (analyzer(w) or [None])[0]
+        )
+        self.surface: dict[str, Counter[str]] = {}
+
+    def counts(self, text: str) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for word in _SURFACE.findall(text):
+            term = self.one(word)
+            if term:
+                out[term] += 1
+                self.surface.setdefault(term, Counter())[word.lower()] += 1
+        return out
+
+    def word(self, term: str) -> str:
+        return self.surface[term].most_common(1)[0][0]
+
+
+def _legal(term: str) -> bool:
+    """Feedback terms as Anserini keeps them: not pure numbers, at least two characters."""
+    return len(term) >= 2 and not _DIGITS.match(term)
+
+
+def _l2(vec: Mapping[str, float]) -> dict[str, float]:
+    norm = math.sqrt(sum(v * v for v in vec.values()))
+    return {t: v / norm for t, v in vec.items()} if norm else dict(vec)
+
+
+def _l1(vec: Mapping[str, float]) -> dict[str, float]:
+    total = sum(vec.values())
+    return {t: v / total for t, v in vec.items()} if total else dict(vec)
+
+
+def _top(vec: Mapping[str, float], n: int) -> dict[str, float]:
+    return dict(sorted(vec.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+
+
+class Rocchio:
+    """Rocchio (1971) expansion, positive feedback only (``alpha`` on the query, ``beta`` on the docs)."""
+
+    name = "rocchio"
+
+    def __init__(
+        self, analyzer: Analyzer, fb_terms: int = 10, alpha: float = 1.0, beta: float = 0.75
+    ) -> None:
+        self.vocab = _Vocabulary(analyzer)
+        self.fb_terms, self.alpha, self.beta = fb_terms, alpha, beta
+
+    def expand(self, query: str, docs: Sequence[tuple[str, float]]) -> WeightedQuery:
+        """``docs`` are (text, retrieval score) of the feedback documents, best first."""
+        q = _l2(self.vocab.counts(query))
+        mean: dict[str, float] = {}
+        for text, _score in docs:
+            for term, v in _l2(self.vocab.counts(text)).items():
+                if _legal(term):
+                    mean[term] = mean.get(term, 0.0) + v / len(docs)
+        feedback = _top(mean, self.fb_terms)
+        weights = {t: self.alpha * v for t, v in q.items()}
+        for term, v in feedback.items():
+            weights[term] = weights.get(term, 0.0) + self.beta * v
+        return WeightedQuery({self.vocab.word(t): w for t, w in _top(weights, len(weights)).items()})
+
+
+class RM3:
+    """RM3 (Abdul-Jaleel et al. 2004): relevance model from the feedback docs mixed with the query."""
+
+    name = "rm3"
+
+    def __init__(self, analyzer: Analyzer, fb_terms: int = 10, original_weight: float = 0.5) -> None:
+        self.vocab = _Vocabulary(analyzer)
+        self.fb_terms, self.original_weight = fb_terms, original_weight
+
+    def expand(self, query: str, docs: Sequence[tuple[str, float]]) -> WeightedQuery:
+        """``docs`` are (text, retrieval score) of the feedback documents; scores stand in for P(q|d)."""
+        q = _l1(self.vocab.counts(query))
+        rel: dict[str, float] = {}
+        for text, score in docs:
+            for term, p in _l1(self.vocab.counts(text)).items():
+                if _legal(term):
+                    rel[term] = rel.get(term, 0.0) + p * score
+        rel = _l1(_top(rel, self.fb_terms))
+        lam = self.original_weight
+        weights = {t: lam * v for t, v in q.items()}
+        for term, v in rel.items():
+            weights[term] = weights.get(term, 0.0) + (1 - lam) * v
+        return WeightedQuery({self.vocab.word(t): w for t, w in _top(weights, len(weights)).items()})
+
+
+class PRFRetriever:
+    """A retriever with pseudo-relevance feedback: search, expand from the top ``fb_docs``, search again.
+
+    ``base`` is any first-stage retriever over the sparse index (``search(query, k) -> list[Hit]``);
+    feedback texts (title + abstract) come from the document store.
+    """
+
+    def __init__(
+        self,
+        base: object,
+        store: DocumentStore,
+        method: Rocchio | RM3,
+        fb_docs: int = 10,
+        resolution: int = 5,
+        name: str | None = None,
+    ) -> None:
+        self.base = base
+        self.store = store
+        self.method = method
+        self.fb_docs = fb_docs
+        self.resolution = resolution
+        self.name = name or f"{getattr(base, 'name', 'bm25')}+{method.name}"
+
+    def expand(self, query: str) -> WeightedQuery:
+        first: list[Hit] = self.base.search(query, self.fb_docs)  # type: ignore[attr-defined]
+        articles = self.store.get_many([h.pmid for h in first])
+        docs = [(articles[h.pmid].text, h.score) for h in first if h.pmid in articles]
+        return self.method.expand(query, docs)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        expanded = self.expand(query).as_text(self.resolution)
+        log.debug("%s expanded %r to %r", self.name, query, expanded)
+        if not expanded:
+            return []
+        hits: list[Hit] = self.base.search(expanded, k)  # type: ignore[attr-defined]
+        return hits
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return [self.search(q, k) for q in queries]
