@@ -55,7 +55,9 @@ class Pipeline:
         self.corpus_path = Path(corpus)
         self.store = DocumentStore.open(self.corpus_path)
         if len(self.store) == 0:
-            raise ConfigError(f"the document store at {corpus} is empty", hint="ingest PubMed files first: medcite ingest")
+            raise ConfigError(
+                f"the document store at {corpus} is empty", hint="ingest PubMed files first: medcite ingest"
+            )
         from .retrieve.pipeline import RetrievalPipeline
 
         self.retrieval = RetrievalPipeline.from_settings(settings, self.corpus_path, store=self.store)

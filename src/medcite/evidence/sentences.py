@@ -59,7 +59,9 @@ def split_spans(text: str, splitter: str = "syntok") -> list[tuple[int, int]]:
     try:
         fn = SPLITTERS[splitter]
     except KeyError:
-        raise ConfigError(f"unknown sentence splitter {splitter!r}", hint=f"choose one of: {', '.join(SPLITTERS)}") from None
+        raise ConfigError(
+            f"unknown sentence splitter {splitter!r}", hint=f"choose one of: {', '.join(SPLITTERS)}"
+        ) from None
     out = []
     for start, end in fn(text):
         while start < end and text[start] in _LEADING_JUNK:

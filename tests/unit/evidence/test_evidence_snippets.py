@@ -1,22 +1,21 @@
 from __future__ import annotations
 
+import numpy as np
+
 from medcite.evidence.base import format_block
 from medcite.evidence.sentences import article_sentences, split_spans
 from medcite.evidence.snippets import SnippetSelector
 from medcite.evidence.tfidf_mmr import mmr
 from medcite.types import Article, Hit, Query, Section
 
-import numpy as np
-
-ABSTRACT = "BACKGROUND: Patients got 500 mg b.i.d. for 2 wk. Smith et al. saw no change. RESULTS: IL-6 rose (95% CI 1.2-3.4, Fig. 2)."
-
 
 def make_article() -> Article:
     bg = "Patients got 500 mg b.i.d. for 2 wk. Smith et al. saw no change."
     res = "IL-6 rose (95% CI 1.2-3.4, Fig. 2)."
     abstract = f"{bg} {res}"
-    return Article("7", "IL-6 in <i>vivo</i> trial", abstract,
-                   (Section("BACKGROUND", "BACKGROUND", 0, len(bg)), Section("RESULTS", "RESULTS", len(bg) + 1, len(abstract))))
+    sections = (Section("BACKGROUND", "BACKGROUND", 0, len(bg)),
+                Section("RESULTS", "RESULTS", len(bg) + 1, len(abstract)))
+    return Article("7", "IL-6 in <i>vivo</i> trial", abstract, sections)
 
 
 def test_sentence_offsets_index_the_abstract_exactly() -> None:

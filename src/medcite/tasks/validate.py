@@ -1,0 +1,203 @@
+"""Validators for BioGen submissions: the official checks plus medcite's own.
+
+Official (2025 Task B, starter kit; 2024, submission page): shape of every line, ≤ 250 words per answer,
+≤ 3 PMIDs per sentence (2024: only the first 3 of a bracket count), every PMID in the corpus; 2024: every cited
+PMID in ``references``, every reference cited, listed once. medcite adds: no empty answers, no duplicate
+topics, every expected topic present, and (given a run directory) every cited PMID in that topic's evidence.
+Like the official validators, failure means exit code 255 and a ``<file>.errlog`` beside the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..evidence.sentences import split_spans
+
+MAX_WORDS = 250
+MAX_CITES = 3
+PMID_RE = re.compile(r"^[1-9]\d{0,9}$")
+
+
+@dataclass
+class Report:
+    path: str
+    errors: list[str] = field(default_factory=list)
+    topics: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.path, "ok": self.ok, "topics": self.topics, "errors": self.errors}
+
+
+InCorpus = Callable[[Collection[str]], set[str]]  # returns the subset present in the corpus
+
+
+def _check_pmids(pmids: list[Any], where: str, rep: Report, in_corpus: InCorpus | None,
+                 evidence: set[str] | None) -> list[str]:
+    good = []
+    for p in pmids:
+        if not isinstance(p, str) or not PMID_RE.match(p):
+            rep.errors.append(f"{where}: citation {p!r} is not a PMID string")
+        else:
+            good.append(p)
+    if in_corpus is not None and good:
+        missing = sorted(set(good) - in_corpus(good))
+        if missing:
+            rep.errors.append(f"{where}: PMIDs not in the corpus: {', '.join(missing)}")
+    if evidence is not None:
+        unseen = sorted(set(good) - evidence)
+        if unseen:
+            rep.errors.append(f"{where}: PMIDs not in the evidence shown to the generator: {', '.join(unseen)}")
+    return good
+
+
+def validate_biogen25(path: str | Path, *, in_corpus: InCorpus | None = None,
+                      expected_topics: Collection[str] | None = None,
+                      evidence: dict[str, set[str]] | None = None) -> Report:
+    rep = Report(str(path))
+    seen: set[str] = set()
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        rep.errors.append(f"cannot read the file: {exc}")
+        return rep
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"line {n}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            rep.errors.append(f"{where}: not valid JSON ({exc.msg})")
+            continue
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str) and meta.get(k)
+                                                 for k in ("team_id", "run_id", "topic_id")):
+            rep.errors.append(f"{where}: 'metadata' must hold non-empty strings team_id, run_id, topic_id")
+            continue
+        tid = meta["topic_id"]
+        where = f"line {n} (topic {tid})"
+        if tid in seen:
+            rep.errors.append(f"{where}: topic appears twice")
+        seen.add(tid)
+        responses = obj.get("responses")
+        if not isinstance(responses, list):
+            rep.errors.append(f"{where}: 'responses' must be a list")
+            continue
+        if not responses:
+            rep.errors.append(f"{where}: empty answer")
+        words = 0
+        for i, r in enumerate(responses, start=1):
+            if not (isinstance(r, dict) and isinstance(r.get("text"), str) and isinstance(r.get("citations"), list)):
+                rep.errors.append(f"{where} sentence {i}: needs 'text' (string) and 'citations' (list)")
+                continue
+            if not r["text"].strip():
+                rep.errors.append(f"{where} sentence {i}: empty text")
+            words += len(r["text"].split())
+            if len(r["citations"]) > MAX_CITES:
+                rep.errors.append(f"{where} sentence {i}: {len(r['citations'])} citations (at most {MAX_CITES})")
+            if len(set(map(str, r["citations"]))) != len(r["citations"]):
+                rep.errors.append(f"{where} sentence {i}: a PMID is cited twice")
+            _check_pmids(r["citations"], f"{where} sentence {i}", rep, in_corpus,
+                         evidence.get(tid) if evidence is not None else None)
+        if words > MAX_WORDS:
+            rep.errors.append(f"{where}: {words} words (at most {MAX_WORDS})")
+    rep.topics = len(seen)
+    if expected_topics is not None:
+        missing = sorted(set(map(str, expected_topics)) - seen, key=lambda x: (len(x), x))
+        if missing:
+            rep.errors.append(f"topics without an answer: {', '.join(missing)}")
+    return rep
+
+
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+
+
+def validate_biogen24(path: str | Path, *, in_corpus: InCorpus | None = None,
+                      expected_topics: Collection[str] | None = None,
+                      evidence: dict[str, set[str]] | None = None) -> Report:
+    rep = Report(str(path))
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        rep.errors.append(f"cannot read the file as JSON: {exc}")
+        return rep
+    if not isinstance(data, dict):
+        rep.errors.append("the file must hold one JSON object")
+        return rep
+    for key in ("team_id", "run_name", "contact_email"):
+        if not isinstance(data.get(key), str) or not data.get(key):
+            rep.errors.append(f"'{key}' must be a non-empty string")
+    results = data.get("results")
+    if not isinstance(results, list):
+        rep.errors.append("'results' must be a list")
+        return rep
+    seen: set[str] = set()
+    for n, res in enumerate(results, start=1):
+        if not isinstance(res, dict):
+            rep.errors.append(f"result {n}: must be an object")
+            continue
+        tid = str(res.get("topic_id", ""))
+        where = f"result {n} (topic {tid})"
+        if not tid or tid in seen:
+            rep.errors.append(f"{where}: missing or repeated topic_id")
+        seen.add(tid)
+        answer, refs = res.get("answer"), res.get("references")
+        if not isinstance(answer, str) or not isinstance(refs, list):
+            rep.errors.append(f"{where}: needs 'answer' (string) and 'references' (list)")
+            continue
+        if not answer.strip():
+            rep.errors.append(f"{where}: empty answer")
+        if len(answer.split()) > MAX_WORDS:
+            rep.errors.append(f"{where}: {len(answer.split())} words (at most {MAX_WORDS})")
+        cited: list[str] = []
+        for s_start, s_end in split_spans(answer):
+            for m in _BRACKET.finditer(answer[s_start:s_end]):
+                items = [x.strip() for x in m.group(1).split(",") if x.strip()]
+                if len(items) > MAX_CITES:
+                    rep.errors.append(f"{where}: a sentence cites {len(items)} PMIDs (only the first 3 count)")
+                cited.extend(items[:MAX_CITES])
+        refs_s = [str(r) for r in refs]
+        if len(set(refs_s)) != len(refs_s):
+            rep.errors.append(f"{where}: a reference is listed twice")
+        for p in sorted(set(cited) - set(refs_s)):
+            rep.errors.append(f"{where}: PMID {p} is cited but not in references")
+        for p in sorted(set(refs_s) - set(cited)):
+            rep.errors.append(f"{where}: reference {p} is never cited")
+        _check_pmids(refs_s, where, rep, in_corpus, evidence.get(tid) if evidence is not None else None)
+    rep.topics = len(seen)
+    if expected_topics is not None:
+        missing = sorted(set(map(str, expected_topics)) - seen)
+        if missing:
+            rep.errors.append(f"topics without an answer: {', '.join(missing)}")
+    return rep
+
+
+def write_errlog(report: Report) -> Path | None:
+    """Write ``<file>.errlog`` (as the official validators do) when there are errors; remove a stale one."""
+    errlog = Path(report.path + ".errlog")
+    if report.ok:
+        errlog.unlink(missing_ok=True)
+        return None
+    errlog.write_text("\n".join(report.errors) + "\n", encoding="utf-8")
+    return errlog
+
+
+def evidence_by_topic(run_dir: str | Path) -> dict[str, set[str]]:
+    """PMIDs shown to the generator per topic, from a run directory's evidence.jsonl."""
+    out: dict[str, set[str]] = {}
+    path = Path(run_dir) / "evidence.jsonl"
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                out[str(row["topic_id"])] = {str(e["pmid"]) for e in row["evidence"]}
+    return out
