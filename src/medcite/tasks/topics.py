@@ -1,0 +1,153 @@
+"""Read a topics/questions file of any supported shape into :class:`~medcite.types.Topic` objects.
+
+Shapes (FORMATS.md §1, §3, §5), recognised by content, not by file name (``.gz`` is read transparently):
+
+- BioASQ JSON: ``{"questions": [{"id", "body", "type", ...}]}``;
+- BioGen 2024, one JSON object: ``{"topics": [{"id", "topic", "question", "narrative"}]}``;
+- BioGen 2024, JSON lines: ``{"topic_id", "title", "question", "narrative"}`` per line;
+- BioGen 2025 (Task B) JSON list: ``[{"id", "question", "narrative", "topic"}]``;
+- TREC topics TSV: ``qid<TAB>query`` per line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..io import open_maybe_gz
+from ..types import Topic
+
+SHAPES_HINT = (
+    "medcite reads BioASQ JSON {'questions': [{id, body, type}]}, BioGen 2024 {'topics': [{id, topic, question, "
+    "narrative}]} or JSON lines with topic_id/title/question/narrative, BioGen 2025 [{id, question, narrative, "
+    "topic}], or a TREC topics TSV file 'qid<TAB>query' per line"
+)
+
+
+def read_topics(path: str | Path) -> list[Topic]:
+    """Read topics from ``path`` (shape detected from the content). Raises :class:`InputError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such topics file", path=str(path))
+    try:
+        with open_maybe_gz(path) as fh:
+            text = fh.read()
+    except (UnicodeDecodeError, OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file as UTF-8 text ({exc})", hint=SHAPES_HINT, path=str(path)) from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError("the topics file is empty", hint=SHAPES_HINT, path=str(path))
+    if stripped[0] in "{[":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            if stripped[0] == "{":
+                topics = _from_jsonl(text, path)
+            else:
+                raise InputError("not valid JSON", hint=SHAPES_HINT, path=str(path)) from None
+        else:
+            topics = _from_json(data, path)
+    else:
+        topics = _from_tsv(text, path)
+    _check_unique(topics, path)
+    return topics
+
+
+def _from_json(data: Any, path: Path) -> list[Topic]:
+    if isinstance(data, Mapping) and isinstance(data.get("questions"), list):
+        return [_bioasq(q, path, i) for i, q in enumerate(data["questions"])]
+    if isinstance(data, Mapping) and isinstance(data.get("topics"), list):
+        return [_biogen(t, path, i) for i, t in enumerate(data["topics"])]
+    if isinstance(data, list) and data and all(isinstance(t, Mapping) for t in data):
+        return [_biogen(t, path, i) for i, t in enumerate(data)]
+    if isinstance(data, Mapping) and "question" in data:  # a one-line JSONL file of BioGen 2024
+        return [_biogen(data, path, 0)]
+    if isinstance(data, list) and not data:
+        raise InputError("the topics list is empty", path=str(path))
+    keys = sorted(data)[:8] if isinstance(data, Mapping) else type(data).__name__
+    raise InputError(f"unknown topics JSON shape (top level: {keys})", hint=SHAPES_HINT, path=str(path))
+
+
+def _from_jsonl(text: str, path: Path) -> list[Topic]:
+    topics = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not valid JSON ({exc.msg})", hint=SHAPES_HINT, path=str(path), position=f"line {n}"
+            ) from None
+        if not isinstance(item, Mapping):
+            raise InputError("each JSON line must be an object", hint=SHAPES_HINT, path=str(path), position=f"line {n}")
+        topics.append(_biogen(item, path, n, where=f"line {n}"))
+    return topics
+
+
+def _text(item: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = item.get(key)
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def _id(item: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = item.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def _bioasq(item: Any, path: Path, i: int) -> Topic:
+    where = f"questions[{i}]"
+    if not isinstance(item, Mapping):
+        raise InputError("each question must be a JSON object", path=str(path), position=where)
+    qid, body = _id(item, "id"), _text(item, "body")
+    if qid is None or body is None:
+        raise InputError("a BioASQ question needs 'id' and 'body'", hint=SHAPES_HINT, path=str(path), position=where)
+    return Topic(id=qid, question=body, type=_text(item, "type"))
+
+
+def _biogen(item: Mapping[str, Any], path: Path, i: int, where: str | None = None) -> Topic:
+    where = where or f"item {i}"
+    qid = _id(item, "id", "topic_id", "qid")
+    question = _text(item, "question")
+    if qid is None or question is None:
+        raise InputError(
+            f"a topic needs an id ('id' or 'topic_id') and a 'question'; found keys {sorted(item)[:8]}",
+            hint=SHAPES_HINT,
+            path=str(path),
+            position=where,
+        )
+    return Topic(id=qid, question=question, narrative=_text(item, "narrative"), topic=_text(item, "topic", "title"))
+
+
+def _from_tsv(text: str, path: Path) -> list[Topic]:
+    topics = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        qid, tab, query = line.partition("\t")
+        if not tab or not qid.strip() or not query.strip():
+            raise InputError(
+                f"expected 'qid<TAB>query', found {line[:80]!r}",
+                hint=SHAPES_HINT,
+                path=str(path),
+                position=f"line {n}",
+            )
+        topics.append(Topic(id=qid.strip(), question=query.strip()))
+    return topics
+
+
+def _check_unique(topics: list[Topic], path: Path) -> None:
+    seen: set[str] = set()
+    for t in topics:
+        if t.id in seen:
+            raise InputError(f"topic id {t.id!r} appears twice", path=str(path))
+        seen.add(t.id)
