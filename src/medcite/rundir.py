@@ -165,3 +165,24 @@ def _drop_torn_tail(path: Path) -> None:
     log.warning("%s: dropping an incomplete last line left by an interrupted run", path)
     with open(path, "r+b") as fh:
         fh.truncate(cut)
+
+
+def read_answers(run_dir: str | Path) -> list[Answer]:
+    """The answers of a run directory as :class:`Answer` objects (file order)."""
+    from .types import AnswerSentence, Dropped, Stance
+
+    out = []
+    path = Path(run_dir) / "answers.jsonl"
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            sentences = [
+                AnswerSentence(s["text"], tuple(s["pmids"]), tuple(s.get("evidence", ())),
+                               tuple((p, Stance(v)) for p, v in s.get("stances", {}).items()))
+                for s in row["sentences"]
+            ]
+            dropped = [Dropped(d["what"], d["text"], d["reason"]) for d in row.get("dropped", [])]
+            out.append(Answer(str(row["topic_id"]), sentences, dropped, row.get("generator", "")))
+    return out

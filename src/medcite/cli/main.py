@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "config": "config:config_group",
     "ask": "ask:ask",
     "demo": "demo:demo",
+    "run": "run:run",
+    "validate": "validate:validate",
     "corpus": "corpus:corpus_group",
     "view": "view:view",
 }

@@ -1,0 +1,52 @@
+"""`medcite validate`: check a BioGen submission like the official validators (exit 0, or 255 + .errlog)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+import click
+
+from ..corpus.store import DocumentStore
+from ..tasks.validate import Report, evidence_by_topic, validate_biogen24, validate_biogen25, write_errlog
+
+VALIDATORS: dict[str, Callable[..., Report]] = {"biogen-b": validate_biogen25, "biogen24": validate_biogen24}
+
+
+def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> Report:
+    in_corpus: Callable[[Collection[str]], set[str]] | None = None
+    store = DocumentStore.open(corpus) if corpus else None
+    if store is not None:
+        in_corpus = store.existing
+    expected = None
+    if topics is not None:
+        from ..tasks.topics import read_topics
+
+        expected = [t.id for t in read_topics(topics)]
+    evidence = evidence_by_topic(run_dir) if run_dir is not None else None
+    try:
+        return VALIDATORS[kind](path, in_corpus=in_corpus, expected_topics=expected, evidence=evidence)
+    finally:
+        if store is not None:
+            store.close()
+
+
+@click.command("validate")
+@click.argument("kind", type=click.Choice(sorted(VALIDATORS)))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--corpus", type=click.Path(path_type=Path), help="Document store: every PMID must be in it.")
+@click.option("--topics", type=click.Path(exists=True, path_type=Path), help="Topics file: every topic must be answered.")
+@click.option("--run-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Run directory: every cited PMID must be in that topic's evidence.")
+def validate(kind: str, file: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> None:
+    """Validate FILE as a KIND submission (biogen-b = 2025 Task B JSONL, biogen24 = 2024 JSON)."""
+    report = run_validation(kind, file, corpus, topics, run_dir)
+    errlog = write_errlog(report)
+    if report.ok:
+        click.echo(f"{file}: OK ({report.topics} topics)")
+        return
+    for err in report.errors[:50]:
+        click.echo(f"  {err}", err=True)
+    click.echo(f"{file}: {len(report.errors)} errors, written to {errlog}", err=True)
+    sys.exit(255)
