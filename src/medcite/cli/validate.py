@@ -36,7 +36,8 @@ def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | No
 @click.argument("kind", type=click.Choice(sorted(VALIDATORS)))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--corpus", type=click.Path(path_type=Path), help="Document store: every PMID must be in it.")
-@click.option("--topics", type=click.Path(exists=True, path_type=Path), help="Topics file: every topic must be answered.")
+@click.option("--topics", type=click.Path(exists=True, path_type=Path),
+              help="Topics file: every topic must be answered.")
 @click.option("--run-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Run directory: every cited PMID must be in that topic's evidence.")
 def validate(kind: str, file: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> None:
