@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "validate": "validate:validate",
     "corpus": "corpus:corpus_group",
     "view": "view:view",
+    "train": "train:train",
 }
 
 
