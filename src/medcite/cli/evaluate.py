@@ -1,0 +1,60 @@
+"""`medcite eval`: score outputs against gold data (one sub-command per kind of output)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Evaluate runs and answers against gold data."""
+
+
+@eval_group.command("retrieval")
+@click.option("--run", "run_path", required=True, type=click.Path(path_type=Path), help="TREC run file.")
+@click.option(
+    "--gold",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Relevance judgements: TREC qrels, or BioASQ golden JSON(.gz) (documents become relevant PMIDs).",
+)
+@click.option(
+    "--metrics",
+    default=None,
+    help="Comma-separated metrics (default: MAP@10,GMAP@10,P@10,R@10,R@100,nDCG@10,MRR). MAP@k and GMAP@k "
+    "are BioASQ's (denominator min(|R|,k)); others are ir_measures names (P@k, R@k, nDCG@k, RR, AP, ...).",
+)
+@click.option("--per-query", is_flag=True, help="Also print every query's values.")
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the report (aggregate and per-query values) to this JSON file.",
+)
+def retrieval(run_path: Path, gold: Path, metrics: str | None, per_query: bool, json_out: Path | None) -> None:
+    """Score a ranked run: BioASQ MAP@10/GMAP@10, P@k, R@k, nDCG@10, MRR."""
+    from ..evaluate.gold import read_gold
+    from ..evaluate.retrieval import DEFAULT_METRICS, evaluate_retrieval, parse_metrics
+    from ..io import write_json
+    from ..trec import read_run
+
+    names = parse_metrics(metrics) if metrics else list(DEFAULT_METRICS)
+    run = read_run(run_path)
+    qrels = read_gold(gold)
+    report = evaluate_retrieval(run, qrels, names)
+    if not set(run) & set(qrels):
+        click.echo("warning: no query id of the run is in the gold file", err=True)
+    if per_query:
+        click.echo("query\t" + "\t".join(report.metrics))
+        for qid, values in report.per_query.items():
+            click.echo(qid + "\t" + "\t".join(f"{values.get(m, 0.0):.4f}" for m in report.metrics))
+        click.echo("")
+    width = max(len(m) for m in report.metrics)
+    for name, value in report.aggregate.items():
+        click.echo(f"{name:<{width}}  {value:.4f}")
+    click.echo(f"{'queries':<{width}}  {report.queries} ({len(report.missing)} missing from the run)")
+    if json_out is not None:
+        write_json(json_out, {"run": str(run_path), "gold": str(gold), **report.as_dict()})
