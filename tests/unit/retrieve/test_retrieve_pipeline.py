@@ -1,0 +1,211 @@
+"""RetrievalPipeline end to end on a tiny store: index reuse, fusion, pooling, reranking, dense branch."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medcite.config import Settings, load_settings
+from medcite.corpus.store import DocumentStore, FileStats
+from medcite.errors import ConfigError
+from medcite.retrieve.pipeline import RetrievalPipeline, index_folder
+from medcite.retrieve.queries import OriginalQuery, QuerySet
+from medcite.types import Article, Hit, Topic
+
+DOCS = [
+    Article("11", "Statins reduce LDL cholesterol", "Statin therapy lowers LDL cholesterol in adults."),
+    Article("12", "Statins and muscle pain", "Myalgia is a common side effect of statin treatment."),
+    Article("13", "Aspirin for headache", "Aspirin relieves tension headache."),
+    Article("14", "Dietary fibre and cholesterol", "Fibre intake reduces serum cholesterol."),
+    Article("15", "Migraine prevention", "Beta blockers prevent migraine attacks."),
+    Article("16", "Exercise and blood pressure", "Aerobic exercise lowers blood pressure."),
+]
+TOPIC = Topic("t1", "Do statins lower cholesterol?", narrative="An adult asks about statin therapy.",
+              topic="statins cholesterol")
+
+
+def make_store(path: Path, docs: list[Article] = DOCS) -> DocumentStore:
+    store = DocumentStore.create(path)
+    with store.transaction() as tx:
+        tx.upsert(docs, FileStats("fixture"))
+    return store
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> DocumentStore:
+    return make_store(tmp_path / "store")
+
+
+def settings(*overrides: str) -> Settings:
+    return load_settings("offline", list(overrides))
+
+
+def test_bm25_pipeline_builds_then_reuses_and_updates_the_index(store: DocumentStore) -> None:
+    s = settings('retrieve.queries=["original", "keywords"]', "retrieve.k=5")
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
+    folder = index_folder(store.path, "bm25", s.index.sparse)
+    assert folder.parent == store.path / "indexes" and folder.name.startswith("bm25-")
+    assert (folder / "manifest.json").exists()
+    out = pipe.retrieve(TOPIC)
+    assert [q.stage for q in out.queries] == ["original", "keywords"]
+    assert set(out.runs) == {"bm25/q0", "bm25/q1"}
+    assert out.final[0].pmid == "11"
+    assert out.final[0].branches == {"bm25/q0", "bm25/q1"}
+    assert "13" not in {h.pmid for h in out.final}
+    assert list(out.rankings) == ["retrieval"]
+    assert [h.rank for h in out.final] == list(range(1, len(out.final) + 1))
+
+    # runtime-only settings map to the same folder; the index follows the store's updates
+    assert index_folder(store.path, "bm25", s.index.sparse.model_copy(update={"threads": 2})) == folder
+    with store.transaction() as tx:
+        tx.upsert([Article("17", "Statins lower cholesterol", "Statins lower cholesterol strongly.")],
+                  FileStats("update"))
+    again = RetrievalPipeline.from_settings(s, store.path, store=store).retrieve(TOPIC)
+    assert "17" in {h.pmid for h in again.final}
+    assert [p.name for p in (store.path / "indexes").iterdir()] == [folder.name]
+
+
+def test_keep_and_prf_branch(store: DocumentStore) -> None:
+    s = settings('retrieve.branches=[{"name": "bm25"}, {"name": "bm25+rocchio", "k": 3}]', "retrieve.keep=2",
+                 "retrieve.prf.fb_docs=2")
+    out = RetrievalPipeline.from_settings(s, store.path, store=store).retrieve(TOPIC)
+    assert set(out.runs) == {"bm25/q0", "bm25+rocchio/q0"}
+    assert len(out.runs["bm25+rocchio/q0"]) <= 3
+    assert len(out.final) == 2
+    assert len(out.rankings["retrieval"]) > 2
+
+
+class TableRetriever:
+    """A real retriever over a fixed table: query text -> ranked (pmid, score) pairs."""
+
+    def __init__(self, name: str, table: Mapping[str, list[tuple[str, float]]]) -> None:
+        self.name = name
+        self.table = table
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit(p, s, i + 1) for i, (p, s) in enumerate(self.table.get(query, [])[:k])]
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return [self.search(q, k) for q in queries]
+
+
+class OverlapReranker:
+    """Scores a document by the number of query words in its title (a real, if crude, reranker)."""
+
+    name = "overlap"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, object], k: int) -> list[Hit]:
+        self.calls.append((query, [h.pmid for h in hits]))
+        words = set(query.lower().split())
+        scored = [Hit(h.pmid, float(len(words & set(articles[h.pmid].title.lower().split()))))  # type: ignore[attr-defined]
+                  for h in hits if h.pmid in articles]
+        scored.sort(key=lambda h: (-h.score, h.pmid))
+        return [Hit(h.pmid, h.score, i + 1) for i, h in enumerate(scored[:k])]
+
+
+class TwoQueries:
+    name = "two"
+
+    def generate(self, topic: Topic) -> list:
+        from medcite.types import Query
+
+        return [Query("q0", "statins"), Query("q1", "migraine headache")]
+
+
+TABLE = {
+    "statins": [("12", 9.0), ("11", 8.0), ("14", 1.0)],
+    "migraine headache": [("15", 4.0), ("13", 3.0), ("12", 0.5)],
+}
+
+
+def _pipe(store: DocumentStore, reranker: object = None, *overrides: str) -> RetrievalPipeline:
+    s = settings(*overrides)
+    return RetrievalPipeline(s, store, QuerySet([TwoQueries()]), {"bm25": TableRetriever("bm25", TABLE)}, reranker)
+
+
+def test_fusion_methods_over_sub_queries(store: DocumentStore) -> None:
+    rrf_out = _pipe(store).retrieve(TOPIC).final
+    # 12 is first in q0 and third in q1: 1/61 + 1/63 beats every single-run document
+    assert rrf_out[0].pmid == "12" and rrf_out[0].branches == {"bm25/q0", "bm25/q1"}
+    assert rrf_out[0].score == pytest.approx(1 / 61 + 1 / 63)
+    pooled = _pipe(store, None, "retrieve.fusion=pool", "retrieve.norm=none").retrieve(TOPIC).final
+    assert [(h.pmid, h.score) for h in pooled] == [("12", 9.0), ("11", 8.0), ("15", 4.0), ("13", 3.0), ("14", 1.0)]
+    wsum = _pipe(store, None, "retrieve.fusion=wsum").retrieve(TOPIC).final
+    assert wsum[0].pmid == "12" and wsum[0].score == pytest.approx(1.0 + 0.0)
+
+
+def test_rerank_fused_list_against_the_question(store: DocumentStore) -> None:
+    rr = OverlapReranker()
+    out = _pipe(store, rr, "rerank.k=2").retrieve(TOPIC)
+    assert rr.calls == [(TOPIC.question, [h.pmid for h in out.rankings["retrieval"]])]
+    assert [h.pmid for h in out.final] == ["11", "12"]  # "statins", "cholesterol" vs "statins" in the titles
+    assert out.final[0].branches == {"bm25/q0"}
+    assert list(out.rankings) == ["retrieval", "rerank"]
+
+
+def test_rerank_per_sub_query_then_pool(store: DocumentStore) -> None:
+    rr = OverlapReranker()
+    out = _pipe(store, rr, "retrieve.rerank_per_query=true", "retrieve.keep=3").retrieve(TOPIC)
+    assert [q for q, _ in rr.calls] == ["statins", "migraine headache"]
+    assert rr.calls[0][1] == ["12", "11", "14"]
+    # q0: 11 and 12 score 1; q1: 15 ("migraine") and 13 ("headache") score 1, 12 scores 0
+    assert [(h.pmid, h.score) for h in out.final] == [("11", 1.0), ("12", 1.0), ("13", 1.0)]
+    assert out.final[1].branches == {"bm25/q0", "bm25/q1", "rerank/q0", "rerank/q1"}
+
+
+def test_unavailable_reranker_is_a_config_error(store: DocumentStore) -> None:
+    with pytest.raises(ConfigError, match="rerank"):
+        RetrievalPipeline.from_settings(settings("rerank.backend=nope"), store.path, store=store)
+
+
+def test_empty_store_is_a_config_error(tmp_path: Path) -> None:
+    empty = DocumentStore.create(tmp_path / "empty")
+    with pytest.raises(ConfigError, match="empty"):
+        RetrievalPipeline.from_settings(settings(), empty.path, store=empty)
+
+
+class HashEncoder:
+    """A tiny deterministic bag-of-words encoder (hashing trick), enough to exercise the dense code path."""
+
+    name = "hash-bow"
+    dim = 32
+    fingerprint = "hash-bow-32"
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for w in text.lower().replace(".", " ").replace("?", " ").split():
+            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vec(t) for t in texts])
+
+    def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
+        return np.stack([self._vec(a.text) for a in articles])
+
+
+def test_hybrid_bm25_and_dense_with_rrf(store: DocumentStore, tmp_path: Path) -> None:
+    pytest.importorskip("faiss")
+    build = pytest.importorskip("medcite.index.dense.build")
+    searcher = pytest.importorskip("medcite.index.dense.searcher")
+    from medcite.retrieve.pipeline import ensure_sparse
+
+    s = settings('retrieve.branches=[{"name": "bm25"}, {"name": "dense"}]', "retrieve.k=3")
+    enc = HashEncoder()
+    folder = index_folder(store.path, "dense", s.index.dense)
+    build.build_dense_index(store, folder, s.index.dense, encoder=enc)
+    dense = searcher.DenseRetriever(folder, enc, settings=s.index.dense)
+    retrievers = {"bm25": ensure_sparse(store, s.index.sparse), "dense": dense}
+    out = RetrievalPipeline(s, store, QuerySet([OriginalQuery()]), retrievers).retrieve(TOPIC)
+    assert set(out.runs) == {"bm25/q0", "dense/q0"}
+    assert len(out.runs["dense/q0"]) == 3
+    both = [h for h in out.final if h.branches == {"bm25/q0", "dense/q0"}]
+    assert both and out.final[0] in both
