@@ -1,0 +1,225 @@
+"""The LLM protocol, the shared base class every backend extends, and the ``make_llm`` factory.
+
+A backend implements only :meth:`BaseLLM._generate` (and, when it can run requests in parallel,
+:meth:`BaseLLM._generate_many`). The base class resolves default parameters, looks each request up in the
+persistent cache (:mod:`medcite.llm.cache`) and records every call to the run's ``trace.jsonl``
+(:mod:`medcite.llm.trace`), so all backends behave the same way for re-runs and inspection.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .. import registry
+from ..errors import LLMError
+from . import trace
+
+if TYPE_CHECKING:
+    from ..config import LLMSettings, Settings
+    from .cache import LLMCache
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One model answer. ``latency_s`` is the wall time of the call (of the cache lookup on a hit)."""
+
+    text: str
+    model: str
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    finish_reason: str | None = None
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. ``name`` is the backend name (``openai``, ``local``, ``llamacpp``, ``none``)."""
+
+    name: str
+    model: str
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        **params: Any,
+    ) -> Completion:
+        """Answer one chat; ``None`` parameters take the backend's defaults (from the settings)."""
+        ...
+
+    def complete_many(
+        self,
+        batch: Sequence[list[Message]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        **params: Any,
+    ) -> list[Completion]:
+        """Answer many chats (in parallel where the backend can); results keep the input order."""
+        ...
+
+
+def validate_messages(messages: Sequence[Message]) -> list[Message]:
+    """Check the chat shape early, with a message that says what was received."""
+    if not messages:
+        raise ValueError("messages is empty: pass at least one {'role': ..., 'content': ...} dict")
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m or "content" not in m:
+            raise ValueError(f"message {i} is {m!r}: each message needs 'role' and 'content' keys")
+        if m["role"] not in ("system", "user", "assistant"):
+            raise ValueError(f"message {i} has role {m['role']!r}: use 'system', 'user' or 'assistant'")
+        out.append({"role": str(m["role"]), "content": str(m["content"])})
+    return out
+
+
+class BaseLLM:
+    """Shared behaviour: default parameters, the persistent cache and the trace."""
+
+    name: str = "base"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = 0,
+        cache: LLMCache | None = None,
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.cache = cache
+
+    # -- what a backend implements -------------------------------------------------------------------
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        raise NotImplementedError
+
+    def _generate_many(self, batch: list[list[Message]], params: dict[str, Any]) -> list[Completion]:
+        return [self._generate(m, params) for m in batch]
+
+    # -- public API ----------------------------------------------------------------------------------
+    def resolve_params(
+        self,
+        temperature: float | None,
+        max_tokens: int | None,
+        stop: Sequence[str] | None,
+        seed: int | None,
+        params: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The full parameter set of a call (part of the cache key): defaults filled in, stop as a list."""
+        resolved: dict[str, Any] = {
+            "temperature": float(self.temperature if temperature is None else temperature),
+            "max_tokens": int(self.max_tokens if max_tokens is None else max_tokens),
+            "stop": list(stop) if stop else None,
+            "seed": self.seed if seed is None else seed,
+        }
+        resolved.update(params)
+        return resolved
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        **params: Any,
+    ) -> Completion:
+        return self.complete_many(
+            [messages], temperature=temperature, max_tokens=max_tokens, stop=stop, seed=seed, **params
+        )[0]
+
+    def complete_many(
+        self,
+        batch: Sequence[list[Message]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        **params: Any,
+    ) -> list[Completion]:
+        chats = [validate_messages(m) for m in batch]
+        resolved = self.resolve_params(temperature, max_tokens, stop, seed, params)
+        results: list[Completion | None] = [None] * len(chats)
+        keys: list[str | None] = [None] * len(chats)
+        if self.cache is not None:
+            from .cache import cache_key
+
+            for i, chat in enumerate(chats):
+                start = time.perf_counter()
+                keys[i] = cache_key(self.name, self.model, chat, resolved)
+                hit = self.cache.get(keys[i])  # type: ignore[arg-type]
+                if hit is not None:
+                    results[i] = replace(hit, latency_s=time.perf_counter() - start, cache_hit=True)
+        todo = [i for i, r in enumerate(results) if r is None]
+        if todo:
+            try:
+                fresh = self._generate_many([chats[i] for i in todo], resolved)
+            except LLMError as exc:
+                trace.record_error(self.name, self.model, chats[todo[0]], resolved, exc)
+                raise
+            for i, completion in zip(todo, fresh, strict=True):
+                results[i] = completion
+                if self.cache is not None and keys[i] is not None:
+                    self.cache.put(keys[i], self.name, self.model, chats[i], resolved, completion)  # type: ignore[arg-type]
+        out = [r for r in results if r is not None]
+        for chat, completion in zip(chats, out, strict=True):
+            trace.record(self.name, self.model, chat, resolved, completion)
+        return out
+
+    def close(self) -> None:
+        """Release connections or models held by the backend (the base holds only the cache)."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> BaseLLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
+
+
+def llm_enabled(llm: LLM | None) -> bool:
+    """False for the ``none`` backend: callers then take their extractive (no-LLM) path."""
+    return llm is not None and llm.name != "none"
+
+
+def make_llm(settings: Settings | LLMSettings, *, cache: LLMCache | None = None) -> LLM:
+    """Build the backend named by ``llm.backend`` (via :mod:`medcite.registry`, stage ``llm``).
+
+    The persistent cache is opened from ``llm.cache_dir`` unless ``llm.cache`` is false; pass ``cache`` to
+    share one already open.
+    """
+    from ..config import Settings
+
+    s = settings.llm if isinstance(settings, Settings) else settings
+    factory = registry.load("llm", s.backend)
+    if cache is None and s.cache and s.backend != "none":
+        from .cache import LLMCache
+
+        cache = LLMCache.from_settings(s)
+    llm: LLM = factory.from_settings(s, cache=cache)
+    log.debug("LLM backend %s, model %s", s.backend, llm.model)
+    return llm

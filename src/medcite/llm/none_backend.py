@@ -1,0 +1,40 @@
+"""The ``none`` backend: the pipeline runs without any language model (extractive paths).
+
+Stages check :func:`medcite.llm.base.llm_enabled` and take their no-LLM path; a stage that cannot work
+without a model and is still asked to call this one gets a :class:`ConfigError` saying how to fix it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from . import trace
+from .base import BaseLLM, Completion, Message
+
+if TYPE_CHECKING:
+    from ..config import LLMSettings
+    from .cache import LLMCache
+
+
+class NoneLLM(BaseLLM):
+    """Refuses every call with a clear error; never cached or traced."""
+
+    name = "none"
+
+    def __init__(self) -> None:
+        super().__init__("none", cache=None)
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings, *, cache: LLMCache | None = None) -> NoneLLM:
+        return cls()
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        stage = trace.current_context().get("stage")
+        what = f"the {stage!r} stage" if stage else "this stage"
+        raise ConfigError(
+            f"{what} needs a language model, but llm.backend is 'none'",
+            hint="choose a backend, e.g. --set llm.backend=local (the packaged SmolLM2, offline) or "
+            "--set llm.backend=openai --set llm.model=NAME --set llm.base_url=http://HOST:PORT/v1; "
+            "or configure the extractive (no-LLM) variant of that stage",
+        )

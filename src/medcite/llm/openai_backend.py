@@ -1,0 +1,303 @@
+"""The ``openai`` backend: any OpenAI-compatible chat-completions server over HTTP.
+
+Works with vLLM, Ollama, a llama.cpp server, OpenAI and others serving ``POST {base_url}/chat/completions``.
+Retries with exponential backoff and jitter on 429, 5xx, timeouts and connection errors (a ``Retry-After``
+header is honoured); a semaphore limits the requests in flight, and :meth:`complete_many` runs a batch on a
+thread pool of that size. Streaming (server-sent events) is off by default.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, LLMError
+from ..registry import require
+from .base import BaseLLM, Completion, Message
+
+if TYPE_CHECKING:
+    from ..config import LLMSettings
+    from .cache import LLMCache
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class _RetryableError(LLMError):
+    """A failure that may pass on retry; carries the server's Retry-After in seconds when it sent one."""
+
+    def __init__(self, message: str, hint: str | None = None, *, retry_after: float | None = None) -> None:
+        super().__init__(message, hint, retryable=True)
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: a number, or an HTTP date (RFC 9110); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class OpenAIBackend(BaseLLM):
+    """Chat completions from an OpenAI-compatible server. ``model`` is required (what the server serves)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str | None,
+        *,
+        base_url: str = "http://127.0.0.1:8000/v1",
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        concurrency: int = 4,
+        stream: bool = False,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        seed: int | None = 0,
+        cache: LLMCache | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not model:
+            raise ConfigError(
+                "the openai LLM backend needs a model name, and llm.model is empty",
+                hint="--set llm.model=NAME, a model your server serves (GET <base_url>/models lists them)",
+            )
+        if concurrency < 1 or max_retries < 0:
+            raise ConfigError(f"llm.concurrency must be >= 1 and llm.max_retries >= 0, got {concurrency} and "
+                              f"{max_retries}")
+        super().__init__(model, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
+        httpx = require("httpx", "llm", "the openai LLM backend")
+        self._httpx = httpx
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.api_key_env = api_key_env
+        api_key = os.environ.get(api_key_env) if api_key_env else None
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._has_key = bool(api_key)
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.concurrency = concurrency
+        self.stream = stream
+        self._sleep = sleep
+        self._random = random.Random()
+        self._semaphore = threading.BoundedSemaphore(concurrency)
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout_s),
+            headers=headers,
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        )
+        self.retries = 0  # retries made over this backend's lifetime (for logs and tests)
+
+    @classmethod
+    def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> OpenAIBackend:
+        return cls(
+            s.model, base_url=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
+            max_retries=s.max_retries, backoff_s=s.backoff_s, concurrency=s.concurrency, stream=s.stream,
+            temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed, cache=cache,
+        )
+
+    # -- requests ------------------------------------------------------------------------------------
+    def _body(self, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": self.stream}
+        for key, value in params.items():
+            if value is not None:
+                body[key] = value
+        return body
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        body = self._body(messages, params)
+        start = time.perf_counter()
+        attempt = 0
+        while True:
+            try:
+                with self._semaphore:
+                    once = self._stream_once if self.stream else self._post_once
+                    text, model, usage, finish = once(body)
+                return Completion(text=text, model=model, usage=usage, latency_s=time.perf_counter() - start,
+                                  finish_reason=finish)
+            except _RetryableError as exc:
+                if attempt >= self.max_retries:
+                    raise LLMError(
+                        f"{exc.message} (gave up after {attempt + 1} attempts)", exc.hint, retryable=True
+                    ) from exc
+                delay = self._delay(attempt, exc.retry_after)
+                log.warning("%s; retry %d/%d in %.2fs", exc.message, attempt + 1, self.max_retries, delay)
+                self.retries += 1
+                attempt += 1
+                self._sleep(delay)
+
+    def _generate_many(self, batch: list[list[Message]], params: dict[str, Any]) -> list[Completion]:
+        if len(batch) <= 1 or self.concurrency == 1:
+            return [self._generate(m, params) for m in batch]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batch))) as pool:
+            return list(pool.map(lambda m: self._generate(m, params), batch))
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Retry-After when the server gave one, else exponential backoff with "equal jitter"."""
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff_s)
+        ceiling = min(self.max_backoff_s, self.backoff_s * (2**attempt))
+        return ceiling / 2 + self._random.uniform(0, ceiling / 2)
+
+    def _send(self, body: dict[str, Any], *, stream: bool) -> Any:
+        httpx = self._httpx
+        try:
+            if stream:
+                request = self._client.build_request("POST", self.url, json=body)
+                return self._client.send(request, stream=True)
+            return self._client.post(self.url, json=body)
+        except httpx.TimeoutException as exc:
+            raise _RetryableError(
+                f"no answer from {self.url} within {self.timeout_s:g} s ({type(exc).__name__})",
+                hint="raise llm.timeout_s, lower llm.concurrency or llm.max_tokens, or check the server load",
+            ) from exc
+        except httpx.TransportError as exc:
+            raise _RetryableError(
+                f"cannot reach {self.url}: {exc or type(exc).__name__}",
+                hint="start the server, or set llm.base_url to its address including /v1",
+            ) from exc
+
+    def _check_status(self, response: Any) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        detail = _error_detail(response)
+        message = f"{self.url} answered HTTP {status}: {detail}"
+        if status in RETRY_STATUS or status >= 500:
+            hint = ("the server is rate-limiting: lower llm.concurrency or wait" if status == 429
+                    else "the server failed; check its log if this persists")
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            raise _RetryableError(message, hint, retry_after=retry_after)
+        if status in (401, 403):
+            state = "set" if self._has_key else "not set"
+            hint = f"put a valid API key in the environment variable {self.api_key_env} (it is {state}), " \
+                   "or set llm.api_key_env to the variable that holds it"
+        elif status == 404:
+            hint = (f"check that llm.base_url ({self.base_url}) is the API root including /v1 and that "
+                    f"llm.model ({self.model!r}) is served there")
+        else:
+            hint = "the server rejected the request: check llm.model and that llm.max_tokens fits its context"
+        raise LLMError(message, hint, retryable=False)
+
+    def _post_once(self, body: dict[str, Any]) -> tuple[str, str, dict[str, int], str | None]:
+        response = self._send(body, stream=False)
+        self._check_status(response)
+        try:
+            data = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise LLMError(
+                f"{self.url} returned a body that is not JSON: {response.text[:200]!r}",
+                hint="llm.base_url must be an OpenAI-compatible API root (ending in /v1), not a web page",
+                retryable=False,
+            ) from exc
+        return self._read_completion(data)
+
+    def _read_completion(self, data: Any) -> tuple[str, str, dict[str, int], str | None]:
+        if not isinstance(data, dict):
+            raise LLMError(f"{self.url} returned JSON that is not an object: {str(data)[:200]!r}",
+                           hint="check that llm.base_url is an OpenAI-compatible API root", retryable=False)
+        choices = data.get("choices")
+        if not choices or not isinstance(choices, list):
+            raise LLMError(
+                f"{self.url} returned no choices for model {self.model!r}",
+                hint="the server or a content filter returned an empty answer; check the server log and "
+                "that llm.model is loaded",
+                retryable=False,
+            )
+        first = choices[0] if isinstance(choices[0], dict) else {}
+        message = first.get("message") or {}
+        text = message.get("content") if isinstance(message, dict) else None
+        if text is None:
+            text = first.get("text")  # some servers answer in the legacy completions shape
+        if not isinstance(text, str):
+            raise LLMError(f"{self.url} returned a choice without text content: {str(first)[:200]!r}",
+                           hint="tool calls are not supported; ask for a plain text answer", retryable=False)
+        model = str(data.get("model") or self.model)
+        return text, model, _usage(data.get("usage")), first.get("finish_reason")
+
+    def _stream_once(self, body: dict[str, Any]) -> tuple[str, str, dict[str, int], str | None]:
+        httpx = self._httpx
+        response = self._send(body, stream=True)
+        try:
+            if response.status_code >= 400:
+                response.read()
+            self._check_status(response)
+            parts: list[str] = []
+            model, finish = self.model, None
+            usage: dict[str, int] = {}
+            for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                payload = line[5:].strip()
+                if payload == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(payload)
+                except json.JSONDecodeError as exc:
+                    raise LLMError(f"{self.url} streamed a chunk that is not JSON: {payload[:200]!r}",
+                                   hint="turn streaming off (llm.stream=false)", retryable=False) from exc
+                model = chunk.get("model") or model
+                usage = _usage(chunk.get("usage")) or usage
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        parts.append(delta["content"])
+                    finish = choice.get("finish_reason") or finish
+        except httpx.TimeoutException as exc:
+            raise _RetryableError(f"the stream from {self.url} stalled for {self.timeout_s:g} s",
+                                  hint="raise llm.timeout_s or check the server's load") from exc
+        except httpx.TransportError as exc:
+            raise _RetryableError(f"the stream from {self.url} broke off: {exc}",
+                                  hint="check the server; the call will be retried") from exc
+        finally:
+            response.close()
+        return "".join(parts), str(model), usage, finish
+
+    def close(self) -> None:
+        self._client.close()
+        super().close()
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        return {}
+    return {k: int(v) for k, v in raw.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _error_detail(response: Any) -> str:
+    """The server's error message when it sent the OpenAI error shape, else the start of the body."""
+    try:
+        data = response.json()
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:300]
+        if isinstance(error, str):
+            return error[:300]
+    except Exception:  # noqa: BLE001 - any unreadable body falls back to raw text
+        pass
+    return (response.text or "(empty body)")[:300]

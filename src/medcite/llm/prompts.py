@@ -1,0 +1,306 @@
+"""Prompt files (``llm/prompts/*.txt``) and the fixed-rule parsers of their answers.
+
+A prompt file is a few comment lines (``#``) followed by messages, each opened by a line ``[system]``,
+``[user]`` or ``[assistant]``. ``{name}`` placeholders are filled by :func:`render`; other braces (JSON
+examples) are left alone. Each parser turns a raw model answer into exactly what the caller needs and
+never returns more than the paper's limits allow:
+
+- :func:`parse_reformulations` — CLaC 2025: keep lines starting ``1.``–``3.``, strip, dedupe, at most 3;
+- :func:`parse_decomposition` — CLaC 2024: a JSON-like list of at most 5 keyword queries;
+- :func:`parse_summary` — CLaC 2025: 1–2 sentences, at most 80 words, numbers untouched;
+- :func:`parse_condensation` — CLaC 2024: whole sentences up to 250 words;
+- :func:`parse_permutation` — RankGPT (Sun et al., 2023): ``[3] > [1] > [2]`` to a full permutation.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .base import Message
+
+PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank")
+
+_ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+# -- prompt files --------------------------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _read(name: str, directory: str | None) -> str:
+    if directory is not None:
+        path = Path(directory) / f"{name}.txt"
+        if not path.is_file():
+            raise ConfigError(f"no prompt file {path}",
+                              hint=f"the prompt files are: {', '.join(PROMPT_NAMES)}")
+        return path.read_text(encoding="utf-8")
+    res = resources.files("medcite.llm") / "prompts" / f"{name}.txt"
+    if not res.is_file():
+        raise ConfigError(f"unknown prompt {name!r}", hint=f"choose one of: {', '.join(PROMPT_NAMES)}")
+    return res.read_text(encoding="utf-8")
+
+
+def load_prompt(name: str, directory: str | Path | None = None) -> list[Message]:
+    """The messages of prompt ``name``, placeholders unfilled (``directory`` overrides the packaged files)."""
+    text = _read(name, None if directory is None else str(directory))
+    messages: list[Message] = []
+    for line in text.splitlines():
+        match = _ROLE_LINE.match(line)
+        if match:
+            messages.append({"role": match.group(1), "content": ""})
+        elif messages:
+            messages[-1]["content"] += line + "\n"
+        elif line.strip() and not line.startswith("#"):
+            raise ConfigError(f"prompt {name!r} has text before its first [system]/[user] line: {line!r}",
+                              hint="start each message with a line [system], [user] or [assistant]")
+    if not messages:
+        raise ConfigError(f"prompt {name!r} has no messages",
+                          hint="add a line [user] followed by the prompt text")
+    return [{"role": m["role"], "content": m["content"].strip()} for m in messages]
+
+
+def placeholders(name: str, directory: str | Path | None = None) -> set[str]:
+    """The ``{name}`` placeholders that :func:`render` needs for prompt ``name``."""
+    return {p for m in load_prompt(name, directory) for p in _PLACEHOLDER.findall(m["content"])}
+
+
+def render(name: str, directory: str | Path | None = None, **values: Any) -> list[Message]:
+    """Fill the placeholders of prompt ``name``; a missing value raises naming it."""
+    missing = placeholders(name, directory) - set(values)
+    if missing:
+        raise ConfigError(f"prompt {name!r} needs values for {sorted(missing)}",
+                          hint=f"pass {', '.join(sorted(missing))} to render()")
+
+    def fill(match: re.Match[str]) -> str:
+        return str(values[match.group(1)])
+
+    return [{"role": m["role"], "content": _PLACEHOLDER.sub(fill, m["content"])}
+            for m in load_prompt(name, directory)]
+
+
+# -- shared cleaning -----------------------------------------------------------------------------------
+_FENCE = re.compile(r"^\s*```[\w-]*\s*$")
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb"
+
+
+def _strip_fences(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not _FENCE.match(line))
+
+
+def _clean_item(item: str) -> str:
+    """Strip markdown emphasis, quotes, trailing commas and surrounding space from one list item."""
+    item = item.strip()
+    previous = None
+    while item != previous:
+        previous = item
+        item = item.strip().strip("*_").strip().rstrip(",;").strip()
+        if len(item) >= 2 and item[0] in _QUOTES and item[-1] in _QUOTES:
+            item = item[1:-1]
+    return re.sub(r"\s+", " ", item).strip()
+
+
+def _dedupe(items: list[str], limit: int) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.casefold()
+        if item and key not in seen:
+            seen.add(key)
+            out.append(item)
+        if len(out) == limit:
+            break
+    return out
+
+
+# -- reformulations (CLaC 2025) ------------------------------------------------------------------------
+# "1." .. "3." at the start of a line (after markdown markers); "1.5 mg" is not a list number.
+_NUMBERED = re.compile(r"^\s*(?:[#>*_]+\s*)?([1-3])\.(?!\d)(?:\*\*|__)?\s*(.*)$")
+_LABEL = re.compile(
+    r"^(?:\*\*|__)?(?:formal|clinical|patient|plain|lay|aspect|specific|one aspect|focused)[\w \-/()]{0,40}?"
+    r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s*",
+    re.IGNORECASE,
+)
+
+
+def parse_reformulations(text: str, n: int = 3) -> list[str]:
+    """Keep lines starting ``1.``–``3.``, strip them, dedupe, at most ``n`` (CLaC 2025's fixed rules).
+
+    A leading label such as ``Formal clinical:`` is removed; when a numbered line holds only a label, the next
+    unnumbered line is taken as its query.
+    """
+    lines = _strip_fences(text).splitlines()
+    items: list[str] = []
+    for i, line in enumerate(lines):
+        match = _NUMBERED.match(line)
+        if not match:
+            continue
+        item = _clean_item(_LABEL.sub("", match.group(2).strip()))
+        if not item:
+            for follow in lines[i + 1:]:
+                if not follow.strip():
+                    continue
+                if not _NUMBERED.match(follow):
+                    item = _clean_item(follow)
+                break
+        items.append(item)
+    return _dedupe(items, n)
+
+
+# -- decomposition (CLaC 2024) -------------------------------------------------------------------------
+_BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+")
+_QUOTED = re.compile(r"\"([^\"]+)\"|\u201c([^\u201d]+)\u201d|'([^']+)'")
+
+
+def _list_items(candidate: str) -> list[Any] | None:
+    for loader in (json.loads, ast.literal_eval):
+        try:
+            value = loader(candidate)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        if isinstance(value, dict):  # {"queries": [...]}
+            for inner in value.values():
+                if isinstance(inner, list):
+                    return inner
+    return None
+
+
+def _flatten(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        for key in ("query", "text", "q"):
+            if isinstance(value.get(key), str):
+                return [value[key]]
+        return []
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _flatten(v)]
+    return [] if value is None or isinstance(value, bool) else [str(value)]
+
+
+def parse_decomposition(text: str, max_queries: int = 5) -> list[str]:
+    """A JSON-like list of keyword queries, read tolerantly (CLaC 2024): at most ``max_queries``, deduped.
+
+    Tries, in order: the bracketed list as JSON or a Python literal; the quoted strings inside the brackets;
+    bulleted or numbered lines; a single comma-separated line.
+    """
+    body = _strip_fences(text).strip()
+    items: list[str] = []
+    start, end = body.find("["), body.rfind("]")
+    if start >= 0 and end > start:
+        span = body[start:end + 1]
+        parsed = _list_items(span)
+        if parsed is None:
+            parsed = _list_items(span.translate(str.maketrans("\u201c\u201d\u2018\u2019", "\"\"''")))
+        if parsed is not None:
+            items = _flatten(parsed)
+        else:
+            items = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(span)]
+            if not items:
+                items = span[1:-1].split(",")
+    if not items:
+        lines = [ln for ln in body.splitlines() if ln.strip()]
+        bulleted = [ln for ln in lines if _BULLET.match(ln)]
+        if bulleted:
+            items = [_BULLET.sub("", ln) for ln in bulleted]
+        else:
+            kept = [ln for ln in lines if not ln.rstrip().endswith(":")]
+            items = kept[0].split(",") if len(kept) == 1 else kept
+    return _dedupe([_clean_item(i) for i in items], max_queries)
+
+
+# -- summaries and condensation (CLaC 2024/2025) --------------------------------------------------------
+_PREAMBLE = re.compile(
+    r"^\s*(?:\*\*)?(?:here(?:'s| is| are)\b[^:\n]{0,80}|summary|condensed answer|shortened answer|answer)"
+    r"(?:\*\*)?\s*:\s*",
+    re.IGNORECASE,
+)
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences as exact substrings of ``text`` (syntok's rules keep ``1.2%``, ``et al.``, ``Fig. 2``)."""
+    import syntok.segmenter as segmenter
+
+    out: list[str] = []
+    for paragraph in segmenter.analyze(text):
+        for sentence in paragraph:
+            tokens = list(sentence)
+            if tokens:
+                out.append(text[tokens[0].offset: tokens[-1].offset + len(tokens[-1].value)].strip())
+    return [s for s in out if s]
+
+
+def _prose(text: str) -> str:
+    """One paragraph: fences, a leading preamble line/label and list bullets removed."""
+    lines = [ln for ln in _strip_fences(text).splitlines() if ln.strip()]
+    lines = [_BULLET.sub("", ln).strip() for ln in lines]
+    if lines and lines[0].rstrip().endswith(":") and _PREAMBLE.match(lines[0]):
+        lines = lines[1:]
+    joined = " ".join(lines)
+    return _PREAMBLE.sub("", joined, count=1).strip()
+
+
+def _cap_words(text: str, max_words: int) -> str:
+    words = text.split()
+    if len(words) <= max_words:
+        return text
+    cut = " ".join(words[:max_words]).rstrip(",;:-")
+    return cut if cut.endswith((".", "!", "?")) else cut + "."
+
+
+def parse_summary(text: str, max_words: int = 80, max_sentences: int = 2) -> str:
+    """The first ``max_sentences`` sentences cut to ``max_words`` words; the words themselves are kept."""
+    body = _prose(text)
+    if not body:
+        return ""
+    kept = " ".join(_sentences(body)[:max_sentences]) or body
+    return _cap_words(kept, max_words)
+
+
+def parse_condensation(text: str, max_words: int = 250) -> str:
+    """Whole sentences while they fit in ``max_words`` (a first sentence longer than that is cut)."""
+    body = _prose(text)
+    kept: list[str] = []
+    count = 0
+    for sentence in _sentences(body) if body else []:
+        words = len(sentence.split())
+        if count + words > max_words:
+            if not kept:
+                kept.append(_cap_words(sentence, max_words))
+            break
+        kept.append(sentence)
+        count += words
+    return " ".join(kept)
+
+
+# -- permutations (RankGPT) ----------------------------------------------------------------------------
+_BRACKETED = re.compile(r"\[\s*(\d+)\s*\]")
+_BARE = re.compile(r"(?<![\w.])(\d+)(?!\w|\.\d)")
+
+
+def parse_permutation(text: str, n: int) -> list[int]:
+    """RankGPT output such as ``[3] > [1] > [2]`` to a 0-based permutation of ``range(n)``.
+
+    Identifiers are 1-based as shown to the model. Bracketed ids are read when there are any, else bare
+    numbers; ids outside 1..n and repeats are ignored, and ids the model left out are appended in their
+    original order, so the result is always a full permutation and never names a passage not shown.
+    """
+    found = _BRACKETED.findall(text) or _BARE.findall(text)
+    order: list[int] = []
+    seen: set[int] = set()
+    for raw in found:
+        if len(raw) > 6:  # no window is that long; also keeps int() away from huge digit strings
+            continue
+        idx = int(raw) - 1
+        if 0 <= idx < n and idx not in seen:
+            seen.add(idx)
+            order.append(idx)
+    order.extend(i for i in range(n) if i not in seen)
+    return order

@@ -1,0 +1,113 @@
+"""Every LLM call traced as one JSON line of the run's ``trace.jsonl`` (docs/RUNDIR.md).
+
+Pipeline code says where to write and what the call is for; the backends record automatically:
+
+    with trace_to(run_dir / "trace.jsonl"), trace_context(topic_id=topic.id):
+        with trace_context(stage="reformulation"):
+            llm.complete(...)
+
+Both are :mod:`contextvars`, so they follow the code that sets them (threads started with
+``contextvars.copy_context().run`` inherit them; plain thread-pool workers do not, which is why
+:meth:`medcite.llm.base.BaseLLM.complete_many` records in the calling thread).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import Completion, Message
+
+log = logging.getLogger(__name__)
+
+
+class TraceWriter:
+    """Appends JSON lines to one file; safe to share between threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def write(self, row: dict[str, Any]) -> None:
+        line = json.dumps(row, ensure_ascii=False) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+_WRITER: ContextVar[TraceWriter | None] = ContextVar("medcite_llm_trace_writer", default=None)
+_CONTEXT: ContextVar[dict[str, Any]] = ContextVar("medcite_llm_trace_context", default={})  # noqa: B039
+
+
+@contextmanager
+def trace_to(path: str | Path | TraceWriter | None) -> Iterator[TraceWriter | None]:
+    """Send the trace of every LLM call made inside this block to ``path`` (None: no trace)."""
+    writer = path if isinstance(path, TraceWriter) or path is None else TraceWriter(path)
+    token = _WRITER.set(writer)
+    try:
+        yield writer
+    finally:
+        _WRITER.reset(token)
+
+
+@contextmanager
+def trace_context(**fields: Any) -> Iterator[dict[str, Any]]:
+    """Label the calls made inside this block (``topic_id``, ``stage``); nested blocks add or override."""
+    merged = {**_CONTEXT.get(), **fields}
+    token = _CONTEXT.set(merged)
+    try:
+        yield merged
+    finally:
+        _CONTEXT.reset(token)
+
+
+def current_context() -> dict[str, Any]:
+    return dict(_CONTEXT.get())
+
+
+def _row(backend: str, model: str, messages: Sequence[Message], params: dict[str, Any]) -> dict[str, Any]:
+    ctx = _CONTEXT.get()
+    row: dict[str, Any] = {"topic_id": ctx.get("topic_id"), "stage": ctx.get("stage")}
+    row.update({k: v for k, v in ctx.items() if k not in row})
+    row.update({"backend": backend, "model": model, "messages": list(messages), "params": params})
+    return row
+
+
+def record(
+    backend: str, model: str, messages: Sequence[Message], params: dict[str, Any], completion: Completion
+) -> None:
+    """Write one trace line for a finished call (no-op outside :func:`trace_to`)."""
+    writer = _WRITER.get()
+    if writer is None:
+        return
+    row = _row(backend, model, messages, params)
+    row.update({
+        "output": completion.text,
+        "response_model": completion.model,
+        "usage": completion.usage,
+        "latency_s": round(completion.latency_s, 6),
+        "cache_hit": completion.cache_hit,
+    })
+    writer.write(row)
+
+
+def record_error(
+    backend: str, model: str, messages: Sequence[Message], params: dict[str, Any], error: Exception
+) -> None:
+    """Write one trace line for a call that failed (``output`` empty, ``error`` says why)."""
+    writer = _WRITER.get()
+    if writer is None:
+        return
+    row = _row(backend, model, messages, params)
+    row.update({"output": "", "latency_s": None, "cache_hit": False, "error": str(error)})
+    writer.write(row)

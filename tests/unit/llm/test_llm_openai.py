@@ -1,0 +1,226 @@
+"""The openai backend against a real HTTP server on 127.0.0.1 (see conftest.FakeOpenAIServer)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from medcite.config import load_settings
+from medcite.errors import ConfigError, LLMError
+from medcite.llm.base import make_llm
+from medcite.llm.openai_backend import OpenAIBackend, parse_retry_after
+from medcite.llm.trace import trace_context, trace_to
+
+MSG = [{"role": "user", "content": "What treats scurvy?"}]
+
+
+def backend(server, sleeps: list[float] | None = None, **kw) -> OpenAIBackend:
+    kw.setdefault("max_retries", 2)
+    kw.setdefault("backoff_s", 0.0)
+    kw.setdefault("timeout_s", 5.0)
+    record = sleeps if sleeps is not None else []
+    return OpenAIBackend("fake-model", base_url=server.base_url, sleep=record.append, **kw)
+
+
+def test_normal_completion_and_request_body(openai_server, monkeypatch):
+    monkeypatch.delenv("MEDCITE_TEST_KEY", raising=False)
+    openai_server.push({"kind": "ok", "text": "Vitamin C [1]."})
+    llm = backend(openai_server, api_key_env="MEDCITE_TEST_KEY", max_tokens=64)
+    out = llm.complete(MSG, stop=["\n\n"])
+    assert out.text == "Vitamin C [1]."
+    assert out.model == "fake-model"
+    assert out.usage == {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    assert out.cache_hit is False and out.finish_reason == "stop" and out.latency_s > 0
+    (req,) = openai_server.requests
+    assert req["path"] == "/v1/chat/completions"
+    assert req["body"] == {"model": "fake-model", "messages": MSG, "stream": False, "temperature": 0.0,
+                           "max_tokens": 64, "stop": ["\n\n"], "seed": 0}
+    assert "Authorization" not in req["headers"]
+
+
+def test_api_key_from_named_environment_variable(openai_server, monkeypatch):
+    monkeypatch.setenv("MEDCITE_TEST_KEY", "sk-test-123")
+    backend(openai_server, api_key_env="MEDCITE_TEST_KEY").complete(MSG)
+    assert openai_server.requests[0]["headers"]["Authorization"] == "Bearer sk-test-123"
+
+
+def test_500_then_success_retries_once(openai_server):
+    openai_server.push({"kind": "status", "status": 500})
+    sleeps: list[float] = []
+    llm = backend(openai_server, sleeps)
+    assert llm.complete(MSG).text == "echo: What treats scurvy?"
+    assert len(openai_server.requests) == 2
+    assert llm.retries == 1 and len(sleeps) == 1
+
+
+def test_429_honours_retry_after(openai_server):
+    openai_server.push({"kind": "status", "status": 429, "headers": {"Retry-After": "2"}},
+                       {"kind": "status", "status": 429, "headers": {"Retry-After": "0.5"}})
+    sleeps: list[float] = []
+    llm = backend(openai_server, sleeps, backoff_s=30.0)
+    assert llm.complete(MSG).text.startswith("echo:")
+    assert sleeps == [2.0, 0.5]  # the server's delay, not the (much longer) backoff
+    assert len(openai_server.requests) == 3
+
+
+def test_persistent_429_gives_up_retryable(openai_server):
+    openai_server.push(*[{"kind": "status", "status": 429} for _ in range(5)])
+    llm = backend(openai_server, max_retries=3)
+    with pytest.raises(LLMError) as info:
+        llm.complete(MSG)
+    assert info.value.retryable is True
+    assert "HTTP 429" in info.value.message and "gave up after 4 attempts" in info.value.message
+    assert "llm.concurrency" in (info.value.hint or "")
+    assert len(openai_server.requests) == 4
+
+
+def test_backoff_doubles_with_jitter(openai_server):
+    openai_server.push(*[{"kind": "status", "status": 503} for _ in range(4)])
+    sleeps: list[float] = []
+    llm = backend(openai_server, sleeps, max_retries=3, backoff_s=1.0)
+    with pytest.raises(LLMError):
+        llm.complete(MSG)
+    assert len(sleeps) == 3
+    for attempt, delay in enumerate(sleeps):
+        ceiling = 2.0**attempt
+        assert ceiling / 2 <= delay <= ceiling
+
+
+def test_malformed_json_is_not_retried(openai_server):
+    openai_server.push({"kind": "malformed"})
+    with pytest.raises(LLMError) as info:
+        backend(openai_server).complete(MSG)
+    assert info.value.retryable is False
+    assert "not JSON" in info.value.message and "/v1" in (info.value.hint or "")
+    assert len(openai_server.requests) == 1
+
+
+def test_empty_choices_is_not_retried(openai_server):
+    openai_server.push({"kind": "empty"})
+    with pytest.raises(LLMError) as info:
+        backend(openai_server).complete(MSG)
+    assert info.value.retryable is False and "no choices" in info.value.message
+    assert len(openai_server.requests) == 1
+
+
+def test_slow_response_times_out_then_retry_succeeds(openai_server):
+    openai_server.push({"kind": "ok", "text": "late", "delay": 1.5})
+    llm = backend(openai_server, timeout_s=0.3)
+    start = time.perf_counter()
+    out = llm.complete(MSG)
+    assert out.text == "echo: What treats scurvy?"  # the second, fast answer
+    assert llm.retries == 1 and len(openai_server.requests) == 2
+    assert time.perf_counter() - start < 1.4  # did not wait for the slow answer
+
+
+def test_always_slow_gives_retryable_timeout(openai_server):
+    openai_server.push(*[{"kind": "ok", "text": "late", "delay": 1.0} for _ in range(2)])
+    with pytest.raises(LLMError) as info:
+        backend(openai_server, timeout_s=0.2, max_retries=1).complete(MSG)
+    assert info.value.retryable is True and "within 0.2 s" in info.value.message
+    assert "llm.timeout_s" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(("status", "hint_part"), [(401, "MEDCITE_TEST_KEY"), (404, "llm.base_url"),
+                                                   (400, "llm.max_tokens")])
+def test_client_errors_are_not_retried(openai_server, status, hint_part):
+    openai_server.push({"kind": "status", "status": status, "json": {"error": {"message": "nope"}}})
+    with pytest.raises(LLMError) as info:
+        backend(openai_server, api_key_env="MEDCITE_TEST_KEY").complete(MSG)
+    assert info.value.retryable is False
+    assert f"HTTP {status}: nope" in info.value.message and hint_part in (info.value.hint or "")
+    assert len(openai_server.requests) == 1
+
+
+def test_connection_refused_is_retryable():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sleeps: list[float] = []
+    llm = OpenAIBackend("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, backoff_s=0.0,
+                        sleep=sleeps.append)
+    with pytest.raises(LLMError) as info:
+        llm.complete(MSG)
+    assert info.value.retryable is True and "cannot reach" in info.value.message
+    assert len(sleeps) == 2
+
+
+def test_model_name_required():
+    with pytest.raises(ConfigError, match="needs a model name"):
+        OpenAIBackend(None)
+
+
+def test_complete_many_keeps_order_and_respects_concurrency(openai_server):
+    openai_server.push(*[{"kind": "echo", "delay": 0.15} for _ in range(6)])
+    llm = backend(openai_server, concurrency=2)
+    chats = [[{"role": "user", "content": f"q{i}"}] for i in range(6)]
+    start = time.perf_counter()
+    outs = llm.complete_many(chats)
+    elapsed = time.perf_counter() - start
+    assert [o.text for o in outs] == [f"echo: q{i}" for i in range(6)]
+    assert openai_server.max_in_flight == 2
+    assert 0.4 < elapsed < 2.0  # 3 rounds of 2 parallel requests, not 6 sequential ones
+
+
+def test_semaphore_limits_threads_calling_complete(openai_server):
+    openai_server.push(*[{"kind": "echo", "delay": 0.1} for _ in range(4)])
+    llm = backend(openai_server, concurrency=1)
+    threads = [threading.Thread(target=llm.complete, args=(MSG,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(openai_server.requests) == 4 and openai_server.max_in_flight == 1
+
+
+def test_streaming_assembles_chunks(openai_server):
+    openai_server.push({"kind": "stream", "pieces": ["Vita", "min ", "C."]})
+    out = backend(openai_server, stream=True).complete(MSG)
+    assert out.text == "Vitamin C." and out.finish_reason == "stop"
+    assert openai_server.requests[0]["body"]["stream"] is True
+
+
+def test_streaming_error_status_is_retried(openai_server):
+    openai_server.push({"kind": "status", "status": 502}, {"kind": "stream", "pieces": ["ok"]})
+    llm = backend(openai_server, stream=True)
+    assert llm.complete(MSG).text == "ok" and llm.retries == 1
+
+
+def test_retry_after_parsing():
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    assert 8 < parse_retry_after(time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 10))) <= 10
+
+
+def test_cache_makes_second_run_silent_and_identical(openai_server, tmp_path):
+    settings = load_settings("offline", ["llm.backend=openai", "llm.model=fake-model",
+                                         f"llm.base_url={openai_server.base_url}", f"llm.cache_dir={tmp_path}"])
+    openai_server.push({"kind": "ok", "text": "first answer"}, {"kind": "ok", "text": "second answer"})
+    trace_file = tmp_path / "run" / "trace.jsonl"
+    with trace_to(trace_file), trace_context(topic_id="t1", stage="reformulation"):
+        first = make_llm(settings).complete(MSG)
+        again = make_llm(settings).complete(MSG)  # a re-run: new backend, same cache folder
+        other = make_llm(settings).complete(MSG, max_tokens=7)  # other parameters: not a hit
+    assert first.text == again.text == "first answer"
+    assert (first.cache_hit, again.cache_hit, other.cache_hit) == (False, True, False)
+    assert other.text == "second answer"
+    assert len(openai_server.requests) == 2
+    rows = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    assert [r["cache_hit"] for r in rows] == [False, True, False]
+    assert rows[0]["topic_id"] == "t1" and rows[0]["stage"] == "reformulation"
+    assert rows[0]["backend"] == "openai" and rows[0]["model"] == "fake-model"
+    assert rows[0]["messages"] == MSG and rows[0]["output"] == "first answer"
+    assert rows[0]["params"]["temperature"] == 0.0 and rows[2]["params"]["max_tokens"] == 7
+
+
+def test_failed_call_is_traced(openai_server, tmp_path):
+    openai_server.push({"kind": "empty"})
+    trace_file = tmp_path / "trace.jsonl"
+    with trace_to(trace_file), trace_context(topic_id="t9", stage="generate"), pytest.raises(LLMError):
+        backend(openai_server).complete(MSG)
+    (row,) = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    assert row["topic_id"] == "t9" and row["output"] == "" and "no choices" in row["error"]
