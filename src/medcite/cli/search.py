@@ -59,6 +59,21 @@ BATCH = 256
     help="Topic fields joined into the query text: comma-separated from question, topic, narrative.",
 )
 @click.option("--qid", default="1", show_default=True, help="Query id of a single QUERY in the run file.")
+@click.option(
+    "--preset",
+    default=None,
+    help="Retrieval preset (bm25, hybrid, narrow, wide, best, ... or a .json file); needs --corpus.",
+)
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Document store folder; with --preset its indexes are built or reused under STORE/indexes/.",
+)
+@click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE",
+    help="With --preset: override one setting, e.g. --set retrieve.k=200 (repeatable).",
+)
 def search(
     query: str | None,
     index_dir: Path | None,
@@ -68,13 +83,23 @@ def search(
     run_tag: str | None,
     query_from: str,
     qid: str,
+    preset: str | None = None,
+    corpus: Path | None = None,
+    overrides: tuple[str, ...] = (),
 ) -> None:
     """Search a BM25 index with QUERY, or with every topic of --topics, and write a TREC run.
 
     \b
     medcite search --index idx "statins and muscle pain"
     medcite search --index idx --topics topics.json --output run.trec -k 100
+    medcite search --preset best --corpus store --topics topics.json --output run.trec -k 100
     """
+    if preset is not None or corpus is not None or overrides:
+        from .search_preset import search_preset
+
+        search_preset(preset=preset, corpus=corpus, overrides=overrides, query=query, topics=topics,
+                      output=output, k=k, run_tag=run_tag, query_from=query_from, qid=qid, index_dir=index_dir)
+        return
     if (query is None) == (topics is None):
         raise InputError(
             "give either a QUERY or --topics FILE (not both)", hint='e.g. medcite search --index idx "statin myopathy"'

@@ -1,0 +1,96 @@
+"""`medcite search --preset NAME --corpus STORE ...` in-process: valid TREC runs, index reuse, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from medcite.cli.main import cli
+from medcite.corpus.store import DocumentStore, FileStats
+from medcite.trec import read_run
+from medcite.types import Article
+
+DOCS = [
+    Article("101", "Statins lower LDL cholesterol", "Statin therapy reduces cardiovascular events."),
+    Article("102", "Aspirin and bleeding", "Daily aspirin increases the risk of gastrointestinal bleeding."),
+    Article("103", "Sleep apnea treatment", "CPAP is the first-line therapy for obstructive sleep apnea."),
+    Article("104", "Statin myopathy", "Muscle pain during statin therapy."),
+]
+TOPICS = [
+    {"id": 181, "question": "do statins cause muscle pain?", "narrative": "A patient on statins.", "topic": "statins"},
+    {"id": 182, "question": "how is sleep apnea treated?", "narrative": "Snoring.", "topic": "sleep apnea"},
+]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    with DocumentStore.create(tmp_path / "store") as s, s.transaction() as tx:
+        tx.upsert(DOCS, FileStats("x"))
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def topics(tmp_path: Path) -> Path:
+    path = tmp_path / "topics.json"
+    path.write_text(json.dumps(TOPICS), encoding="utf-8")
+    return path
+
+
+def _invoke(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_search_preset_bm25_writes_a_valid_trec_run(corpus: Path, topics: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run.trec"
+    args = ["search", "--preset", "bm25", "--corpus", str(corpus), "--topics", str(topics), "--output", str(out),
+            "-k", "2"]
+    code, text = _invoke(args)
+    assert code == 0, text
+    lines = out.read_text().splitlines()
+    assert all(len(line.split()) == 6 and line.endswith("medcite-bm25") for line in lines)
+    run = read_run(out)
+    assert set(run) == {"181", "182"}
+    assert [h.pmid for h in run["181"]] == ["104", "101"]
+    assert [h.pmid for h in run["182"]] == ["103"]
+    indexes = sorted(p.name for p in (corpus / "indexes").iterdir())
+    assert len(indexes) == 1 and indexes[0].startswith("bm25-")
+    # a second run reuses the index and writes the same ranking
+    code, _ = _invoke(args)
+    assert code == 0 and read_run(out) == run
+    assert sorted(p.name for p in (corpus / "indexes").iterdir()) == indexes
+
+
+def test_search_preset_narrow_keeps_its_budget_and_overrides_apply(corpus: Path, topics: Path, tmp_path: Path) -> None:
+    out = tmp_path / "narrow.trec"
+    code, text = _invoke(["search", "--preset", "narrow", "--corpus", str(corpus), "--topics", str(topics),
+                          "--output", str(out), "-k", "100", "--set", "retrieve.keep=1"])
+    assert code == 0, text
+    run = read_run(out)
+    assert {q: len(h) for q, h in run.items()} == {"181": 1, "182": 1}
+    assert out.read_text().split()[-1] == "medcite-narrow"
+
+
+def test_search_preset_single_query_prints_titles(corpus: Path) -> None:
+    code, text = _invoke(["search", "--preset", "bm25", "--corpus", str(corpus), "obstructive sleep apnea"])
+    assert code == 0, text
+    assert text.splitlines()[0].split()[:2] == ["1", "103"] and "Sleep apnea treatment" in text
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--preset", "bm25"], "--preset and --corpus go together"),
+        (["--preset", "nope", "--corpus", "{corpus}"], "unknown preset"),
+        (["--preset", "bm25", "--corpus", "{corpus}", "--index", "x"], "not both"),
+        (["--preset", "bm25", "--corpus", "{corpus}", "--query-from", "topic"], "--query-from"),
+    ],
+)
+def test_search_preset_errors(corpus: Path, topics: Path, extra: list[str], message: str) -> None:
+    args = ["search", "--topics", str(topics), *[a.format(corpus=corpus) for a in extra]]
+    code, text = _invoke(args)
+    assert code == 1
+    assert message in text
