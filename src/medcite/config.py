@@ -250,6 +250,11 @@ class RerankSettings(_Section):
     top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
     k: int = Field(10, ge=1, description="Hits kept after reranking.")
     device: str = Field("cpu", description="Torch device of the reranker models ('cpu', 'cuda', ...).")
+    window: int = Field(20, ge=2, description="'llm-listwise': passages ranked per LLM call (RankGPT window).")
+    step: int = Field(10, ge=1, description="'llm-listwise': how far the window moves up after each call.")
+    passage_words: int = Field(
+        120, ge=8, description="'llm-listwise': words of title + abstract shown per passage."
+    )
     members: list[str] = Field(
         default_factory=list, description="Ensemble members as 'backend' or 'backend:model', e.g. "
         "'cross-encoder:minilm-l12'."
