@@ -126,13 +126,21 @@ class AsymmetricEncoder:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return encode_batched(
-            list(texts), self._queries, length=len, batch_size=self.batch_size, dim=self.dim,
+            list(texts),
+            self._queries,
+            length=len,
+            batch_size=self.batch_size,
+            dim=self.dim,
             desc="encode queries",
         )
 
     def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
         pairs = [(a.title, a.abstract) for a in articles]
         return encode_batched(
-            pairs, self._articles, length=lambda p: len(p[0]) + len(p[1]), batch_size=self.batch_size,
-            dim=self.dim, desc="encode articles",
+            pairs,
+            self._articles,
+            length=lambda p: len(p[0]) + len(p[1]),
+            batch_size=self.batch_size,
+            dim=self.dim,
+            desc="encode articles",
         )

@@ -93,12 +93,20 @@ class OnnxMiniLMEncoder:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return encode_batched(
-            list(texts), lambda b: self._run(b, self.query_max_length), length=len,
-            batch_size=self.batch_size, dim=self.dim, desc="encode queries",
+            list(texts),
+            lambda b: self._run(b, self.query_max_length),
+            length=len,
+            batch_size=self.batch_size,
+            dim=self.dim,
+            desc="encode queries",
         )
 
     def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
         return encode_batched(
-            [a.text for a in articles], lambda b: self._run(b, self.doc_max_length), length=len,
-            batch_size=self.batch_size, dim=self.dim, desc="encode articles",
+            [a.text for a in articles],
+            lambda b: self._run(b, self.doc_max_length),
+            length=len,
+            batch_size=self.batch_size,
+            dim=self.dim,
+            desc="encode articles",
         )

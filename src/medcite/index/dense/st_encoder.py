@@ -66,7 +66,8 @@ class SentenceTransformerEncoder:
         self.normalize = True if normalize is None else bool(normalize)
         self.batch_size = batch_size
         self.name = model
-        dim = self._model.get_sentence_embedding_dimension()
+        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = getter()
         if not dim:
             raise ConfigError(f"model {model!r} does not report its embedding size", hint="use another model")
         self.dim = int(dim)
@@ -95,7 +96,11 @@ class SentenceTransformerEncoder:
         self._model.max_seq_length = self.query_max_length
         try:
             return encode_batched(
-                list(texts), self._encode, length=len, batch_size=self.batch_size, dim=self.dim,
+                list(texts),
+                self._encode,
+                length=len,
+                batch_size=self.batch_size,
+                dim=self.dim,
                 desc="encode queries",
             )
         finally:

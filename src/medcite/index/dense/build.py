@@ -1,0 +1,383 @@
+"""Build and update a dense index from the document store, in bounded memory, resumably.
+
+A build has two phases. *Encode*: articles are read from the store in PMID order and encoded
+``chunk_size`` at a time; each finished chunk is written as ``chunks/embeds_chunk_N.npy`` +
+``pmids_chunk_N.json`` (NCBI's layout for its MedCPT PubMed embeddings), so an interrupted build
+resumes after the last finished chunk. *Assemble*: the chunks are streamed into the memory-mapped row
+files and the FAISS index (IVF-PQ is trained on a sample first). The manifest records the store
+sequence number the build started from; changes made since are then applied as an update.
+
+An update encodes only the articles added or replaced since the manifest's sequence number, appends
+them as new rows and switches off the rows of replaced and deleted PMIDs. Once ``compact_ratio`` of
+the rows are dead, or the layout settings changed, the index is rebuilt from the stored vectors
+without re-encoding anything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import IndexMismatchError, InputError
+from ...io import atomic_write, write_json
+from . import faiss_index as fx
+from . import folder as fo
+from .encoders import Encoder, encoder_spec, load_encoder
+
+if TYPE_CHECKING:
+    from ...config import DenseSettings
+    from ...corpus.store import DocumentStore
+
+log = logging.getLogger(__name__)
+
+CHUNKS = "chunks"
+#: One chunk of rows: its PMIDs (int64) and a callable that reads its vectors (lazily, from disk).
+Chunk = tuple[np.ndarray, Callable[[], np.ndarray], str]
+
+
+def encoder_record(encoder: Encoder, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"spec": spec, "name": encoder.name, "fingerprint": encoder.fingerprint, "dim": encoder.dim}
+
+
+def check_encoder(manifest: dict[str, Any], encoder: Encoder, where: Path) -> None:
+    """Refuse an encoder whose vector space differs from the index's (IndexMismatchError)."""
+    rec = manifest.get("encoder", {})
+    dim = manifest.get("counts", {}).get("dim")
+    if encoder.dim != dim or encoder.fingerprint != rec.get("fingerprint"):
+        raise IndexMismatchError(
+            f"the dense index at {where} was built with encoder {rec.get('name')!r} ({dim}-d, fingerprint "
+            f"{rec.get('fingerprint')}), but the encoder given is {encoder.name!r} ({encoder.dim}-d, "
+            f"fingerprint {encoder.fingerprint})",
+            hint=f"use --encoder {rec.get('spec', {}).get('encoder')!r} (the one the index was built with), "
+            "or rebuild the index with --rebuild",
+        )
+
+
+# -- public entry points ---------------------------------------------------------------------
+def build_dense_index(
+    store: DocumentStore,
+    out: str | Path,
+    settings: DenseSettings,
+    *,
+    encoder: Encoder | None = None,
+    rebuild: bool = False,
+    relayout: bool = False,
+) -> dict[str, Any]:
+    """Build the dense index of ``store`` into ``out``, or bring an existing one up to date.
+
+    Resumes an interrupted build; an existing index is updated incrementally unless ``rebuild``
+    (``relayout``: also rebuild it from its stored vectors in ``settings.index_type``).
+    Returns the manifest.
+    """
+    out = Path(out)
+    if fo.has_index(out) and not rebuild:
+        index_type = settings.index_type if relayout else None
+        return update_dense_index(store, out, settings, encoder=encoder, index_type=index_type)
+    if len(store) == 0:
+        raise InputError(
+            f"the document store at {store.path} is empty: there is nothing to index",
+            hint=f"ingest PubMed files first: medcite ingest FILES --store {store.path}",
+        )
+    spec = encoder_spec(settings)
+    encoder = encoder or load_encoder(settings)
+    chunk_dir = out / CHUNKS
+    if rebuild and chunk_dir.exists():
+        shutil.rmtree(chunk_dir)
+    state = _start_or_resume(chunk_dir, store, encoder, settings)
+    _encode_chunks(store, encoder, chunk_dir, settings.chunk_size, state)
+    old = fo.read(out)["files"] if fo.has_index(out) else None
+    corpus = {"store_id": store.store_id, "seq": state["seq"], "count": len(store)}
+    assemble(out, chunk_files(chunk_dir), settings, encoder_record(encoder, spec), corpus, old)
+    shutil.rmtree(chunk_dir)
+    return update_dense_index(store, out, settings, encoder=encoder)
+
+
+def update_dense_index(
+    store: DocumentStore,
+    out: str | Path,
+    settings: DenseSettings,
+    *,
+    encoder: Encoder | None = None,
+    index_type: str | None = None,
+) -> dict[str, Any]:
+    """Apply the store's changes since the index's sequence number (adds, replacements, deletions).
+
+    ``index_type``: change the layout (rebuilt from the stored vectors); None keeps the current one.
+    """
+    out = Path(out)
+    manifest = fo.read(out)
+    corpus = manifest["corpus"]
+    if corpus.get("store_id") != store.store_id:
+        raise IndexMismatchError(
+            f"the dense index at {out} does not follow the store at {store.path} ({store.store_id}); "
+            f"it was made from {corpus.get('store_id') or corpus.get('source')}",
+            hint="give the store it was built from, or rebuild into this folder with --rebuild",
+        )
+    since, target = int(corpus["seq"]), store.seq
+    relayout = index_type is not None and index_type != manifest["index"]["type"]
+    settings = settings.model_copy(update={"index_type": index_type or manifest["index"]["type"]})
+    if since == target and not relayout:
+        return manifest
+    spec = manifest["encoder"]["spec"]
+    if encoder is None:
+        encoder = load_encoder(spec, batch_size=settings.batch_size, device=settings.device)
+    check_encoder(manifest, encoder, out)
+    loaded = fo.load(out, manifest)
+    files = dict(manifest["files"])
+    dim, dtype, rows = loaded.vectors.shape[1], manifest["vector_dtype"], loaded.rows
+    index, live = loaded.index, loaded.live
+    gone = {int(p) for p in store.deleted_since(since)}
+    changed: list[int] = []
+    new_live: list[np.ndarray] = []
+    view = fo.row_files(out, files)
+    batch: list[Any] = []
+    for article in store.iter_changes(since):
+        batch.append(article)
+        if len(batch) >= settings.chunk_size:
+            rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
+            batch = []
+    if batch:
+        rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
+    old_rows = loaded.rows
+    live = np.concatenate([live, *new_live]) if new_live else live.copy()
+    stale = gone | set(changed)
+    if stale and old_rows:
+        pmids = np.memmap(out / files["pmids"], dtype=np.int64, mode="r", shape=(old_rows,))
+        targets = np.fromiter(stale, dtype=np.int64)
+        for start in range(0, old_rows, 1_000_000):
+            block = np.asarray(pmids[start : start + 1_000_000])
+            live[start : start + len(block)] &= ~np.isin(block, targets)
+    n_live = int(live.sum())
+    log.info(
+        "dense update: %d new rows, %d stale PMIDs, %d live of %d", len(changed), len(stale), n_live, rows
+    )
+    new_corpus = {"store_id": store.store_id, "seq": target, "count": len(store)}
+    if relayout or (rows and (rows - n_live) / rows > settings.compact_ratio):
+        return compact(
+            out, manifest | {"counts": {"rows": rows, "live": n_live, "dim": dim}}, live, settings, new_corpus
+        )
+    serial = fo.next_serial(files)
+    files["index"], files["live"] = f"index.{serial}.faiss", f"live.{serial}.npy"
+    fx.write_index(index, out / files["index"])
+    fo.save_live(out, files["live"], live)
+    return fo.commit(
+        out,
+        files=files,
+        rows=rows,
+        live=n_live,
+        dim=dim,
+        params=loaded.params,
+        encoder=manifest["encoder"],
+        corpus=new_corpus,
+        settings=settings.model_dump(mode="json"),
+        vector_dtype=dtype,
+        memory_bytes=fx.memory_bytes(index),
+    )
+
+
+def _append(
+    view: Any,
+    index: Any,
+    batch: list[Any],
+    encoder: Encoder,
+    rows: int,
+    dim: int,
+    dtype: str,
+    changed: list[int],
+    new_live: list[np.ndarray],
+) -> int:
+    vecs = encoder.encode_documents(batch)
+    pmids = np.array([int(a.pmid) for a in batch], dtype=np.int64)
+    _check_vectors(vecs, dim, "the encoder output")
+    new_rows = view.append(rows, dim, dtype, vecs, pmids)
+    fx.add(index, np.asarray(vecs, dtype=dtype), rows)  # the stored precision, as in a full build
+    changed.extend(pmids.tolist())
+    new_live.append(np.ones(len(pmids), dtype=bool))
+    return int(new_rows)
+
+
+def compact(
+    out: Path, manifest: dict[str, Any], live: np.ndarray, settings: DenseSettings, corpus: dict[str, Any]
+) -> dict[str, Any]:
+    """Rebuild the index from the live stored rows (new layout settings apply; nothing re-encoded)."""
+    files, dim = manifest["files"], manifest["counts"]["dim"]
+    rows, dtype = len(live), manifest["vector_dtype"]
+    vectors, pmids = fo.row_files(out, files).open(rows, dim, dtype)
+    step = settings.chunk_size
+
+    def chunks() -> Iterator[Chunk]:
+        for start in range(0, rows, step):
+            keep = np.nonzero(live[start : start + step])[0] + start
+            if len(keep):
+                yield np.asarray(pmids[keep]), (lambda k=keep: np.asarray(vectors[k])), f"rows {start}+"
+
+    return assemble(out, chunks(), settings, manifest["encoder"], corpus, files)
+
+
+# -- encode phase ----------------------------------------------------------------------------
+def _start_or_resume(
+    chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: DenseSettings
+) -> dict[str, Any]:
+    want = {
+        "fingerprint": encoder.fingerprint,
+        "dim": encoder.dim,
+        "store_id": store.store_id,
+        "chunk_size": settings.chunk_size,
+    }
+    state_path = chunk_dir / "state.json"
+    if state_path.exists():
+        state: dict[str, Any] = json.loads(state_path.read_text(encoding="utf-8"))
+        if {k: state.get(k) for k in want} != want:
+            raise IndexMismatchError(
+                f"{chunk_dir} holds an unfinished build with other settings ({state})",
+                hint="re-run with the same encoder, store and chunk size to resume, or discard it: --rebuild",
+            )
+        log.info("resuming the dense build in %s", chunk_dir)
+        return state
+    chunk_dir.mkdir(parents=True, exist_ok=True)
+    state = want | {"seq": store.seq}
+    write_json(state_path, state)
+    return state
+
+
+def _finished(chunk_dir: Path) -> list[int]:
+    """Numbers of the chunks whose two files are both complete, in order, stopping at the first gap."""
+    done = []
+    while (chunk_dir / f"pmids_chunk_{len(done)}.json").exists() and (
+        chunk_dir / f"embeds_chunk_{len(done)}.npy"
+    ).exists():
+        done.append(len(done))
+    return done
+
+
+def _encode_chunks(
+    store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int, state: dict[str, Any]
+) -> None:
+    done = _finished(chunk_dir)
+    after = -1
+    if done:
+        last = json.loads((chunk_dir / f"pmids_chunk_{done[-1]}.json").read_text(encoding="utf-8"))
+        after = max(int(p) for p in last)
+        log.info("%d chunks already encoded; continuing after PMID %d", len(done), after)
+    number = len(done)
+    batch: list[Any] = []
+
+    def flush() -> None:
+        nonlocal number, batch
+        vecs = encoder.encode_documents(batch)
+        _check_vectors(vecs, encoder.dim, "the encoder output")
+        with atomic_write(chunk_dir / f"embeds_chunk_{number}.npy", "wb") as fh:
+            np.save(fh, np.asarray(vecs, dtype=np.float32))
+        # the PMID file is written last: its presence marks the chunk as finished
+        with atomic_write(chunk_dir / f"pmids_chunk_{number}.json") as fh:
+            json.dump([a.pmid for a in batch], fh)
+        number += 1
+        batch = []
+
+    for article in store.iter_articles():
+        if int(article.pmid) <= after:
+            continue
+        batch.append(article)
+        if len(batch) >= size:
+            flush()
+    if batch:
+        flush()
+
+
+def chunk_files(chunk_dir: Path) -> Iterator[Chunk]:
+    for n in _finished(chunk_dir):
+        vec_path = chunk_dir / f"embeds_chunk_{n}.npy"
+        ids = json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8"))
+        yield np.array([int(p) for p in ids], dtype=np.int64), (lambda p=vec_path: np.load(p)), vec_path.name
+
+
+def _check_vectors(vecs: np.ndarray, dim: int, what: str) -> None:
+    if vecs.ndim != 2 or vecs.shape[1] != dim:
+        raise IndexMismatchError(
+            f"{what} has shape {vecs.shape}, expected (n, {dim})",
+            hint="every chunk must use the same encoder and embedding size",
+        )
+    if not np.isfinite(vecs).all():
+        raise InputError(
+            f"{what} contains NaN or infinite values",
+            hint="re-create these embeddings; a NaN vector cannot be searched",
+        )
+
+
+# -- assemble phase --------------------------------------------------------------------------
+def assemble(
+    out: Path,
+    chunks: Iterable[Chunk],
+    settings: DenseSettings,
+    encoder: dict[str, Any],
+    corpus: dict[str, Any],
+    old_files: dict[str, str] | None,
+) -> dict[str, Any]:
+    """Stream chunks into new row files and a new FAISS index, then commit the manifest."""
+    out.mkdir(parents=True, exist_ok=True)
+    serial = fo.next_serial(old_files)
+    files = {
+        "vectors": f"vectors.{serial}.bin",
+        "pmids": f"pmids.{serial}.bin",
+        "index": f"index.{serial}.faiss",
+        "live": f"live.{serial}.npy",
+    }
+    for name in (files["vectors"], files["pmids"]):
+        (out / name).unlink(missing_ok=True)
+    view = fo.row_files(out, files)
+    dim, dtype, rows = int(encoder["dim"]), settings.vector_dtype, 0
+    for pmids, read_vectors, label in chunks:
+        vecs = read_vectors()
+        _check_vectors(vecs, dim, label)
+        if len(vecs) != len(pmids):
+            raise InputError(
+                f"{label} has {len(vecs)} vectors but {len(pmids)} PMIDs",
+                hint="each embeds_chunk_N.npy must have one row per PMID in pmids_chunk_N.json",
+            )
+        rows = view.append(rows, dim, dtype, vecs, pmids)
+    if rows == 0:
+        raise InputError("no vectors to index", hint="check that the store or embedding folder is not empty")
+    vectors, pmids_all = view.open(rows, dim, dtype)
+    live = _last_wins(np.asarray(pmids_all))
+    n_live = int(live.sum())
+    params = fx.choose_params(settings.index_type, dim, n_live, settings)
+    index = fx.new_index(params)
+    if params.type == "ivfpq":
+        rng = np.random.default_rng(0)
+        live_rows = np.nonzero(live)[0]
+        n_train = fx.train_size(n_live, params.nlist, settings)
+        sample = np.sort(rng.choice(live_rows, size=n_train, replace=False))
+        fx.train(index, np.asarray(vectors[sample], dtype=np.float32))
+    step = max(settings.chunk_size, 10_000)
+    for start in range(0, rows, step):
+        fx.add(index, np.asarray(vectors[start : start + step], dtype=np.float32), start)
+    fx.write_index(index, out / files["index"])
+    fo.save_live(out, files["live"], live)
+    log.info("dense index %s: %d rows (%d live), %s", out, rows, n_live, params)
+    return fo.commit(
+        out,
+        files=files,
+        rows=rows,
+        live=n_live,
+        dim=dim,
+        params=params,
+        encoder=encoder,
+        corpus=corpus,
+        settings=settings.model_dump(mode="json"),
+        vector_dtype=dtype,
+        memory_bytes=fx.memory_bytes(index),
+    )
+
+
+def _last_wins(pmids: np.ndarray) -> np.ndarray:
+    """Live mask where a PMID that appears in several rows keeps only its last row."""
+    live = np.zeros(len(pmids), dtype=bool)
+    _, first_in_reversed = np.unique(pmids[::-1], return_index=True)
+    live[len(pmids) - 1 - first_in_reversed] = True
+    return live

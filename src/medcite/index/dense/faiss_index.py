@@ -1,0 +1,242 @@
+"""FAISS layouts over inner product: exact flat, HNSW, and IVF-PQ with an exact re-rank from disk.
+
+- ``flat``: exhaustive inner product (``IndexFlatIP``), exact.
+- ``hnsw``: hierarchical navigable small-world graph (Malkov & Yashunin 2018), full vectors in RAM.
+- ``ivfpq``: inverted file with product quantisation (Jégou, Douze & Schmid 2011, "Product
+  quantization for nearest neighbor search"): ``m`` bytes per vector plus an 8-byte id in RAM. Its
+  shortlist (``rerank`` candidates) is re-scored exactly against the full vectors, which stay on disk
+  in a memory-mapped file and are read only for the shortlist ("IVFADC + re-ranking", Jégou et al. 2011).
+
+Rows are numbered in the order they were added; the row number is the FAISS id. A row is never reused:
+replaced or deleted documents are switched off in a live mask and skipped during search with an
+``IDSelectorBitmap``, and the index is rebuilt from the stored vectors once too many rows are dead.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import ConfigError, CorruptIndexError
+from ...registry import require
+
+log = logging.getLogger(__name__)
+
+
+def faiss_module() -> Any:
+    return require("faiss", "dense", "the dense index")
+
+
+# -- parameters ------------------------------------------------------------------------------
+def auto_nlist(n: int) -> int:
+    """About 4*sqrt(N) cells, but at least ~39 training points per cell (FAISS's k-means rule)."""
+    return max(1, min(int(4 * math.sqrt(max(n, 1))), n // 39))
+
+
+def auto_pq_m(dim: int) -> int:
+    """Largest divisor of ``dim`` that is at most 64 and leaves at least 4 dims per sub-vector."""
+    for m in range(min(64, dim // 4), 0, -1):
+        if dim % m == 0:
+            return m
+    return 1
+
+
+def auto_nbits(n_train: int, nbits: int) -> int:
+    """Fewer bits per code when the sample cannot train 2**nbits centroids (tiny corpora)."""
+    fit = int(math.log2(max(n_train // 4, 16)))
+    return max(4, min(nbits, fit))
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    """The layout and its parameters, as stored in the manifest."""
+
+    type: str
+    dim: int
+    nlist: int = 0
+    pq_m: int = 0
+    pq_nbits: int = 8
+    hnsw_m: int = 32
+    ef_construction: int = 80
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def choose_params(kind: str, dim: int, n: int, settings: Any) -> IndexParams:
+    """Pick the layout parameters for ``n`` vectors of ``dim`` from the dense settings."""
+    if kind == "flat":
+        return IndexParams("flat", dim)
+    if kind == "hnsw":
+        return IndexParams("hnsw", dim, hnsw_m=settings.hnsw_m, ef_construction=settings.ef_construction)
+    if kind != "ivfpq":
+        raise ConfigError(f"unknown dense index type {kind!r}", hint="choose flat, hnsw or ivfpq")
+    m = settings.pq_m or auto_pq_m(dim)
+    if dim % m:
+        raise ConfigError(
+            f"pq_m={m} does not divide the embedding size {dim}",
+            hint=f"set index.dense.pq_m to a divisor of {dim}, or 0 for automatic ({auto_pq_m(dim)})",
+        )
+    nlist = settings.nlist or auto_nlist(n)
+    return IndexParams(
+        "ivfpq",
+        dim,
+        nlist=min(nlist, max(1, n)),
+        pq_m=m,
+        pq_nbits=auto_nbits(train_size(n, nlist, settings), settings.pq_nbits),
+    )
+
+
+def train_size(n: int, nlist: int, settings: Any) -> int:
+    return min(n, settings.train_size or max(64 * nlist, 50_000))
+
+
+def new_index(params: IndexParams) -> Any:
+    faiss = faiss_module()
+    ip = faiss.METRIC_INNER_PRODUCT
+    if params.type == "flat":
+        return faiss.IndexFlatIP(params.dim)
+    if params.type == "hnsw":
+        index = faiss.IndexHNSWFlat(params.dim, params.hnsw_m, ip)
+        index.hnsw.efConstruction = params.ef_construction
+        return index
+    quantizer = faiss.IndexFlatIP(params.dim)
+    return faiss.IndexIVFPQ(quantizer, params.dim, params.nlist, params.pq_m, params.pq_nbits, ip)
+
+
+def train(index: Any, sample: np.ndarray) -> None:
+    if not index.is_trained:
+        log.info("training %s on %d vectors", type(index).__name__, len(sample))
+        index.train(np.ascontiguousarray(sample, dtype=np.float32))
+
+
+def add(index: Any, vectors: np.ndarray, first_row: int) -> None:
+    """Add vectors whose row numbers start at ``first_row`` (ids are row numbers)."""
+    vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+    if index.ntotal != first_row and not hasattr(index, "invlists"):
+        raise CorruptIndexError(
+            f"the dense index holds {index.ntotal} rows but the next row is {first_row}",
+            hint="rebuild the dense index (--rebuild)",
+        )
+    if hasattr(index, "invlists"):
+        index.add_with_ids(vecs, np.arange(first_row, first_row + len(vecs), dtype=np.int64))
+    else:
+        index.add(vecs)
+
+
+def write_index(index: Any, path: Path) -> None:
+    """Write atomically: a crash leaves the previous file intact."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    faiss_module().write_index(index, str(tmp))
+    os.replace(tmp, path)
+
+
+def read_index(path: Path) -> Any:
+    if not path.exists():
+        raise CorruptIndexError(f"{path} is missing", hint="rebuild the dense index (--rebuild)")
+    try:
+        return faiss_module().read_index(str(path))
+    except RuntimeError as exc:
+        raise CorruptIndexError(
+            f"{path} is damaged ({exc})", hint="rebuild the dense index (--rebuild)"
+        ) from None
+
+
+# -- stored rows -----------------------------------------------------------------------------
+def open_rows(
+    vec_path: Path, pmid_path: Path, rows: int, dim: int, dtype: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Memory-map the first ``rows`` stored vectors and PMIDs (bytes past them are ignored)."""
+    want_vec = rows * dim * np.dtype(dtype).itemsize
+    for path, want in ((vec_path, want_vec), (pmid_path, rows * 8)):
+        size = path.stat().st_size if path.exists() else -1
+        if size < want:
+            raise CorruptIndexError(
+                f"{path} holds {max(size, 0)} bytes, the manifest needs {want}",
+                hint="the index folder is incomplete; rebuild it (--rebuild)",
+            )
+    if rows == 0:
+        return np.zeros((0, dim), dtype=dtype), np.zeros(0, dtype=np.int64)
+    vectors = np.memmap(vec_path, dtype=dtype, mode="r", shape=(rows, dim))
+    pmids = np.memmap(pmid_path, dtype=np.int64, mode="r", shape=(rows,))
+    return vectors, pmids
+
+
+def append_rows(
+    vec_path: Path, pmid_path: Path, rows: int, dim: int, dtype: str, vectors: np.ndarray, pmids: np.ndarray
+) -> int:
+    """Append after the first ``rows`` (cutting any tail an interrupted run left); returns the new count."""
+    for path, width in ((vec_path, dim * np.dtype(dtype).itemsize), (pmid_path, 8)):
+        with open(path, "ab") as fh:
+            fh.truncate(rows * width)
+    with open(vec_path, "ab") as fh:
+        fh.write(np.ascontiguousarray(vectors, dtype=dtype).tobytes())
+    with open(pmid_path, "ab") as fh:
+        fh.write(np.ascontiguousarray(pmids, dtype=np.int64).tobytes())
+    return rows + len(pmids)
+
+
+# -- search ----------------------------------------------------------------------------------
+def _selector(live: np.ndarray) -> Any:
+    faiss = faiss_module()
+    bits = np.packbits(live.astype(np.uint8), bitorder="little")
+    sel = faiss.IDSelectorBitmap(len(live), faiss.swig_ptr(bits))
+    sel.bits_ref = bits  # keep the buffer alive as long as the selector
+    return sel
+
+
+def search(
+    index: Any,
+    params: IndexParams,
+    queries: np.ndarray,
+    k: int,
+    *,
+    vectors: np.ndarray,
+    live: np.ndarray,
+    nprobe: int = 32,
+    ef_search: int = 128,
+    rerank: int = 256,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` rows per query: (scores, rows), rows -1 where fewer live rows exist."""
+    faiss = faiss_module()
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    k = max(1, min(k, int(live.sum()) or 1))
+    sel = None if bool(live.all()) else _selector(live)
+    if params.type == "flat":
+        sp = faiss.SearchParameters(sel=sel) if sel is not None else None
+        return index.search(q, k, params=sp)  # type: ignore[no-any-return]
+    if params.type == "hnsw":
+        sp = faiss.SearchParametersHNSW(efSearch=max(ef_search, k), sel=sel)
+        return index.search(q, k, params=sp)  # type: ignore[no-any-return]
+    shortlist = max(rerank, k)
+    sp = faiss.SearchParametersIVF(nprobe=min(nprobe, params.nlist), sel=sel)
+    _, cand = index.search(q, shortlist, params=sp)
+    return exact_rerank(q, cand, vectors, k)
+
+
+def exact_rerank(
+    queries: np.ndarray, cand: np.ndarray, vectors: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Re-score each query's candidate rows with full vectors read from the memory map."""
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    rows = np.full((len(queries), k), -1, dtype=np.int64)
+    for i, row_ids in enumerate(cand):
+        ids = np.unique(row_ids[row_ids >= 0])  # sorted: sequential reads from the memory map
+        if not len(ids):
+            continue
+        exact = np.asarray(vectors[ids], dtype=np.float32) @ queries[i]
+        top = np.argsort(-exact, kind="stable")[:k]
+        scores[i, : len(top)] = exact[top]
+        rows[i, : len(top)] = ids[top]
+    return scores, rows
+
+
+def memory_bytes(index: Any) -> int:
+    """Bytes the index holds in RAM (its serialised size: codes, ids, centroids, graph)."""
+    return int(faiss_module().serialize_index(index).nbytes)

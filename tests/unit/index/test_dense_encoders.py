@@ -1,0 +1,156 @@
+"""Encoders: loading by path (tiny models built here, never downloaded), pooling, limits, clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _dense_fakes import make_tiny_bert, make_tiny_st
+
+from medcite.config import DenseSettings
+from medcite.errors import ConfigError
+from medcite.index.dense.encoders import Encoder, backend_for, load_encoder, resolve_model
+from medcite.types import Article
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("models")
+    query, article = make_tiny_bert(root / "query", seed=1), make_tiny_bert(root / "article", seed=2)
+    return {"query": query, "article": article, "st": make_tiny_st(root / "st", query)}
+
+
+@pytest.fixture(scope="module")
+def asym(tiny: dict) -> Encoder:
+    return load_encoder(DenseSettings(encoder=str(tiny["article"]), query_encoder=str(tiny["query"])))
+
+
+def test_backend_is_chosen_from_the_name() -> None:
+    assert backend_for("minilm") == "sentence-transformers"
+    assert backend_for("medcpt") == "hf-asymmetric"
+    assert backend_for("/m/article", "/m/query") == "hf-asymmetric"
+    assert backend_for("minilm-onnx") == "onnx-minilm"
+    assert backend_for("minilm", backend="onnx-minilm") == "onnx-minilm"
+
+
+def test_asymmetric_uses_cls_of_each_model(tiny: dict, asym: Encoder) -> None:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny["query"])
+    q_model = AutoModel.from_pretrained(tiny["query"]).eval()
+    d_model = AutoModel.from_pretrained(tiny["article"]).eval()
+    with torch.no_grad():
+        q_ref = q_model(**tok(["statins and stroke"], return_tensors="pt")).last_hidden_state[:, 0].numpy()
+        d_ref = d_model(**tok(["Statins"], ["They lower LDL."], return_tensors="pt")).last_hidden_state[:, 0].numpy()
+    assert isinstance(asym, Encoder) and asym.dim == 32
+    np.testing.assert_allclose(asym.encode_queries(["statins and stroke"]), q_ref, atol=1e-5)
+    np.testing.assert_allclose(asym.encode_documents([Article("1", "Statins", "They lower LDL.")]), d_ref, atol=1e-5)
+    # separate models: the same text lands elsewhere on the article side
+    assert not np.allclose(asym.encode_queries(["Statins"]), asym.encode_documents([Article("2", "Statins")]))
+
+
+def test_asymmetric_truncates_queries_at_64_and_articles_at_512_tokens(asym: Encoder) -> None:
+    # "alpha" is one WordPiece: 62 words + [CLS] + [SEP] = 64 tokens, the query limit
+    at_limit, longer, shorter = ("alpha " * n for n in (62, 200, 61))
+    q = asym.encode_queries([at_limit, longer, shorter])
+    np.testing.assert_allclose(q[0], q[1], atol=1e-5)
+    assert not np.allclose(q[0], q[2], atol=1e-4)
+    # pairs: [CLS] title [SEP] abstract [SEP]; truncation keeps 512 tokens in all
+    title = "beta"
+    docs = [Article(str(i), title, "gamma " * n) for i, n in enumerate((509, 900, 400))]
+    d = asym.encode_documents(docs)
+    np.testing.assert_allclose(d[0], d[1], atol=1e-5)
+    assert not np.allclose(d[0], d[2], atol=1e-4)
+
+
+def test_batches_keep_input_order(tiny: dict) -> None:
+    enc = load_encoder(DenseSettings(encoder=str(tiny["article"]), query_encoder=str(tiny["query"]), batch_size=2))
+    texts = ["a", "much longer query about statins", "mid length text", "b c"]
+    one_by_one = np.vstack([enc.encode_queries([t]) for t in texts])
+    np.testing.assert_allclose(enc.encode_queries(texts), one_by_one, atol=1e-5)
+
+
+def test_sentence_transformers_from_a_local_folder(tiny: dict) -> None:
+    enc = load_encoder(DenseSettings(encoder=str(tiny["st"])))
+    vecs = enc.encode_documents([Article("1", "Aspirin", "reduces stroke risk"), Article("2", "Malaria", "")])
+    assert enc.dim == 32 and vecs.shape == (2, 32)
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    # a symmetric model: a document equals the query made of its text (title + " " + abstract)
+    np.testing.assert_allclose(vecs[0], enc.encode_queries(["Aspirin reduces stroke risk"])[0], atol=1e-5)
+
+
+def test_fingerprints_tell_models_apart(tiny: dict, asym: Encoder) -> None:
+    st_q = load_encoder(DenseSettings(encoder=str(tiny["st"])))
+    again = load_encoder(DenseSettings(encoder=str(tiny["article"]), query_encoder=str(tiny["query"])))
+    swapped = load_encoder(DenseSettings(encoder=str(tiny["query"]), query_encoder=str(tiny["article"])))
+    assert again.fingerprint == asym.fingerprint
+    assert len({asym.fingerprint, swapped.fingerprint, st_q.fingerprint}) == 3
+
+
+def test_unknown_model_name_says_it_is_not_available_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError) as err:
+        load_encoder(DenseSettings(encoder="no-such-org/no-such-model-xyz"))
+    assert "not available offline" in err.value.message
+    assert "local folder" in (err.value.hint or "")
+
+
+def test_medcpt_without_a_local_copy_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache("ncbi/MedCPT-Query-Encoder", "config.json"), str):
+        pytest.skip("MedCPT is in the local Hugging Face cache")
+    with pytest.raises(ConfigError, match="MedCPT-Query-Encoder.*not available offline"):
+        load_encoder(DenseSettings(encoder="medcpt"))
+
+
+def test_a_folder_that_is_not_a_model_is_refused(tmp_path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ConfigError, match="is not a model"):
+        load_encoder(DenseSettings(encoder=str(tmp_path)))
+    with pytest.raises(ConfigError, match="is a file"):
+        resolve_model(str(tmp_path / "notes.txt"))
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_model(str(tmp_path / "missing" / "model"))
+
+
+def test_a_model_folder_with_broken_weights_is_refused(tmp_path, tiny: dict) -> None:
+    (tmp_path / "config.json").write_text((tiny["query"] / "config.json").read_text())
+    (tmp_path / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(ConfigError, match="cannot load"):
+        load_encoder(DenseSettings(encoder=str(tmp_path), query_encoder=str(tiny["query"])))
+
+
+def test_asymmetric_needs_equal_sizes_and_a_query_model(tiny: dict, tmp_path) -> None:
+    from transformers import BertConfig, BertModel
+
+    BertModel(BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(tmp_path)
+    (tmp_path / "tokenizer.json").write_bytes((tiny["query"] / "tokenizer.json").read_bytes())
+    (tmp_path / "tokenizer_config.json").write_bytes((tiny["query"] / "tokenizer_config.json").read_bytes())
+    with pytest.raises(ConfigError, match="32-d.*16-d"):
+        load_encoder(DenseSettings(encoder=str(tmp_path), query_encoder=str(tiny["query"])))
+    with pytest.raises(ConfigError, match="needs a query encoder"):
+        load_encoder(DenseSettings(encoder=str(tiny["article"]), backend="hf-asymmetric"))
+
+
+def test_onnx_minilm_is_torch_free_and_shares_the_minilm_space() -> None:
+    enc = load_encoder(DenseSettings(encoder="minilm-onnx"))
+    vecs = enc.encode_queries(["statins lower cholesterol", "malaria is spread by mosquitoes"])
+    assert enc.dim == 384 and vecs.shape == (2, 384)
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert float(vecs[0] @ vecs[1]) < 0.5
+
+
+@pytest.mark.slow
+def test_packaged_minilm_torch_and_onnx_agree() -> None:
+    torch_enc = load_encoder(DenseSettings(encoder="minilm"))
+    onnx_enc = load_encoder(DenseSettings(encoder="minilm-onnx"))
+    assert torch_enc.fingerprint == onnx_enc.fingerprint and torch_enc.dim == 384
+    arts = [Article("1", "Statin therapy and stroke", "Statins reduce LDL cholesterol and ischaemic stroke."),
+            Article("2", "Malaria vaccines", "RTS,S reduces clinical malaria in African children.")]
+    a, b = torch_enc.encode_documents(arts), onnx_enc.encode_documents(arts)
+    assert (a * b).sum(axis=1).min() > 0.98
+    q = torch_enc.encode_queries(["does a statin prevent stroke?"])[0]
+    assert float(a[0] @ q) > float(a[1] @ q) + 0.2
