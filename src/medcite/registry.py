@@ -18,6 +18,8 @@ _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
         "original": ("medcite.retrieve.queries:OriginalQuery", "core"),
         "keywords": ("medcite.retrieve.queries:KeywordQueries", "core"),
         "topic_narrative": ("medcite.retrieve.queries:TopicNarrative", "core"),
+        "llm_reformulate": ("medcite.llm.query_generators:LLMReformulator", "core"),
+        "llm_decompose": ("medcite.llm.query_generators:LLMDecomposer", "core"),
     },
     "sparse": {
         "tantivy": ("medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),

@@ -19,6 +19,7 @@ sub-query and pooled by the best reranker score.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import time
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import registry
 from ..config import DenseSettings, Settings, SparseSettings
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, MedciteError
@@ -126,6 +128,34 @@ INDEX_OPENERS: dict[str, Callable[[DocumentStore, Settings], Any]] = {
 }
 
 
+def build_query_set(settings: Settings, llm: Any = None) -> QuerySet:
+    """The generators of ``retrieve.queries``, built by name (registry stage ``querygen``).
+
+    A generator with ``from_settings(settings)`` is built with it; one whose constructor takes an ``llm``
+    (the LLM reformulator and decomposer) gets ``llm``, or one LLM made from ``settings.llm`` and shared
+    by all of them; any other is built with no arguments.
+    """
+    gens = []
+    for name in settings.retrieve.queries:
+        factory = registry.load("querygen", name)
+        if callable(getattr(factory, "from_settings", None)):
+            gens.append(factory.from_settings(settings))
+        elif "llm" in inspect.signature(factory).parameters:
+            if llm is None:
+                from ..llm.base import llm_enabled, make_llm
+
+                llm = make_llm(settings)
+                if not llm_enabled(llm):
+                    raise ConfigError(
+                        f"the query generator {name!r} needs a language model, but llm.backend is 'none'",
+                        hint="choose one, e.g. --set llm.backend=local, or drop it from retrieve.queries",
+                    )
+            gens.append(factory(llm))
+        else:
+            gens.append(factory())
+    return QuerySet(gens)
+
+
 def build_reranker(settings: Settings) -> Any:
     """The reranker ``settings.rerank`` names, or None; ConfigError when it cannot be loaded here."""
     rerank = getattr(settings, "rerank", None)
@@ -168,15 +198,18 @@ class RetrievalPipeline:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, store_path: str | Path, *, store: DocumentStore | None = None
+        cls, settings: Settings, store_path: str | Path, *, store: DocumentStore | None = None, llm: Any = None
     ) -> RetrievalPipeline:
-        """Open the store, build or reuse the indexes the branches need, and load the reranker."""
+        """Open the store, build or reuse the indexes the branches need, and load the reranker.
+
+        ``llm`` is shared by LLM query generators (default: one made from ``settings.llm`` when needed).
+        """
         store = store or DocumentStore.open(store_path)
         if len(store) == 0:
             raise ConfigError(
                 f"the document store at {store.path} is empty", hint="ingest PubMed files first: medcite ingest"
             )
-        query_set = QuerySet.from_names(settings.retrieve.queries, settings)
+        query_set = build_query_set(settings, llm)
         indexes: dict[str, Any] = {}
         retrievers: dict[str, Retriever] = {}
         for branch in settings.retrieve.branches:

@@ -8,7 +8,8 @@
 
 LLM reformulations and decompositions (``medcite.llm.query_generators``) implement the same
 :class:`~medcite.retrieve.base.QueryGenerator` protocol and are chosen by name (registry stage
-``querygen``). :class:`QuerySet` runs generators in order, drops duplicate texts and numbers the
+``querygen``; :func:`medcite.retrieve.pipeline.build_query_set` builds them from settings).
+:class:`QuerySet` runs generators in order, drops duplicate texts and numbers the
 survivors ``q0, q1, ...`` (``q0`` is the first generator's first query, normally the original question).
 """
 
@@ -18,9 +19,7 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any
 
-from ..registry import load
 from ..types import Query, Topic
 from .base import QueryGenerator
 
@@ -222,20 +221,6 @@ class QuerySet:
         if not generators:
             raise ValueError("a QuerySet needs at least one generator")
         self.generators = list(generators)
-
-    @classmethod
-    def from_names(cls, names: Iterable[str], settings: Any = None) -> QuerySet:
-        """Build generators registered under stage ``querygen`` by name.
-
-        A generator class with a ``from_settings(settings)`` classmethod (the LLM ones, which need a
-        client) is built with it; any other is built with no arguments.
-        """
-        gens: list[QueryGenerator] = []
-        for name in names:
-            factory = load("querygen", name)
-            from_settings = getattr(factory, "from_settings", None)
-            gens.append(from_settings(settings) if callable(from_settings) else factory())
-        return cls(gens)
 
     def generate(self, topic: Topic) -> list[Query]:
         seen: set[str] = set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from medcite.config import Settings, load_settings
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError
+from medcite.llm.base import BaseLLM, Completion, Message
 from medcite.retrieve.pipeline import RetrievalPipeline, index_folder
 from medcite.retrieve.queries import OriginalQuery, QuerySet
 from medcite.types import Article, Hit, Topic
@@ -209,3 +211,34 @@ def test_hybrid_bm25_and_dense_with_rrf(store: DocumentStore, tmp_path: Path) ->
     assert len(out.runs["dense/q0"]) == 3
     both = [h for h in out.final if h.branches == {"bm25/q0", "dense/q0"}]
     assert both and out.final[0] in both
+
+
+class ScriptedLLM(BaseLLM):
+    """A real BaseLLM backend that answers every chat with one fixed text."""
+
+    name = "scripted"
+
+    def __init__(self, text: str) -> None:
+        super().__init__("scripted")
+        self.text = text
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        return Completion(self.text, self.model)
+
+
+def test_query_set_from_settings_with_llm_generators(store: DocumentStore) -> None:
+    from medcite.retrieve.pipeline import build_query_set
+
+    llm = ScriptedLLM("1. statin myalgia\n2. Do statins lower cholesterol?\n3. statin cholesterol lowering")
+    s = settings('retrieve.queries=["original", "llm_reformulate", "topic_narrative"]')
+    qs = build_query_set(s, llm)
+    out = qs.generate(TOPIC)
+    assert [(q.id, q.stage) for q in out] == [("q0", "original"), ("q1", "reformulation"),
+                                              ("q2", "reformulation"), ("q3", "topic_narrative")]
+    assert [q.text for q in out[1:3]] == ["statin myalgia", "statin cholesterol lowering"]
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store, llm=llm)
+    assert set(pipe.retrieve(TOPIC).runs) == {"bm25/q0", "bm25/q1", "bm25/q2", "bm25/q3"}
+    with pytest.raises(ConfigError, match="needs a language model"):
+        build_query_set(settings('retrieve.queries=["original", "llm_decompose"]'))
+    with pytest.raises(ConfigError, match="unknown querygen backend"):
+        build_query_set(settings('retrieve.queries=["nope"]'))

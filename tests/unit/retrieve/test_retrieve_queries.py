@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from medcite.errors import ConfigError
 from medcite.retrieve.base import QueryGenerator
 from medcite.retrieve.queries import (
     KeywordQueries,
@@ -84,13 +83,6 @@ def test_queryset_dedupes_and_numbers_queries() -> None:
     assert [q.id for q in out] == ["q0", "q1", "q2", "q3"]
     assert [q.stage for q in out] == ["original", "keywords", "keywords", "keywords"]
     assert out[0].text == T181.question
-
-
-def test_queryset_from_registry_names() -> None:
-    qs = QuerySet.from_names(["original", "topic_narrative"])
-    assert [q.stage for q in qs.generate(T181)] == ["original", "topic_narrative"]
-    with pytest.raises(ConfigError, match="unknown querygen backend"):
-        QuerySet.from_names(["nope"])
 
 
 @pytest.mark.slow
