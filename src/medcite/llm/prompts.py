@@ -194,8 +194,9 @@ def parse_decomposition(text: str, max_queries: int = 5) -> list[str]:
     body = _strip_fences(text).strip()
     items: list[str] = []
     start, end = body.find("["), body.rfind("]")
-    if start >= 0 and end > start:
-        span = body[start:end + 1]
+    if start >= 0:
+        # an answer cut off by max_tokens has no closing bracket: read what is there
+        span = body[start:end + 1] if end > start else body[start:] + "]"
         parsed = _list_items(span)
         if parsed is None:
             parsed = _list_items(span.translate(str.maketrans("\u201c\u201d\u2018\u2019", "\"\"''")))

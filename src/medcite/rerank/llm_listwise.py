@@ -12,12 +12,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ..llm.base import LLM
+from ..llm.base import LLM, llm_enabled
 from ..llm.prompts import parse_permutation, render
 from ..llm.trace import trace_context
 from ..types import Article, Hit
+
+if TYPE_CHECKING:
+    from ..config import RerankSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +39,7 @@ class LLMListwiseReranker:
     Scores of the returned hits are ``1 / rank`` of the final order (the listwise model gives no scores).
     """
 
-    name = "llm_listwise"
+    name = "llm-listwise"
 
     def __init__(self, llm: LLM, *, top_n: int = 30, window: int = 20, step: int = 10, max_words: int = 120,
                  max_tokens: int = 200, prompt_dir: str | Path | None = None) -> None:
@@ -52,6 +56,32 @@ class LLMListwiseReranker:
         self.max_tokens = max_tokens
         self.prompt_dir = prompt_dir
         self.calls = 0
+
+    @classmethod
+    def from_settings(cls, settings: Settings | RerankSettings, llm: LLM | None = None) -> LLMListwiseReranker:
+        """Built from the whole :class:`~medcite.config.Settings` (``rerank`` and ``llm`` sections).
+
+        Given only the ``rerank`` section, ``llm`` must be passed (an LLM made by
+        :func:`medcite.llm.base.make_llm`), since that section does not say which model to call.
+        """
+        from ..config import Settings
+
+        if isinstance(settings, Settings):
+            rerank = settings.rerank
+            if llm is None:
+                from ..llm.base import make_llm
+
+                llm = make_llm(settings)
+        else:
+            rerank = settings
+        if llm is None or not llm_enabled(llm):
+            raise ConfigError(
+                "the llm-listwise reranker needs a language model, but none is configured",
+                hint="set llm.backend (e.g. --set llm.backend=local, or openai with llm.model and llm.base_url); "
+                "callers holding only the rerank settings must pass llm=make_llm(settings)",
+            )
+        return cls(llm, top_n=rerank.top_n, window=rerank.window, step=rerank.step,
+                   max_words=rerank.passage_words)
 
     def windows(self, n: int) -> list[tuple[int, int]]:
         """The [start, end) spans ranked, bottom window first (RankGPT's sliding order)."""

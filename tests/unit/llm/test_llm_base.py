@@ -1,0 +1,130 @@
+"""The base class (defaults, cache, trace), the cache itself, the factory and the none/llamacpp backends."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+
+import pytest
+
+from medcite.config import load_settings
+from medcite.errors import ConfigError, CorruptIndexError, MissingExtraError
+from medcite.llm.base import LLM, llm_enabled, make_llm
+from medcite.llm.cache import LLMCache, cache_key
+from medcite.llm.none_backend import NoneLLM
+from medcite.llm.trace import trace_context, trace_to
+
+MSG = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+
+
+def test_cache_key_is_canonical():
+    a = cache_key("openai", "m", MSG, {"temperature": 0.0, "max_tokens": 5, "stop": None, "seed": 0})
+    b = cache_key("openai", "m", [dict(reversed(list(m.items()))) for m in MSG],
+                  {"seed": 0, "stop": None, "max_tokens": 5, "temperature": 0.0})
+    assert a == b and len(a) == 64
+    assert a != cache_key("local", "m", MSG, {"temperature": 0.0, "max_tokens": 5, "stop": None, "seed": 0})
+    assert a != cache_key("openai", "m2", MSG, {"temperature": 0.0, "max_tokens": 5, "stop": None, "seed": 0})
+    assert a != cache_key("openai", "m", MSG[1:], {"temperature": 0.0, "max_tokens": 5, "stop": None, "seed": 0})
+    assert a != cache_key("openai", "m", MSG, {"temperature": 0.0, "max_tokens": 6, "stop": None, "seed": 0})
+
+
+def test_cache_persists_across_processes_and_is_inspectable(tmp_path, scripted_llm):
+    path = tmp_path / "c.sqlite"
+    llm = scripted_llm(["one"], cache=LLMCache(path))
+    assert llm.complete(MSG).text == "one"
+    llm.close()
+    reopened = scripted_llm([], cache=LLMCache(path))  # no answers left: a miss would raise IndexError
+    hit = reopened.complete(MSG)
+    assert (hit.text, hit.cache_hit, hit.model) == ("one", True, "scripted-model")
+    assert len(reopened.cache) == 1 and reopened.prompts == []
+    with sqlite3.connect(path) as conn:
+        request = json.loads(conn.execute("SELECT request FROM completions").fetchone()[0])
+    assert request["messages"] == MSG and request["params"]["max_tokens"] == 512
+    assert reopened.cache.clear() == 1 and len(reopened.cache) == 0
+
+
+def test_corrupt_cache_file_is_refused_with_hint(tmp_path):
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CorruptIndexError, match="cannot be opened") as info:
+        LLMCache(path)
+    assert "delete that file" in (info.value.hint or "")
+
+
+def test_defaults_and_overrides_reach_the_backend(scripted_llm):
+    seen = []
+
+    class Recorder(scripted_llm):
+        def _generate(self, messages, params):
+            seen.append(params)
+            return super()._generate(messages, params)
+
+    llm = Recorder(["a", "b"])
+    llm.temperature, llm.max_tokens, llm.seed = 0.0, 100, 7
+    llm.complete(MSG)
+    llm.complete(MSG, temperature=0.5, max_tokens=3, stop=("x",), seed=1, top_p=0.9)
+    assert seen == [{"temperature": 0.0, "max_tokens": 100, "stop": None, "seed": 7},
+                    {"temperature": 0.5, "max_tokens": 3, "stop": ["x"], "seed": 1, "top_p": 0.9}]
+
+
+def test_complete_many_mixes_hits_and_misses_in_order(tmp_path, scripted_llm):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    llm = scripted_llm(lambda m: "A:" + m[-1]["content"], cache=cache)
+    llm.complete([{"role": "user", "content": "2"}])
+    outs = llm.complete_many([[{"role": "user", "content": str(i)}] for i in range(4)])
+    assert [o.text for o in outs] == ["A:0", "A:1", "A:2", "A:3"]
+    assert [o.cache_hit for o in outs] == [False, False, True, False]
+    assert [p[-1]["content"] for p in llm.prompts] == ["2", "0", "1", "3"]
+
+
+def test_messages_are_validated(scripted_llm):
+    llm = scripted_llm(["x"])
+    with pytest.raises(ValueError, match="messages is empty"):
+        llm.complete([])
+    with pytest.raises(ValueError, match="role 'bot'"):
+        llm.complete([{"role": "bot", "content": "x"}])
+    with pytest.raises(ValueError, match="needs 'role' and 'content'"):
+        llm.complete([{"text": "x"}])
+
+
+def test_trace_context_nests_and_is_off_outside_trace_to(tmp_path, scripted_llm):
+    llm = scripted_llm(["a", "b", "c"])
+    llm.complete(MSG)  # no trace file configured: nothing written anywhere
+    path = tmp_path / "trace.jsonl"
+    with trace_to(path), trace_context(topic_id="T1"):
+        with trace_context(stage="decomposition"):
+            llm.complete(MSG)
+        llm.complete(MSG)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["topic_id"], r["stage"], r["output"]) for r in rows] == [("T1", "decomposition", "b"),
+                                                                        ("T1", None, "c")]
+    assert set(rows[0]) >= {"topic_id", "stage", "backend", "model", "messages", "params", "output",
+                            "latency_s", "cache_hit"}
+
+
+def test_make_llm_none_and_its_clear_error():
+    llm = make_llm(load_settings("offline"))
+    assert isinstance(llm, NoneLLM) and isinstance(llm, LLM) and not llm_enabled(llm)
+    with trace_context(stage="summaries"), pytest.raises(ConfigError) as info:
+        llm.complete(MSG)
+    assert "'summaries' stage needs a language model" in info.value.message
+    assert "llm.backend=local" in (info.value.hint or "")
+
+
+def test_make_llm_unknown_backend_lists_choices():
+    with pytest.raises(ConfigError, match="unknown llm backend 'gpt5'") as info:
+        make_llm(load_settings("offline", ["llm.backend=gpt5"]))
+    assert "llamacpp, local, none, openai" in (info.value.hint or "")
+
+
+def test_make_llm_openai_without_model_says_so():
+    with pytest.raises(ConfigError, match="needs a model name"):
+        make_llm(load_settings("offline", ["llm.backend=openai", "llm.cache=false"]))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="llama-cpp-python is installed")
+def test_llamacpp_without_the_extra_names_the_install_command():
+    with pytest.raises(MissingExtraError) as info:
+        make_llm(load_settings("offline", ["llm.backend=llamacpp", "llm.cache=false"]))
+    assert info.value.hint == "pip install 'medcite[llamacpp]'"
