@@ -234,7 +234,7 @@ class RetrievalPipeline:
     def combine(self, runs: Mapping[str, Sequence[Hit]]) -> list[Hit]:
         """Merge runs (keyed ``<branch>/<qid>``) with the configured fusion method."""
         cfg = self.settings.retrieve
-        weight = {b.name: b.weight for b in cfg.branches}
+        weight: dict[str, float] = {b.name: b.weight for b in cfg.branches}
         names = list(runs)
         weights = [weight.get(n.split("/", 1)[0], 1.0) for n in names]
         lists = [runs[n] for n in names]

