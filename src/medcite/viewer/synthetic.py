@@ -24,6 +24,10 @@ JOURNALS = ["Lancet", "BMJ", "JAMA Intern Med", "N Engl J Med", "Cochrane Databa
             "Ann Intern Med"]
 
 
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _abstract(rng: random.Random, cond: str, treat: str) -> tuple[str, tuple[Section, ...]]:
     out = rng.choice(OUTCOMES)
     n = rng.randint(120, 4000)
@@ -32,7 +36,7 @@ def _abstract(rng: random.Random, cond: str, treat: str) -> tuple[str, tuple[Sec
         f"The effect of {treat} on {out} in adults with {cond} remains uncertain.",
         f"We conducted a randomized trial of {n} patients followed for a median of "
         f"{rng.randint(6, 48)} months.",
-        f"{treat.capitalize()} reduced {out} compared with usual care (relative risk {rr}, 95% CI "
+        f"{_cap(treat)} reduced {out} compared with usual care (relative risk {rr}, 95% CI "
         f"{round(rr - 0.1, 2)} to {round(rr + 0.08, 2)}).",
         f"In adults with {cond}, {treat} lowers {out} and is generally well tolerated.",
     ]
@@ -57,7 +61,7 @@ def write_synthetic_run(path: str | Path, n_topics: int, *, seed: int = 0, prese
         trng = random.Random(1000 + t)  # the same topic and candidate pool in every run
         rng = random.Random(seed * 100_003 + t)
         cond, treat = CONDITIONS[t % len(CONDITIONS)], trng.choice(TREATMENTS)
-        topic = Topic(str(181 + t), f"Does {treat} help people with {cond}?",
+        topic = Topic(str(181 + t), f"Is {treat} effective for people with {cond}?",
                       narrative=f"A patient with {cond} asks whether starting {treat} is worthwhile.",
                       topic=f"{treat} for {cond}")
         pool = [str(30_000_000 + t * 1000 + i) for i in range(2 * n_docs)]
@@ -66,7 +70,7 @@ def write_synthetic_run(path: str | Path, n_topics: int, *, seed: int = 0, prese
         for pmid in chosen:
             arng = random.Random(int(pmid))
             abstract, sections = _abstract(arng, cond, treat)
-            title = f"{treat.capitalize()} and {arng.choice(OUTCOMES)} in {cond}: a trial"
+            title = f"{_cap(treat)} and {arng.choice(OUTCOMES)} in {cond}: a trial"
             articles.append(Article(pmid, title, abstract, sections, journal=arng.choice(JOURNALS),
                                     year=arng.randint(2005, 2024), publication_types=("Journal Article",)))
         evidence = []

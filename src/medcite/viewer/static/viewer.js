@@ -52,7 +52,9 @@
   });
 
   if (panel && location.hash.indexOf("#pmid-") === 0) {
-    showAbstract(decodeURIComponent(location.hash.slice(6)), "", null);
+    try {
+      showAbstract(decodeURIComponent(location.hash.slice(6)), "", null);
+    } catch (e) { /* a malformed anchor: leave the panel empty */ }
   }
 
   /* ---------- table filters (run list, topic list, comparison) ---------- */

@@ -1,0 +1,120 @@
+"""The viewer's pages render what the run files hold (TestClient, no browser)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from viewer_runs import ABSTRACT, SECOND
+
+
+def test_fixture_offsets_are_what_the_tests_assume() -> None:
+    assert ABSTRACT[31:75] == SECOND
+
+
+def test_index_lists_runs_with_counts_preset_and_validation(runs_dir: Path, client_for) -> None:
+    r = client_for(runs_dir).get("/")
+    assert r.status_code == 200
+    html = r.text
+    assert 'href="/run/alpha"' in html and 'href="/run/beta"' in html
+    row = re.search(r'<tr data-search="beta[^"]*" data-preset="clac25-a" data-status="invalid">(.*?)</tr>', html, re.S)
+    assert row, "beta row with preset and validation state"
+    assert '<td class="num">2</td>' in row.group(1)  # two topics
+    assert 'data-preset="offline" data-status="not validated"' in html
+
+
+def test_run_page_lists_topics_with_filters_data(runs_dir: Path, client_for) -> None:
+    html = client_for(runs_dir).get("/run/beta").text
+    assert 'data-search="t1 do statins prevent heart attacks?" data-status="invalid" data-dropped="1"' in html
+    assert 'data-search="t2 second question?" data-status="valid" data-dropped="0"' in html
+    assert "topic t1: too many words" in html  # validation errors shown
+    assert "rouge.r2" in html and "0.2500" in html  # metrics.json flattened
+    assert 'href="/compare?runs=beta&amp;runs=alpha"' in html
+
+
+def test_run_page_applies_filters_from_the_permalink(runs_dir: Path, client_for) -> None:
+    html = client_for(runs_dir).get("/run/alpha?q=second").text
+    assert re.search(r'data-search="t1 [^"]*"[^>]* hidden>', html)
+    assert not re.search(r'data-search="t2 [^"]*"[^>]* hidden>', html)
+    html = client_for(runs_dir).get("/run/alpha?dropped=1").text
+    assert re.search(r'data-search="t2 [^"]*"[^>]* hidden>', html)
+
+
+def test_topic_page_shows_answer_chips_evidence_and_abstract(runs_dir: Path, client_for) -> None:
+    r = client_for(runs_dir).get("/run/alpha/topic/t1")
+    assert r.status_code == 200
+    html = r.text
+    assert "Do statins prevent heart attacks?" in html and "A patient asks." in html
+    assert 'id="s1"' in html and 'id="s2"' in html
+    # sentence 2 cites 111 (evidence 1) and 222 (evidence 2, contradicts)
+    chip = re.search(r'<a class="chip st-contradicts" href="#pmid-222" data-pmid="222" data-evidence="2"', html)
+    assert chip
+    assert 'href="#pmid-111" data-pmid="111" data-evidence="1"' in html
+    # the abstract panel source: article with the evidence span highlighted exactly
+    art = re.search(r'<article class="abstract" id="pmid-111".*?</article>', html, re.S)
+    assert art
+    assert f'<mark class="ev" data-evidence="1" title="evidence [1]">{SECOND}</mark>' in art.group(0)
+    assert "https://pubmed.ncbi.nlm.nih.gov/111/" in art.group(0)
+    assert "Lancet" in art.group(0) and "2020" in art.group(0)
+    assert "BACKGROUND" in art.group(0) and "RESULTS" in art.group(0)
+    assert '<a href="#s1">s1</a> supports' in art.group(0)
+    # title span of 222
+    assert '<mark class="ev" data-evidence="2" title="evidence [2]">Second paper</mark>' in html
+    # evidence table: branches and rerank ranks, cited-in sentences
+    ev1 = re.search(r'<tr id="ev-1">.*?</tr>', html, re.S).group(0)
+    assert "q0" in ev1 and "q1" in ev1 and 'href="#s1"' in ev1 and 'href="#s2"' in ev1
+    assert re.search(r'<td class="num">2</td>', ev1)  # rank 2 in rerank.trec
+    assert "index not in evidence" in html  # dropped with reason
+    assert "statin LDL" in html and "reformulation" in html  # queries
+    assert "LLM said" in html and "Answer please" in html  # trace
+    assert "generate_s" in html
+
+
+def test_topic_without_evidence_or_trace_still_renders(runs_dir: Path, client_for) -> None:
+    html = client_for(runs_dir).get("/run/alpha/topic/t2").text
+    assert "No evidence recorded" in html and "No LLM calls" in html
+    assert "Cited but missing from articles.jsonl: 222" in html
+
+
+def test_unknown_topic_and_run_are_404(runs_dir: Path, client_for) -> None:
+    c = client_for(runs_dir)
+    assert c.get("/run/alpha/topic/nope").status_code == 404
+    assert c.get("/run/gamma").status_code == 404
+    assert c.get("/run/gamma/topic/t1").status_code == 404
+
+
+def test_compare_topic_marks_shared_and_unique_pmids(runs_dir: Path, client_for) -> None:
+    r = client_for(runs_dir).get("/compare", params=[("runs", "alpha"), ("runs", "beta"), ("topic", "t1")])
+    assert r.status_code == 200
+    html = r.text
+    # alpha cites {111, 222}, beta cites {111, 333}: 111 shared, 222 and 333 unique
+    assert re.search(r'class="chip shared[^"]*" href="/run/alpha/topic/t1#pmid-111"', html)
+    assert re.search(r'class="chip unique[^"]*" href="/run/alpha/topic/t1#pmid-222"', html)
+    assert re.search(r'class="chip unique[^"]*" href="/run/beta/topic/t1#pmid-333"', html)
+    assert "map10" in html and "0.7500" in html  # per-topic metric of beta
+
+
+def test_compare_runs_table(runs_dir: Path, client_for) -> None:
+    html = client_for(runs_dir).get("/compare?runs=alpha&runs=beta").text
+    # both runs: t1 has 3 + 3 words = 6 ... answer words are 3 ("Statins lower LDL.") + 3 = 6; t2 has 1
+    assert re.search(r"<th>Avg words</th><td class=\"num\">3\.5</td><td class=\"num\">3\.5</td>", html)
+    # citations: t1 has 1 + 2 = 3, t2 has 1 -> 2.00
+    assert re.search(r"<th>Avg citations</th><td class=\"num\">2\.00</td>", html)
+    # shared (topic, PMID) pairs: t1/111 and t2/<222 vs 333 differ> -> 1; unique: t1/222 + t2/222 for alpha
+    assert '<span class="chip shared">1</span>' in html
+    assert '<span class="chip unique">2</span>' in html
+    assert 'href="/compare?runs=alpha&amp;runs=beta&amp;topic=t1"' in html
+    assert "rouge.r2" in html
+
+
+def test_compare_needs_two_known_runs(runs_dir: Path, client_for) -> None:
+    c = client_for(runs_dir)
+    assert c.get("/compare?runs=alpha").status_code == 400
+    assert c.get("/compare?runs=alpha&runs=nope").status_code == 404
+    assert c.get("/compare?runs=alpha&runs=beta&topic=zzz").status_code == 404
+
+
+def test_static_assets_are_served(runs_dir: Path, client_for) -> None:
+    c = client_for(runs_dir)
+    assert "chip" in c.get("/static/viewer.css").text
+    assert "showAbstract" in c.get("/static/viewer.js").text
