@@ -247,6 +247,23 @@ class DocumentStore:
     def count_changes_since(self, since: int) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM articles WHERE seq>?", (since,)).fetchone()[0])
 
+    def stats(self) -> dict[str, Any]:
+        """Counts for `medcite corpus stats`: articles, deletions, files, retracted, year range (full scan)."""
+        row = self._conn.execute(
+            "SELECT COUNT(*), SUM(json_extract(meta, '$.retracted') IS NOT NULL), "
+            "MIN(json_extract(meta, '$.year')), MAX(json_extract(meta, '$.year')) FROM articles"
+        ).fetchone()
+        return {
+            "store_id": self.store_id,
+            "seq": self.seq,
+            "articles": int(row[0]),
+            "deleted": int(self._conn.execute("SELECT COUNT(*) FROM deleted").fetchone()[0]),
+            "files": int(self._conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]),
+            "retracted": int(row[1] or 0),
+            "year_min": row[2],
+            "year_max": row[3],
+        }
+
     def files(self) -> list[dict[str, Any]]:
         cur = self._conn.execute("SELECT * FROM files ORDER BY seq")
         cols = [c[0] for c in cur.description]

@@ -1,0 +1,286 @@
+"""Streaming reader for PubMed/MEDLINE XML (baseline and update files, efetch responses).
+
+Follows NLM's "MEDLINE/PubMed XML Element Descriptions" as summarised in FORMATS.md §7. The file is
+read with :func:`lxml.etree.iterparse` filtered to the three record tags; each record element is
+cleared after use and its already-processed preceding siblings are removed from the tree, so memory
+stays bounded by one record whatever the file size.
+
+Policy, applied per record:
+
+* The PMID is ``MedlineCitation/PMID`` (or ``BookDocument/PMID``) and its ``Version`` attribute. PMIDs
+  inside ``CommentsCorrectionsList`` (cited, corrected or retracting records) are never read as the
+  record's id. A record without a top-level PMID is a bad record.
+* The title is ``ArticleTitle`` with inline markup (``<i>``, ``<sup>``, ``<sub>``...) flattened by
+  ``itertext``. Leading/trailing whitespace is stripped and pretty-printing line breaks (a run of
+  whitespace containing a newline, as in efetch output) become one space; other text is kept exactly.
+* The abstract is the ``Abstract/AbstractText`` parts, each flattened the same way, joined with a
+  single space. Every part becomes a :class:`Section` (``Label``, ``NlmCategory``, start, end) whose
+  span satisfies ``abstract[start:end] == part text`` (needed for BioASQ snippet offsets).
+  ``CopyrightInformation`` is excluded and ``OtherAbstract`` is ignored.
+* A record with neither title nor abstract text is a bad record (there is nothing to index); an empty
+  abstract alone is normal (many 1970s records) and accepted.
+* Year: ``PubDate/Year``, else the first 4-digit year in ``PubDate/MedlineDate`` ("1998 Dec-1999 Jan"
+  gives 1998), else ``ArticleDate/Year``.
+* Retracted: a ``PublicationType`` "Retracted Publication", or a ``CommentsCorrections`` with
+  ``RefType="RetractionIn"``.
+* ``DeleteCitation/PMID`` elements are yielded as one :class:`Deletion` in document order, so the
+  caller applies them after the records before them.
+
+Malformed or truncated XML/gzip raises :class:`~medcite.errors.InputError` naming the file and the
+line/column; the records yielded before the break are valid and complete.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+from ..errors import InputError
+from ..types import Article, MeshHeading, Section
+from .records import BadRecord, Deletion, Item
+from .streams import GZIP_ERRORS, open_stream
+
+_RECORD_TAGS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
+_YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
+_LINEBREAK_WS = re.compile(r"[ \t\r]*\n\s*")
+
+
+def _flat(el: Any) -> str:
+    """Text of an element with inline markup flattened (itertext), pretty-printing breaks removed."""
+    if el is None:
+        return ""
+    text = "".join(el.itertext()) if len(el) else (el.text or "")
+    if "\n" in text:
+        text = _LINEBREAK_WS.sub(" ", text)
+    return text.strip()
+
+
+def _year(pubdate: Any, article_date: Any) -> int | None:
+    if pubdate is not None:
+        y = pubdate.findtext("Year")
+        if y and y.strip().isdigit():
+            return int(y)
+        md = pubdate.findtext("MedlineDate")
+        if md:
+            m = _YEAR.search(md)
+            if m:
+                return int(m.group(1))
+    if article_date is not None:
+        y = article_date.findtext("Year")
+        if y and y.strip().isdigit():
+            return int(y)
+    return None
+
+
+def _abstract(abstract_el: Any) -> tuple[str, tuple[Section, ...]]:
+    if abstract_el is None:
+        return "", ()
+    texts: list[str] = []
+    sections: list[Section] = []
+    pos = 0
+    for part in abstract_el.iterchildren("AbstractText"):
+        text = _flat(part)
+        if not text:
+            continue
+        if texts:
+            pos += 1  # the joining space
+        texts.append(text)
+        sections.append(Section(part.get("Label") or None, part.get("NlmCategory") or None, pos, pos + len(text)))
+        pos += len(text)
+    if len(sections) == 1 and sections[0].label is None and sections[0].category is None:
+        return texts[0], ()  # plain unstructured abstract: no span list needed
+    return " ".join(texts), tuple(sections)
+
+
+def _mesh(lst: Any) -> tuple[MeshHeading, ...]:
+    # one filtered descendant walk: much cheaper in lxml than a find() per heading
+    out = []
+    desc: tuple[str, str | None, bool] | None = None
+    quals: list[tuple[str, str | None, bool]] = []
+    for el in lst.iter("DescriptorName", "QualifierName"):
+        entry = ((el.text or "").strip(), el.get("UI"), el.get("MajorTopicYN") == "Y")
+        if el.tag == "DescriptorName":
+            if desc is not None:
+                out.append(MeshHeading(*desc, tuple(quals)))
+                quals = []
+            desc = entry
+        elif desc is not None:
+            quals.append(entry)
+    if desc is not None:
+        out.append(MeshHeading(*desc, tuple(quals)))
+    return tuple(out)
+
+
+def _ids(pubmed_data: Any) -> tuple[str | None, str | None]:
+    doi = pmc = None
+    if pubmed_data is not None:
+        lst = pubmed_data.find("ArticleIdList")  # direct child only: not the ReferenceList ids
+        if lst is not None:
+            for aid in lst.iterchildren("ArticleId"):
+                kind = aid.get("IdType")
+                if kind == "doi" and doi is None:
+                    doi = (aid.text or "").strip() or None
+                elif kind == "pmc" and pmc is None:
+                    pmc = (aid.text or "").strip() or None
+    return doi, pmc
+
+
+def _pmid(pmid_el: Any) -> tuple[str | None, int]:
+    if pmid_el is None:
+        return None, 1
+    text = (pmid_el.text or "").strip()
+    version = pmid_el.get("Version") or "1"
+    return (text if text.isdigit() and int(text) > 0 else None), int(version) if version.isdigit() else 1
+
+
+def parse_article(elem: Any) -> Article | BadRecord:
+    """Turn one ``<PubmedArticle>`` or ``<PubmedBookArticle>`` element into an Article (or a BadRecord)."""
+    if elem.tag == "PubmedBookArticle":
+        return _parse_book(elem)
+    line = elem.sourceline
+    mc = pubmed_data = None
+    for child in elem:
+        if child.tag == "MedlineCitation":
+            mc = child
+        elif child.tag == "PubmedData":
+            pubmed_data = child
+    if mc is None:
+        return BadRecord("record has no MedlineCitation", line)
+    # direct children only, one pass: the PMIDs inside CommentsCorrectionsList are never looked at
+    pmid_el = art = mesh_list = None
+    keyword_lists = []
+    medline_ta = None
+    retraction_in = False
+    for child in mc:
+        tag = child.tag
+        if tag == "PMID":
+            pmid_el = child
+        elif tag == "Article":
+            art = child
+        elif tag == "MeshHeadingList":
+            mesh_list = child
+        elif tag == "KeywordList":
+            keyword_lists.append(child)
+        elif tag == "MedlineJournalInfo":
+            medline_ta = child.findtext("MedlineTA")
+        elif tag == "CommentsCorrectionsList":
+            retraction_in = any(c.get("RefType") == "RetractionIn" for c in child)
+    pmid, version = _pmid(pmid_el)
+    if pmid is None:
+        raw = None if pmid_el is None else (pmid_el.text or "").strip()
+        why = "record has no top-level MedlineCitation/PMID" if not raw else f"record has an invalid PMID {raw!r}"
+        return BadRecord(why, line)
+    if art is None:
+        return BadRecord("record has no Article element", line, pmid)
+    title_el = abstract_el = journal_el = pt_list = article_date = None
+    for child in art:
+        tag = child.tag
+        if tag == "ArticleTitle":
+            title_el = child
+        elif tag == "Abstract":
+            abstract_el = child
+        elif tag == "Journal":
+            journal_el = child
+        elif tag == "PublicationTypeList":
+            pt_list = child
+        elif tag == "ArticleDate" and article_date is None:
+            article_date = child
+    title = _flat(title_el)
+    abstract, sections = _abstract(abstract_el)
+    if not title and not abstract:
+        return BadRecord("record has neither title nor abstract text", line, pmid)
+    journal = journal_iso = pubdate = None
+    if journal_el is not None:
+        journal = journal_el.findtext("Title") or None
+        journal_iso = journal_el.findtext("ISOAbbreviation") or None
+        pubdate = journal_el.find("JournalIssue/PubDate")
+    pts = () if pt_list is None else tuple((p.text or "").strip() for p in pt_list)
+    keywords = tuple(k for kl in keyword_lists for k in (_flat(k) for k in kl) if k)
+    doi, pmc = _ids(pubmed_data)
+    return Article(
+        pmid=pmid, title=title, abstract=abstract, sections=sections, version=version,
+        journal=journal, journal_iso=journal_iso or medline_ta or None, year=_year(pubdate, article_date),
+        mesh=() if mesh_list is None else _mesh(mesh_list), publication_types=pts, keywords=keywords,
+        retracted=retraction_in or "Retracted Publication" in pts, doi=doi, pmc=pmc,
+    )
+
+
+def _parse_book(elem: Any) -> Article | BadRecord:
+    line = elem.sourceline
+    doc = elem.find("BookDocument")
+    if doc is None:
+        return BadRecord("book record has no BookDocument", line)
+    pmid, version = _pmid(doc.find("PMID"))
+    if pmid is None:
+        return BadRecord("book record has no top-level BookDocument/PMID", line)
+    title = _flat(doc.find("ArticleTitle")) or _flat(doc.find("Book/BookTitle"))
+    abstract, sections = _abstract(doc.find("Abstract"))
+    if not title and not abstract:
+        return BadRecord("record has neither title nor abstract text", line, pmid)
+    pts = tuple(_flat(p) for p in doc.iterfind("PublicationType"))
+    doi, pmc = _ids(elem.find("PubmedBookData"))
+    return Article(
+        pmid=pmid, title=title, abstract=abstract, sections=sections, version=version,
+        journal=_flat(doc.find("Book/BookTitle")) or None, year=_year(doc.find("Book/PubDate"), None),
+        publication_types=pts, retracted="Retracted Publication" in pts, doi=doi, pmc=pmc,
+        keywords=tuple(k for k in (_flat(k) for k in doc.iterfind("KeywordList/Keyword")) if k),
+    )
+
+
+def iter_pubmed_xml(stream: IO[bytes], name: str) -> Iterator[Item]:
+    """Yield Articles, Deletions and BadRecords from a PubMed XML byte stream (plain or gzip).
+
+    ``stream`` must be opened in binary mode; gzip is detected from the magic bytes. ``name`` is used
+    in error messages. Raises :class:`InputError` with the line/column on malformed XML, bad
+    encoding, or a truncated/corrupt gzip stream.
+    """
+    from lxml import etree
+
+    source = open_stream(stream)
+    parser = etree.iterparse(
+        source, events=("end",), tag=_RECORD_TAGS, load_dtd=False, no_network=True,
+        resolve_entities=False, remove_comments=True,
+    )
+    last_line = 0
+    try:
+        for _event, elem in parser:
+            last_line = elem.sourceline or last_line
+            if elem.tag == "DeleteCitation":
+                yield from _deletion(elem)
+            else:
+                yield parse_article(elem)
+            # bounded memory: drop this record and every finished sibling before it
+            elem.clear(keep_tail=False)
+            parent = elem.getparent()
+            if parent is not None:
+                while elem.getprevious() is not None:
+                    del parent[0]
+    except etree.XMLSyntaxError as exc:
+        line, col = exc.position if exc.position else (exc.lineno, 0)
+        raise InputError(
+            f"malformed XML: {exc.msg}", path=name, position=f"line {line}, column {col}",
+            hint="the file is damaged or not PubMed XML; re-download it, or use --on-error skip to keep "
+            "the records before the damage",
+        ) from None
+    except GZIP_ERRORS as exc:
+        raise InputError(
+            f"truncated or corrupt gzip data ({exc})", path=name,
+            position=f"after the record at line {last_line}" if last_line else "before the first record",
+            hint="re-download the file (check it with `gzip -t`), or use --on-error skip to keep the records "
+            "before the damage",
+        ) from None
+    finally:
+        if source is not stream:
+            source.close()
+
+
+def _deletion(elem: Any) -> Iterator[Item]:
+    pmids = []
+    for e in elem.iterchildren("PMID"):
+        text = (e.text or "").strip()
+        if text.isdigit() and int(text) > 0:
+            pmids.append(text)
+        else:
+            yield BadRecord(f"DeleteCitation lists an invalid PMID {text!r}", e.sourceline)
+    yield Deletion(tuple(pmids), elem.sourceline)

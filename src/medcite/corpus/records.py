@@ -1,0 +1,37 @@
+"""What the corpus readers yield besides articles: deletions and notices about bad records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..types import Article
+
+
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """PMIDs to delete, e.g. a ``<DeleteCitation>`` block (``line`` is where it starts in the file)."""
+
+    pmids: tuple[str, ...]
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BadRecord:
+    """A problem with one record: the reason and where it starts in the file.
+
+    ``kept`` is False when the record cannot be stored at all (it is skipped), and True when only a
+    part of it was dropped (e.g. an unknown JSONL field) and the cleaned record follows as an Article.
+    """
+
+    reason: str
+    line: int | None = None
+    pmid: str | None = None
+    kept: bool = False
+
+    @property
+    def position(self) -> str:
+        where = f"line {self.line}" if self.line is not None else "unknown line"
+        return f"{where}, PMID {self.pmid}" if self.pmid else where
+
+
+Item = Article | Deletion | BadRecord

@@ -1,0 +1,163 @@
+"""Byte streams for the corpus readers: gzip detected by magic bytes, decompressed on a helper thread.
+
+zlib releases the GIL while inflating, so decompressing on a thread overlaps with XML/JSON parsing on
+the main thread (about 10% of single-core ingest time for PubMed baseline files). Memory is bounded by
+the queue: at most ``_QUEUE_CHUNKS`` chunks of ``_CHUNK`` bytes wait at any time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import queue
+import threading
+import zlib
+from collections.abc import Iterator
+from typing import IO, Any
+
+_CHUNK = 1 << 20
+_RAW_BLOCK = 1 << 16
+_QUEUE_CHUNKS = 8
+
+GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error)
+"""What reading a truncated or corrupt gzip stream raises (``gzip.BadGzipFile`` is an OSError)."""
+
+
+class _ThreadedGunzip:
+    """Read-only binary file object; a daemon thread fills a bounded queue with decompressed chunks."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(_QUEUE_CHUNKS)
+        self._stop = threading.Event()
+        self._buf = b""
+        self._pos = 0
+        self._done = False
+        self._thread = threading.Thread(target=self._pump, args=(raw,), daemon=True, name="medcite-gunzip")
+        self._thread.start()
+
+    def _put(self, item: bytes | BaseException | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _pump(self, raw: IO[bytes]) -> None:
+        try:
+            for chunk in _inflate(raw):
+                if not self._put(chunk):
+                    return
+            self._put(None)
+        except BaseException as exc:  # handed to the reading thread, which raises it
+            self._put(exc)
+
+    def _next(self) -> bytes:
+        if self._done:
+            return b""
+        item = self._queue.get()
+        if item is None:
+            self._done = True
+            return b""
+        if isinstance(item, BaseException):
+            self._done = True
+            raise item
+        return item
+
+    def _fill(self) -> bool:
+        """Append the next chunk to the unread part of the buffer; False at the end of the stream."""
+        chunk = self._next()
+        if not chunk:
+            return False
+        rest = self._buf[self._pos :]
+        self._buf = rest + chunk if rest else chunk
+        self._pos = 0
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            parts = [self._buf[self._pos :]]
+            while chunk := self._next():
+                parts.append(chunk)
+            self._buf, self._pos = b"", 0
+            return b"".join(parts)
+        while len(self._buf) - self._pos < n and self._fill():
+            pass
+        out = self._buf[self._pos : self._pos + n]
+        self._pos += len(out)
+        return out
+
+    def readline(self, limit: int = -1) -> bytes:
+        start = self._pos
+        while True:
+            i = self._buf.find(b"\n", start)
+            if i >= 0:
+                end = i + 1
+                break
+            start = len(self._buf) - self._pos  # resume the search after what was already scanned
+            if not self._fill():
+                end = len(self._buf)
+                break
+            start = start + self._pos
+        if limit is not None and limit >= 0:
+            end = min(end, self._pos + limit)
+        out = self._buf[self._pos : end]
+        self._pos = end
+        return out
+
+    def __iter__(self) -> _ThreadedGunzip:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def __del__(self) -> None:
+        self._stop.set()
+
+
+def _inflate(raw: IO[bytes]) -> Iterator[bytes]:
+    """Decompressed pieces of a (multi-member) gzip stream.
+
+    Unlike ``GzipFile.read``, every byte inflated before a truncation or a bad block is handed out
+    before the error is raised, so the caller keeps all complete records before the damage. zlib
+    checks each member's CRC-32 and length itself (``wbits=31``).
+    """
+    d = zlib.decompressobj(31)
+    started = False
+    while True:
+        block = raw.read(_RAW_BLOCK)
+        if not block:
+            if started and not d.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker was reached")
+            return
+        while block:
+            if d.eof:  # a member ended: zero padding is allowed, else a new member must start
+                if not block.strip(b"\x00"):
+                    break
+                if block[:2] != b"\x1f\x8b":
+                    raise gzip.BadGzipFile("trailing garbage after the gzip data")
+                d = zlib.decompressobj(31)
+            started = True
+            out = d.decompress(block)
+            block = d.unused_data if d.eof else b""
+            if out:
+                yield out
+
+
+def open_stream(stream: Any) -> IO[bytes]:
+    """``stream`` itself, or a decompressing reader when it starts with the gzip magic bytes.
+
+    ``stream`` is a binary file object; it needs ``peek`` (as ``open(path, "rb")`` has) for the
+    gzip check, otherwise it is treated as plain.
+    """
+    head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
+    if head == b"\x1f\x8b":
+        return _ThreadedGunzip(stream)  # type: ignore[return-value]
+    return stream  # type: ignore[no-any-return]
