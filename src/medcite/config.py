@@ -97,6 +97,7 @@ class DenseSettings(_Section):
     compact_ratio: float = Field(
         0.25, gt=0, le=1, description="Rebuild the index from stored vectors once this share of rows is dead."
     )
+    threads: int = Field(0, ge=0, description="FAISS threads; 0 = all cores (1 is faster on a busy machine).")
 
 
 class IndexSettings(_Section):

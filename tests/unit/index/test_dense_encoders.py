@@ -55,9 +55,9 @@ def test_asymmetric_truncates_queries_at_64_and_articles_at_512_tokens(asym: Enc
     q = asym.encode_queries([at_limit, longer, shorter])
     np.testing.assert_allclose(q[0], q[1], atol=1e-5)
     assert not np.allclose(q[0], q[2], atol=1e-4)
-    # pairs: [CLS] title [SEP] abstract [SEP]; truncation keeps 512 tokens in all
+    # pairs: [CLS] beta [SEP] 508 x gamma [SEP] = 512 tokens, the article limit
     title = "beta"
-    docs = [Article(str(i), title, "gamma " * n) for i, n in enumerate((509, 900, 400))]
+    docs = [Article(str(i), title, "gamma " * n) for i, n in enumerate((508, 900, 507))]
     d = asym.encode_documents(docs)
     np.testing.assert_allclose(d[0], d[1], atol=1e-5)
     assert not np.allclose(d[0], d[2], atol=1e-4)

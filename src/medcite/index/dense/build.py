@@ -128,6 +128,7 @@ def update_dense_index(
     if encoder is None:
         encoder = load_encoder(spec, batch_size=settings.batch_size, device=settings.device)
     check_encoder(manifest, encoder, out)
+    fx.set_threads(settings.threads)
     loaded = fo.load(out, manifest)
     files = dict(manifest["files"])
     dim, dtype, rows = loaded.vectors.shape[1], manifest["vector_dtype"], loaded.rows
@@ -346,6 +347,7 @@ def assemble(
     vectors, pmids_all = view.open(rows, dim, dtype)
     live = _last_wins(np.asarray(pmids_all))
     n_live = int(live.sum())
+    fx.set_threads(settings.threads)
     params = fx.choose_params(settings.index_type, dim, n_live, settings)
     index = fx.new_index(params)
     if params.type == "ivfpq":

@@ -48,9 +48,15 @@ def auto_pq_m(dim: int) -> int:
 
 
 def auto_nbits(n_train: int, nbits: int) -> int:
-    """Fewer bits per code when the sample cannot train 2**nbits centroids (tiny corpora)."""
-    fit = int(math.log2(max(n_train // 4, 16)))
+    """Fewer bits per code when the sample has under 39 points per centroid (FAISS's k-means rule)."""
+    fit = int(math.log2(max(n_train // 39, 16)))
     return max(4, min(nbits, fit))
+
+
+def set_threads(threads: int) -> None:
+    """Cap FAISS's OpenMP threads (0 leaves its default: all cores)."""
+    if threads > 0:
+        faiss_module().omp_set_num_threads(threads)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ class DenseRetriever:
             )
         check_encoder(manifest, encoder, self.path)
         self.encoder = encoder
+        fx.set_threads(self.settings.threads)
         self._index = fo.load(self.path, manifest)
         self.manifest = manifest
         log.info("dense index %s: %d live rows, %s", self.path, int(self._index.live.sum()), self._index.params)
