@@ -90,10 +90,12 @@ def test_dead_rows_are_skipped_in_every_layout(corpus: dict) -> None:
         live = r._index.live.copy()
         dead_row = int(np.nonzero(r._index.pmids == int(top[0].pmid))[0][0])
         r._index.live[dead_row] = False
+        r._index.refresh_live()
         try:
             after = r.search_vectors(q, 3)[0]
         finally:
             r._index.live[:] = live
+            r._index.refresh_live()
         assert top[0].pmid not in {h.pmid for h in after}
         assert after[0].pmid == top[1].pmid
 

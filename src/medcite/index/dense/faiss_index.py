@@ -189,7 +189,10 @@ def append_rows(
 
 
 # -- search ----------------------------------------------------------------------------------
-def _selector(live: np.ndarray) -> Any:
+def live_selector(live: np.ndarray) -> Any:
+    """An IDSelectorBitmap of the live rows, or None when every row is live (no filtering needed)."""
+    if bool(live.all()):
+        return None
     faiss = faiss_module()
     bits = np.packbits(live.astype(np.uint8), bitorder="little")
     sel = faiss.IDSelectorBitmap(len(live), faiss.swig_ptr(bits))
@@ -208,12 +211,17 @@ def search(
     nprobe: int = 32,
     ef_search: int = 128,
     rerank: int = 256,
+    selector: Any = None,
+    n_live: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top ``k`` rows per query: (scores, rows), rows -1 where fewer live rows exist."""
+    """Top ``k`` rows per query: (scores, rows), rows -1 where fewer live rows exist.
+
+    ``selector``/``n_live`` may be passed precomputed (see :func:`live_selector`) to skip a pass over ``live``.
+    """
     faiss = faiss_module()
     q = np.ascontiguousarray(queries, dtype=np.float32)
-    k = max(1, min(k, int(live.sum()) or 1))
-    sel = None if bool(live.all()) else _selector(live)
+    k = max(1, min(k, int(live.sum() if n_live is None else n_live) or 1))
+    sel = live_selector(live) if n_live is None else selector
     if params.type == "flat":
         sp = faiss.SearchParameters(sel=sel) if sel is not None else None
         return index.search(q, k, params=sp)  # type: ignore[no-any-return]

@@ -55,6 +55,17 @@ class Loaded:
     pmids: np.ndarray
     live: np.ndarray
 
+    selector: Any = None
+    n_live: int = 0
+
+    def __post_init__(self) -> None:
+        self.refresh_live()
+
+    def refresh_live(self) -> None:
+        """Recompute the cached live count and search filter after ``live`` changed."""
+        self.n_live = int(self.live.sum())
+        self.selector = fx.live_selector(self.live)
+
     @property
     def rows(self) -> int:
         return len(self.pmids)

@@ -47,7 +47,9 @@ def find_chunks(src: Path) -> list[tuple[Path, Path]]:
     for n in sorted(set(embeds) ^ set(pmids)):
         have = embeds.get(n) or pmids.get(n)
         missing = f"pmids_chunk_{n}.json" if n in embeds else f"embeds_chunk_{n}.npy"
-        raise InputError(f"{have} has no partner {missing} in {src}", hint="download or remove the unpaired file")
+        raise InputError(
+            f"{have} has no partner {missing} in {src}", hint="download or remove the unpaired file"
+        )
     return [(embeds[n], pmids[n]) for n in sorted(embeds)]
 
 

@@ -52,14 +52,14 @@ class DenseRetriever:
         fx.set_threads(self.settings.threads)
         self._index = fo.load(self.path, manifest)
         self.manifest = manifest
-        log.info("dense index %s: %d live rows, %s", self.path, int(self._index.live.sum()), self._index.params)
+        log.info("dense index %s: %d live rows, %s", self.path, self._index.n_live, self._index.params)
 
     @property
     def dim(self) -> int:
         return int(self.manifest["counts"]["dim"])
 
     def __len__(self) -> int:
-        return int(self._index.live.sum())
+        return self._index.n_live
 
     def search(self, query: str, k: int) -> list[Hit]:
         return self.search_many([query], k)[0]
@@ -83,7 +83,7 @@ class DenseRetriever:
         s = self.settings
         scores, rows = fx.search(
             idx.index, idx.params, vecs, k, vectors=idx.vectors, live=idx.live,
-            nprobe=s.nprobe, ef_search=s.ef_search, rerank=s.rerank,
+            nprobe=s.nprobe, ef_search=s.ef_search, rerank=s.rerank, selector=idx.selector, n_live=idx.n_live,
         )  # fmt: skip
         out: list[list[Hit]] = []
         for row_scores, row_ids in zip(scores, rows, strict=True):

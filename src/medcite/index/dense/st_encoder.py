@@ -66,7 +66,10 @@ class SentenceTransformerEncoder:
         self.normalize = True if normalize is None else bool(normalize)
         self.batch_size = batch_size
         self.name = model
-        getter = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        getter = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
         dim = getter()
         if not dim:
             raise ConfigError(f"model {model!r} does not report its embedding size", hint="use another model")
