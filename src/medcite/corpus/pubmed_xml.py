@@ -258,8 +258,11 @@ def iter_pubmed_xml(stream: IO[bytes], name: str) -> Iterator[Item]:
                     del parent[0]
     except etree.XMLSyntaxError as exc:
         line, col = exc.position if exc.position else (exc.lineno, 0)
+        msg = exc.msg
+        if "encoding" in msg.lower() or "utf-8" in msg.lower():
+            msg += " (bytes that are not valid in the declared encoding, UTF-8 unless stated otherwise)"
         raise InputError(
-            f"malformed XML: {exc.msg}", path=name, position=f"line {line}, column {col}",
+            f"malformed XML: {msg}", path=name, position=f"line {line}, column {col}",
             hint="the file is damaged or not PubMed XML; re-download it, or use --on-error skip to keep "
             "the records before the damage",
         ) from None
