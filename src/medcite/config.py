@@ -130,6 +130,11 @@ class PRFSettings(_Section):
         5, ge=1, le=50,
         description="Repetitions of the heaviest term when the weighted query is rendered as a bag of words.",
     )
+    max_df: float = Field(
+        0.1, gt=0, le=1,
+        description="Skip feedback terms found in more than this share of the documents (Anserini's rule; "
+        "applies when the sparse index reports document frequencies).",
+    )
 
 
 class RetrieveSettings(_Section):

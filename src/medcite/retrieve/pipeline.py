@@ -101,14 +101,18 @@ def ensure_dense(store: DocumentStore, settings: DenseSettings) -> Any:
 
 def _prf(method: str) -> Callable[[Settings, DocumentStore, Any], Retriever]:
     def make(settings: Settings, store: DocumentStore, sparse: Any) -> Retriever:
-        from .prf import RM3, PRFRetriever, Rocchio, analyzer_for
+        from .prf import RM3, PRFRetriever, Rocchio, TermFilter, analyzer_for
 
         prf = settings.retrieve.prf
         analyzer = analyzer_for(settings.index.sparse)
+        doc_freq = getattr(sparse, "doc_freq", None)
+        if doc_freq is None:
+            log.info("the sparse index reports no document frequencies: PRF keeps common feedback terms")
+        legal = TermFilter(doc_freq, len(sparse) if doc_freq else 0, prf.max_df)
         expander: Rocchio | RM3 = (
-            Rocchio(analyzer, prf.fb_terms, prf.alpha, prf.beta)
+            Rocchio(analyzer, prf.fb_terms, prf.alpha, prf.beta, legal)
             if method == "rocchio"
-            else RM3(analyzer, prf.fb_terms, prf.original_weight)
+            else RM3(analyzer, prf.fb_terms, prf.original_weight, legal)
         )
         return PRFRetriever(sparse, store, expander, prf.fb_docs, prf.resolution, name=f"bm25+{method}")
 

@@ -120,9 +120,25 @@ class _Vocabulary:
         return self.surface[term].most_common(1)[0][0]
 
 
-def _legal(term: str) -> bool:
-    """Feedback terms as Anserini keeps them: not pure numbers, at least two characters."""
-    return len(term) >= 2 and not _DIGITS.match(term)
+class TermFilter:
+    """Which feedback terms may expand a query, by Anserini's rules for RM3 and Rocchio: 2 to 20
+    characters, not a number, and (when document frequencies are known) in at most ``max_df`` of the
+    documents, which keeps common words ("which", "patients") out of the expansion.
+
+    ``doc_freq(term)`` counts the documents holding an index term; sparse indexes that expose
+    ``doc_freq`` provide it (see :class:`PRFRetriever`). Without it only the length/number rules apply.
+    """
+
+    def __init__(
+        self, doc_freq: Callable[[str], int] | None = None, num_docs: int = 0, max_df: float = 0.1
+    ) -> None:
+        self.doc_freq = doc_freq if num_docs > 0 else None
+        self.limit = max_df * num_docs
+
+    def __call__(self, term: str) -> bool:
+        if not 2 <= len(term) <= 20 or _DIGITS.match(term):
+            return False
+        return self.doc_freq is None or self.doc_freq(term) <= self.limit
 
 
 def _l2(vec: Mapping[str, float]) -> dict[str, float]:
@@ -145,10 +161,12 @@ class Rocchio:
     name = "rocchio"
 
     def __init__(
-        self, analyzer: Analyzer, fb_terms: int = 10, alpha: float = 1.0, beta: float = 0.75
+        self, analyzer: Analyzer, fb_terms: int = 10, alpha: float = 1.0, beta: float = 0.75,
+        term_filter: Callable[[str], bool] | None = None,
     ) -> None:
         self.vocab = _Vocabulary(analyzer)
         self.fb_terms, self.alpha, self.beta = fb_terms, alpha, beta
+        self.legal = term_filter or TermFilter()
 
     def expand(self, query: str, docs: Sequence[tuple[str, float]]) -> WeightedQuery:
         """``docs`` are (text, retrieval score) of the feedback documents, best first."""
@@ -156,7 +174,7 @@ class Rocchio:
         mean: dict[str, float] = {}
         for text, _score in docs:
             for term, v in _l2(self.vocab.counts(text)).items():
-                if _legal(term):
+                if self.legal(term):
                     mean[term] = mean.get(term, 0.0) + v / len(docs)
         feedback = _top(mean, self.fb_terms)
         weights = {t: self.alpha * v for t, v in q.items()}
@@ -170,9 +188,13 @@ class RM3:
 
     name = "rm3"
 
-    def __init__(self, analyzer: Analyzer, fb_terms: int = 10, original_weight: float = 0.5) -> None:
+    def __init__(
+        self, analyzer: Analyzer, fb_terms: int = 10, original_weight: float = 0.5,
+        term_filter: Callable[[str], bool] | None = None,
+    ) -> None:
         self.vocab = _Vocabulary(analyzer)
         self.fb_terms, self.original_weight = fb_terms, original_weight
+        self.legal = term_filter or TermFilter()
 
     def expand(self, query: str, docs: Sequence[tuple[str, float]]) -> WeightedQuery:
         """``docs`` are (text, retrieval score) of the feedback documents; scores stand in for P(q|d)."""
@@ -180,7 +202,7 @@ class RM3:
         rel: dict[str, float] = {}
         for text, score in docs:
             for term, p in _l1(self.vocab.counts(text)).items():
-                if _legal(term):
+                if self.legal(term):
                     rel[term] = rel.get(term, 0.0) + p * score
         rel = _l1(_top(rel, self.fb_terms))
         lam = self.original_weight

@@ -9,7 +9,7 @@ import pytest
 
 from medcite.config import SparseSettings
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.retrieve.prf import RM3, PRFRetriever, Rocchio, WeightedQuery, analyzer_for
+from medcite.retrieve.prf import RM3, PRFRetriever, Rocchio, TermFilter, WeightedQuery, analyzer_for
 from medcite.types import Article, Hit
 
 DOCS = [
@@ -106,3 +106,15 @@ def test_prf_over_bm25_finds_documents_without_the_query_word(store: DocumentSto
     expanded = [h.pmid for h in prf.search("statins", 10)]
     assert set(expanded[:2]) == {"1", "2"}
     assert "4" in expanded and "3" not in expanded
+
+
+def test_term_filter_drops_common_short_and_numeric_terms() -> None:
+    df = {"cholesterol": 30, "reduce": 5, "statins": 90}.get
+    legal = TermFilter(lambda t: df(t, 0), num_docs=100, max_df=0.1)
+    assert [t for t in ["cholesterol", "reduce", "x", "2020", "a" * 21, "ldl"] if legal(t)] == ["reduce", "ldl"]
+    assert TermFilter()("cholesterol")  # without document frequencies only the form rules apply
+    rocchio = Rocchio(analyzer_for(SparseSettings(stemmer="none")), fb_terms=3, term_filter=legal)
+    out = rocchio.expand("statins", FEEDBACK)
+    # statins stays (query terms are never filtered) but gets no feedback weight; cholesterol is too common
+    assert list(out.weights) == ["statins", "reduce", "adults", "ldl"]
+    assert out.weights["statins"] == pytest.approx(1.0)
