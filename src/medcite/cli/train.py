@@ -1,0 +1,88 @@
+"""`medcite train`: fine-tune medcite's own reranker (cross-encoder) and bi-encoder on BioASQ data."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+                     help="BioASQ training JSON (.json or .json.gz) with questions and gold documents."),
+        click.option("--corpus", "corpus", required=True, type=click.Path(exists=True, file_okay=False),
+                     help="Document store (folder) holding the gold and candidate articles."),
+        click.option("--base", default="minilm", show_default=True,
+                     help="Base model: 'minilm' (packaged, offline) or a model folder / hub name."),
+        click.option("--out", required=True, type=click.Path(file_okay=False),
+                     help="New or empty folder for the trained model and training.json."),
+        click.option("--index", default=None, type=click.Path(exists=True, file_okay=False),
+                     help="BM25 index of the store (default: a temporary one is built)."),
+        click.option("--epochs", default=1, show_default=True, type=click.IntRange(1)),
+        click.option("--batch-size", default=16, show_default=True, type=click.IntRange(1)),
+        click.option("--lr", default=2e-5, show_default=True, type=click.FloatRange(0, min_open=True),
+                     help="Peak learning rate (AdamW, linear warm-up and decay)."),
+        click.option("--max-length", default=256, show_default=True, type=click.IntRange(8),
+                     help="Token limit of a training input."),
+        click.option("--max-pairs", default=None, type=click.IntRange(1),
+                     help="Cap on training pairs (whole questions at a time)."),
+        click.option("--seed", default=13, show_default=True, type=int),
+        click.option("--dev-fraction", default=0.2, show_default=True,
+                     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     help="Share of questions held back (the most recent batches when known)."),
+        click.option("--max-dev", default=None, type=click.IntRange(1),
+                     help="Evaluate on at most this many held-back questions."),
+        click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _options(kw: dict[str, Any], **extra: Any) -> Any:
+    from ..train.common import TrainOptions
+
+    return TrainOptions(
+        epochs=kw["epochs"], batch_size=kw["batch_size"], lr=kw["lr"], max_length=kw["max_length"],
+        max_pairs=kw["max_pairs"], seed=kw["seed"], dev_fraction=kw["dev_fraction"], max_dev=kw["max_dev"],
+        threads=kw["threads"], **extra,
+    )
+
+
+def _show(report: dict[str, Any]) -> None:
+    click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"],
+                           "pairs": report["pairs"], "questions": report["questions"]}, indent=2))
+
+
+@click.group("train")
+def train() -> None:
+    """Fine-tune a reranker or adapt the bi-encoder on BioASQ questions (split by question)."""
+
+
+@train.command("reranker")
+@_common
+@click.option("--negatives", default=3, show_default=True, type=click.IntRange(0),
+              help="BM25 hard negatives per gold document (gold removed).")
+def reranker(**kw: Any) -> None:
+    """Fine-tune a cross-encoder with BCE on gold and BM25 hard-negative pairs; report MAP@10 before/after."""
+    from ..train.reranker import train_reranker
+
+    report = train_reranker(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
+                            opts=_options(kw, negatives=kw["negatives"]))
+    _show(report)
+    click.echo(f"model written to {kw['out']}", err=True)
+
+
+@train.command("encoder")
+@_common
+def encoder(**kw: Any) -> None:
+    """Adapt the bi-encoder with in-batch negatives (MultipleNegativesRankingLoss); report MAP@10 before/after."""
+    from ..train.encoder import train_encoder
+
+    report = train_encoder(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
+                           opts=_options(kw))
+    _show(report)
+    click.echo(f"model written to {kw['out']}", err=True)

@@ -1,0 +1,209 @@
+"""Training data from BioASQ: questions with gold PMIDs, a split by question, pairs with BM25 hard negatives.
+
+DS@GT (BioASQ 13b, "Ensembling cross-encoders and GPT rerankers with LLMs") fine-tuned cross-encoders on
+question / gold-document pairs with negatives mined by BM25 (gold documents removed), holding out whole
+questions, the most recent ones, for evaluation. This module builds exactly that from a BioASQ JSON file
+and a document store: a gold PMID that is not in the store is skipped (its text is unknown).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..corpus.store import DocumentStore
+from ..errors import InputError
+from ..io import open_maybe_gz
+from ..types import Article, Hit
+
+log = logging.getLogger(__name__)
+
+_PMID_URL = re.compile(r"(?:^|/)(\d+)/?$")
+_BATCH = re.compile(r"(\d+)\s*[bB]\s*(\d+)")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A BioASQ question with its gold PMIDs (``batch`` is e.g. ``"9B3"`` when the file says so)."""
+
+    id: str
+    body: str
+    gold: tuple[str, ...]
+    batch: str | None = None
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One training example: question text, document text, label 1 (gold) or 0 (BM25 negative)."""
+
+    qid: str
+    pmid: str
+    question: str
+    text: str
+    label: float
+
+
+@dataclass
+class Split:
+    train: list[Question]
+    dev: list[Question]
+
+
+def read_bioasq(path: str | Path) -> list[Question]:
+    """Questions with at least one gold document from a BioASQ JSON file (``.json`` or ``.json.gz``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such BioASQ file", path=str(path), hint="give the training JSON with --data")
+    try:
+        with open_maybe_gz(path) as fh:
+            data = json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise InputError(f"not a readable JSON file ({exc})", path=str(path)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise InputError("expected BioASQ JSON {'questions': [...]}", path=str(path))
+    out = []
+    for i, q in enumerate(data["questions"]):
+        if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not isinstance(q.get("body"), str):
+            raise InputError("each question needs string 'id' and 'body'", path=str(path),
+                             position=f"questions[{i}]")
+        gold = []
+        for url in q.get("documents") or []:
+            m = _PMID_URL.search(str(url).strip())
+            if m is None:
+                raise InputError(f"no PMID in document {url!r}", path=str(path), position=f"questions[{i}]")
+            if m.group(1) not in gold:
+                gold.append(m.group(1))
+        if gold:
+            out.append(Question(q["id"], q["body"].strip(), tuple(gold), q.get("source_batch")))
+    log.info("%s: %d questions with gold documents", path, len(out))
+    return out
+
+
+def batch_order(batch: str | None) -> tuple[int, int]:
+    """``"11B4"`` -> (11, 4), so later batches sort higher; unknown -> (-1, -1)."""
+    m = _BATCH.search(batch or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
+
+
+def split_questions(questions: Sequence[Question], dev_fraction: float, seed: int) -> Split:
+    """Split by question: no question is on both sides.
+
+    With batch information the most recent batches go to dev (DS@GT held out recent questions: it is
+    what a model meets next); within a batch, and without batch information, the order is a shuffle
+    by ``seed``.
+    """
+    if not 0 < dev_fraction < 1:
+        raise InputError(f"dev fraction must be between 0 and 1, got {dev_fraction}", hint="e.g. 0.2")
+    items = sorted(questions, key=lambda q: q.id)
+    random.Random(seed).shuffle(items)
+    if any(q.batch for q in items):
+        items.sort(key=lambda q: batch_order(q.batch), reverse=True)  # stable: keeps the shuffle inside
+    n_dev = max(1, round(len(items) * dev_fraction)) if len(items) > 1 else 0
+    return Split(train=items[n_dev:], dev=items[:n_dev])
+
+
+class Searcher:
+    """A BM25 index over a store: the given index folder, or a temporary tantivy index built here."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return list(self.index.search(query, k))
+
+
+@contextmanager
+def bm25_searcher(store: DocumentStore, index_folder: str | Path | None = None) -> Iterator[Searcher]:
+    """Open ``index_folder`` (checked against the store), or build a throwaway BM25 index of the store."""
+    from ..config import SparseSettings
+    from ..index.sparse.base import build_sparse, open_sparse
+
+    if index_folder is not None:
+        yield Searcher(open_sparse(index_folder, store))
+        return
+    with tempfile.TemporaryDirectory(prefix="medcite-bm25-") as tmp:
+        log.info("building a temporary BM25 index of %d documents", len(store))
+        build_sparse(store, Path(tmp) / "bm25", SparseSettings())
+        yield Searcher(open_sparse(Path(tmp) / "bm25", store))
+
+
+def known_gold(question: Question, articles: dict[str, Article]) -> list[str]:
+    return [p for p in question.gold if p in articles]
+
+
+def mine_pairs(
+    questions: Sequence[Question],
+    store: DocumentStore,
+    searcher: Searcher,
+    *,
+    negatives: int = 3,
+    depth: int = 50,
+    max_pairs: int | None = None,
+    seed: int = 0,
+) -> list[Pair]:
+    """Gold (label 1) and BM25 hard-negative (label 0) pairs, shuffled by ``seed``.
+
+    For each question, the ``negatives * |gold in store|`` best BM25 hits of its body among the top
+    ``depth`` that are not gold. ``max_pairs`` caps the result after shuffling, whole questions at a time
+    so a question never keeps negatives without its positives.
+    """
+    per_question: list[list[Pair]] = []
+    skipped = 0
+    for q in questions:
+        arts = store.get_many(list(q.gold))
+        gold = known_gold(q, arts)
+        if not gold:
+            skipped += 1
+            continue
+        pairs = [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold]
+        gold_set = set(q.gold)
+        neg_ids = [h.pmid for h in searcher.search(q.body, depth) if h.pmid not in gold_set]
+        neg_ids = neg_ids[: negatives * len(gold)]
+        neg_arts = store.get_many(neg_ids)
+        pairs += [Pair(q.id, p, q.body, neg_arts[p].text, 0.0) for p in neg_ids if p in neg_arts]
+        per_question.append(pairs)
+    if skipped:
+        log.warning("%d questions have no gold document in the store and were skipped", skipped)
+    random.Random(seed).shuffle(per_question)
+    out: list[Pair] = []
+    for pairs in per_question:
+        if max_pairs is not None and out and len(out) + len(pairs) > max_pairs:
+            break
+        out.extend(pairs)
+    random.Random(seed + 1).shuffle(out)
+    return out
+
+
+@dataclass
+class EvalQuery:
+    """A held-back question: its BM25 pool, the pool's articles and the gold PMIDs found in the store."""
+
+    question: Question
+    hits: list[Hit]
+    articles: dict[str, Article]
+    relevant: frozenset[str]
+
+
+def eval_pools(
+    questions: Sequence[Question], store: DocumentStore, searcher: Searcher, depth: int = 100
+) -> list[EvalQuery]:
+    """For each question with gold in the store: its BM25 top ``depth`` and their articles.
+
+    The relevant set is the gold in the store (a PMID the store lacks can never be retrieved).
+    """
+    out = []
+    for q in questions:
+        relevant = frozenset(store.existing(q.gold))
+        if not relevant:
+            continue
+        hits = searcher.search(q.body, depth)
+        out.append(EvalQuery(q, hits, store.get_many([h.pmid for h in hits]), relevant))
+    return out

@@ -1,0 +1,167 @@
+"""Fine-tune a cross-encoder reranker on BioASQ question / gold-document pairs (DS@GT, BioASQ 13b).
+
+Binary cross-entropy on gold (1) and BM25 hard-negative (0) pairs (Nogueira & Cho 2019, "Passage
+Re-ranking with BERT"), split by question, then MAP@10 (BioASQ denominator) of BM25 top 100 -> rerank
+on the held-back questions, before and after. The offline base is the packaged all-MiniLM-L6-v2 body
+with a fresh one-logit head. The result is an ordinary Hugging Face folder (``config.json``, weights,
+tokenizer) that :func:`medcite.rerank.cross_encoder.load_cross_encoder` and ``transformers`` read, with
+``training.json`` describing the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..corpus.store import DocumentStore
+from ..errors import InputError
+from ..progress import progress
+from ..registry import require
+from ..rerank.cross_encoder import CrossEncoderReranker
+from ..rerank.ensemble import mean_average_precision
+from .common import LossLog, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
+from .data import EvalQuery, Pair, bm25_searcher, eval_pools, mine_pairs, read_bioasq, split_questions
+
+log = logging.getLogger(__name__)
+
+
+def prepare_base(base: str, folder: Path, seed: int) -> str:
+    """A cross-encoder folder to start from: ``base`` itself when it already has a one-logit
+    sequence-classification head, else ``base``'s encoder body with a fresh head (seeded) saved in ``folder``.
+    """
+    transformers = require("transformers", "train", "training a reranker")
+    src = base_model_dir(base)
+    config = transformers.AutoConfig.from_pretrained(src)
+    archs = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in archs) and config.num_labels == 1:
+        return src
+    import torch
+
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(src, num_labels=1)
+    model.save_pretrained(folder)
+    transformers.AutoTokenizer.from_pretrained(src).save_pretrained(folder)
+    log.info("base %s: encoder body with a fresh 1-logit head", base)
+    return str(folder)
+
+
+def rerank_map(reranker: Any, pools: Sequence[EvalQuery], k: int = 10) -> float:
+    """MAP@k (BioASQ) of ``reranker`` over the BM25 pools (None: the BM25 order itself)."""
+    rankings = []
+    for item in progress(pools, desc="evaluating", unit="q", leave=False):
+        hits = item.hits[:k] if reranker is None else reranker.rerank(item.question.body, item.hits,
+                                                                      item.articles, k)
+        rankings.append([h.pmid for h in hits])
+    return mean_average_precision(rankings, [item.relevant for item in pools], k)
+
+
+def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:
+    """The BCE training loop (AdamW, linear warm-up then decay), with a progress bar and ETA."""
+    import torch
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from transformers import get_linear_schedule_with_warmup
+
+    loss_fn = BinaryCrossEntropyLoss(model)
+    steps_per_epoch = math.ceil(len(pairs) / opts.batch_size)
+    total = steps_per_epoch * opts.epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * opts.warmup), total)
+    rng = random.Random(opts.seed)
+    losses = LossLog()
+    model.train()
+    step = 0
+    with progress(total=total, desc="training", unit="step") as bar:
+        for _epoch in range(opts.epochs):
+            order = list(range(len(pairs)))
+            rng.shuffle(order)
+            for start in range(0, len(order), opts.batch_size):
+                batch = [pairs[i] for i in order[start : start + opts.batch_size]]
+                labels = torch.tensor([p.label for p in batch])
+                loss = loss_fn([[p.question for p in batch], [p.text for p in batch]], labels)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+                step += 1
+                losses.add(step, float(loss.detach()))
+                bar.update(1)
+                bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
+    losses.flush(step)
+    model.eval()
+    return losses
+
+
+def train_reranker(
+    data: str | Path,
+    store_path: str | Path,
+    out: str | Path,
+    *,
+    base: str = "minilm",
+    opts: TrainOptions | None = None,
+    index: str | Path | None = None,
+) -> dict[str, Any]:
+    """Fine-tune a cross-encoder and write it (plus ``training.json``) to ``out``. Returns the report."""
+    st = require("sentence_transformers", "train", "training a reranker")
+    opts = opts or TrainOptions()
+    opts.check()
+    out = out_folder(out)
+    started = time.perf_counter()
+    seed_everything(opts.seed, opts.threads)
+    questions = read_bioasq(data)
+    split = split_questions(questions, opts.dev_fraction, opts.seed)
+    dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
+    with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
+        pairs = mine_pairs(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
+                           max_pairs=opts.max_pairs, seed=opts.seed)
+        pools = eval_pools(dev, store, searcher, opts.eval_depth)
+    if not pairs:
+        raise InputError("no training pairs: no training question has a gold document in the store",
+                         hint="check that --corpus holds the PMIDs of the --data questions")
+    log.info("%d training pairs (%d positive) from %d questions; %d dev questions",
+             len(pairs), sum(p.label > 0 for p in pairs), len(split.train), len(pools))
+    map_bm25 = rerank_map(None, pools)
+    with tempfile.TemporaryDirectory(prefix="medcite-base-") as tmp:
+        base_dir = prepare_base(base, Path(tmp), opts.seed)
+        model = st.CrossEncoder(base_dir, max_length=opts.max_length, device="cpu", local_files_only=True)
+        before = CrossEncoderReranker(base_dir, batch_size=32, top_n=opts.eval_depth, loaded=model)
+        t0 = time.perf_counter()
+        map_before = rerank_map(before, pools)
+        eval_seconds = time.perf_counter() - t0
+        seed_everything(opts.seed, opts.threads)
+        t0 = time.perf_counter()
+        losses = train_cross_encoder(model, pairs, opts)
+        train_seconds = time.perf_counter() - t0
+    model.model.save_pretrained(out)
+    model.tokenizer.save_pretrained(out)
+    after = CrossEncoderReranker(str(out), batch_size=32, max_length=opts.max_length, top_n=opts.eval_depth)
+    map_after = rerank_map(after, pools)
+    report = {
+        "kind": "cross-encoder",
+        "base": base,
+        "data": str(data),
+        "store": str(store_path),
+        "options": opts.as_dict(),
+        "questions": {"train": len(split.train), "dev": len(split.dev), "dev_evaluated": len(pools)},
+        "dev_ids": [item.question.id for item in pools],
+        "pairs": {"total": len(pairs), "positive": sum(p.label > 0 for p in pairs)},
+        "loss": losses.points,
+        "metrics": {
+            "map@10_bm25": round(map_bm25, 4),
+            "map@10_before": round(map_before, 4),
+            "map@10_after": round(map_after, 4),
+            "eval": f"BM25 top {opts.eval_depth} reranked, MAP@10 with denominator min(|gold in store|, 10)",
+        },
+        "seconds": {"train": round(train_seconds, 1), "eval_once": round(eval_seconds, 1),
+                    "total": round(time.perf_counter() - started, 1)},
+    }
+    write_report(out, report)
+    log.info("MAP@10 on %d dev questions: BM25 %.4f, before %.4f, after %.4f",
+             len(pools), map_bm25, map_before, map_after)
+    return report
