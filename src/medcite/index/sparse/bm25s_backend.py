@@ -204,7 +204,7 @@ class BM25SIndex:
                 token_ids.append(ids)
         if not todo or k <= 0:
             return out
-        docs, scores = self._model.retrieve(token_ids, k=k, show_progress=False, n_threads=1)
+        docs, scores = self._model.retrieve(token_ids, k=k, show_progress=False, n_threads=0)
         for row, i in enumerate(todo):
             keep = scores[row] > 0  # bm25s pads the top k with zero-score documents
             out[i] = to_hits(self._pmids[docs[row][keep]].tolist(), scores[row][keep].tolist())

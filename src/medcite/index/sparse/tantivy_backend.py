@@ -241,6 +241,6 @@ class TantivyIndex:
                 continue
             result = searcher.search(q, k, count=False)
             pmids = searcher.fast_field_values("pmid", [addr for _, addr in result.hits])
-            pairs = [(p, s) for p, (s, _) in zip(pmids, result.hits, strict=True) if p is not None]
+            pairs = [(int(p), s) for p, (s, _) in zip(pmids, result.hits, strict=True) if p is not None]
             out.append(to_hits([p for p, _ in pairs], [s for _, s in pairs]))
         return out
