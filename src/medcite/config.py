@@ -197,6 +197,7 @@ class LLMSettings(_Section):
     gguf_file: str | None = Field(
         None, description="GGUF file name inside the 'local' model folder (None: the packaged SmolLM2 file)."
     )
+    device: str = Field("cpu", description="Torch device of the 'local' backend ('cpu', 'cuda', 'cuda:1', ...).")
     base_url: str = Field(
         "http://127.0.0.1:8000/v1", description="Root of the OpenAI-compatible API, including /v1."
     )

@@ -121,8 +121,8 @@ class LocalBackend(BaseLLM):
 
     @classmethod
     def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> LocalBackend:
-        return cls(s.model, gguf_file=s.gguf_file, temperature=s.temperature, max_tokens=s.max_tokens,
-                   seed=s.seed, cache=cache)
+        return cls(s.model, gguf_file=s.gguf_file, device=s.device, temperature=s.temperature,
+                   max_tokens=s.max_tokens, seed=s.seed, cache=cache)
 
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
         torch = require("torch", "llm", "the local LLM backend")
