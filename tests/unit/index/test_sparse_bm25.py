@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,30 @@ def test_tantivy_fielded_search(store: DocumentStore, tmp_path: Path) -> None:
     # "therapy" is in the abstracts of 101 and 103 only, never in a title
     assert index.search("therapy", 10) == []
     assert [h.pmid for h in index.search("statins", 10)] == ["101"]
+
+
+class _NoFullScan(DocumentStore):
+    """A store whose full scan fails: an incremental update must read only the changes."""
+
+    def iter_articles(self, batch: int = 5000) -> Iterator[Article]:
+        raise AssertionError("incremental update read the whole store")
+
+
+def test_tantivy_update_reads_only_changes(
+    store: DocumentStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    build_sparse(store, tmp_path / "idx", SparseSettings())
+    with store.transaction() as tx:
+        tx.upsert([Article("101", "Statins again", "Statins and muscle pain.", version=2)], FileStats("u"))
+    spy = _NoFullScan.open(store.path)
+    report = build_sparse(spy, tmp_path / "idx", SparseSettings())
+    assert (report.added, report.replaced, report.deleted, report.full) == (0, 1, 0, False)
+    index = open_sparse(tmp_path / "idx")
+    # the replaced document is there once, with its new text; the unchanged ones are not duplicated
+    assert [h.pmid for h in index.search("statins", 10)] == ["101"]
+    assert [h.pmid for h in index.search("muscle", 10)] == ["101"]
+    assert len(index) == 4 and [h.pmid for h in index.search("aspirin", 10)] == ["102"]
+    with store.transaction() as tx:
+        tx.delete(["103"], FileStats("d"))
+    open_sparse(tmp_path / "idx", store)
+    assert "behind its store" in caplog.text
