@@ -125,12 +125,12 @@ class LocalBackend(BaseLLM):
                    max_tokens=s.max_tokens, seed=s.seed, cache=cache)
 
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
-        torch = require("torch", "llm", "the local LLM backend")
-        model, tokenizer, lock = _load(self.source, self.gguf_file, self.device)
         unknown = set(params) - {"temperature", "max_tokens", "stop", "seed", "top_p"}
         if unknown:
             raise LLMError(f"the local backend does not take the parameters {sorted(unknown)}",
                            hint="pass only temperature, max_tokens, stop, seed and top_p", retryable=False)
+        torch = require("torch", "llm", "the local LLM backend")
+        model, tokenizer, lock = _load(self.source, self.gguf_file, self.device)
         start = time.perf_counter()
         encoded = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                 return_dict=True)

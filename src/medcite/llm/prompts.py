@@ -121,9 +121,11 @@ def _dedupe(items: list[str], limit: int) -> list[str]:
 # -- reformulations (CLaC 2025) ------------------------------------------------------------------------
 # "1." .. "3." at the start of a line (after markdown markers); "1.5 mg" is not a list number.
 _NUMBERED = re.compile(r"^\s*(?:[#>*_]+\s*)?([1-3])\.(?!\d)(?:\*\*|__)?\s*(.*)$")
+# only the labels the prompt's three kinds suggest, so "Clinical trials of X: ..." keeps its words
 _LABEL = re.compile(
-    r"^(?:\*\*|__)?(?:formal|clinical|patient|plain|lay|aspect|specific|one aspect|focused)[\w \-/()]{0,40}?"
-    r"(?:\*\*|__)?\s*:(?:\*\*|__)?\s*",
+    r"^(?:\*\*|__)?(?:formal(?: clinical)?|clinical|patient[- ]focused|patient|plain(?: language)?|lay"
+    r"|(?:one |specific |single )?aspect(?:[- ]focused)?)(?: version| query| reformulation| question)?"
+    r"(?: \([^)]{0,40}\))?(?:\*\*|__)?\s*:(?:\*\*|__)?\s*",
     re.IGNORECASE,
 )
 
@@ -225,6 +227,9 @@ _PREAMBLE = re.compile(
 )
 
 
+_CHATTER = re.compile(r"^(?:sure|certainly|okay|of course|here (?:is|are|'s))\b", re.IGNORECASE)
+
+
 def _sentences(text: str) -> list[str]:
     """Sentences as exact substrings of ``text`` (syntok's rules keep ``1.2%``, ``et al.``, ``Fig. 2``)."""
     import syntok.segmenter as segmenter
@@ -261,7 +266,10 @@ def parse_summary(text: str, max_words: int = 80, max_sentences: int = 2) -> str
     body = _prose(text)
     if not body:
         return ""
-    kept = " ".join(_sentences(body)[:max_sentences]) or body
+    sentences = _sentences(body)
+    while len(sentences) > 1 and _CHATTER.match(sentences[0]):
+        sentences = sentences[1:]
+    kept = " ".join(sentences[:max_sentences]) or body
     return _cap_words(kept, max_words)
 
 

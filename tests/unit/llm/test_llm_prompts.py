@@ -92,6 +92,9 @@ CLEAN = """1. What is the efficacy of metformin in glycemic control for type 2 d
     # numbers that are not list markers, bullets and 1) are ignored by the fixed rules
     ("1.5 mg/kg dosing\n- bullet query\n1) paren query\n2. real query", ["real query"]),
     ("```\n1. fenced query\n```", ["fenced query"]),
+    # a colon inside a real query is not a label
+    ("1. Clinical trials of metformin: efficacy in T2DM\n2. Aspect (renal): metformin in CKD",
+     ["Clinical trials of metformin: efficacy in T2DM", "metformin in CKD"]),
     ("I cannot help with that.", []),
     ("", []),
 ])
@@ -154,6 +157,11 @@ def test_parse_summary_keeps_two_sentences_and_numbers():
                    "at 500 mg b.i.d. for 12 weeks. Nausea occurred in 12% of patients.")
     for number in ("2,345", "1.2%", "95%", "0.8-1.6", "0.001", "500", "12%"):
         assert number in out
+
+
+def test_parse_summary_drops_chatty_first_sentence():
+    out = parse_summary("Sure, here is the summary. Zinc shortened colds by 2.25 days. It was safe. More.")
+    assert out == "Zinc shortened colds by 2.25 days. It was safe."
 
 
 def test_parse_summary_preamble_line_fences_and_word_cap():
