@@ -183,6 +183,9 @@ class GenerateSettings(_Section):
     max_words: int = Field(250, ge=1, description="Hard cap on answer length in words.")
     max_citations: int = Field(3, ge=1, description="Most PMIDs kept per sentence.")
     max_sentences: int = Field(5, ge=1, description="Most sentences in an extractive answer.")
+    min_relative_score: float = Field(
+        0.45, ge=0, le=1, description="Extractive: leave out evidence scoring under this share of the best item."
+    )
 
 
 class LLMSettings(_Section):

@@ -137,5 +137,5 @@ def _make_generator(settings: Settings) -> Any:
         from .generate.extractive import ExtractiveGenerator
 
         return ExtractiveGenerator(max_sentences=gen.max_sentences, max_words=gen.max_words,
-                                   max_citations=gen.max_citations)
+                                   max_citations=gen.max_citations, min_relative=gen.min_relative_score)
     raise ConfigError(f"unknown generator {gen.backend!r}", hint="choose 'extractive'")

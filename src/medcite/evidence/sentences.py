@@ -26,6 +26,7 @@ class SentenceSpan:
     end: int
     text: str
     label: str | None = None
+    category: str | None = None  # NLM category of the structured part: BACKGROUND ... CONCLUSIONS
 
 
 def _syntok_spans(text: str) -> list[tuple[int, int]]:
@@ -81,9 +82,9 @@ def article_sentences(article: Article, splitter: str = "syntok") -> list[Senten
         start = article.title.find(title)
         out.append(SentenceSpan(article.pmid, "title", start, start + len(title), title))
     abstract = article.abstract
-    parts = [(s.start, s.end, s.label) for s in article.sections] or [(0, len(abstract), None)]
-    for p_start, p_end, label in parts:
+    parts = [(s.start, s.end, s.label, s.category) for s in article.sections] or [(0, len(abstract), None, None)]
+    for p_start, p_end, label, category in parts:
         chunk = abstract[p_start:p_end]
         for s, e in split_spans(chunk, splitter):
-            out.append(SentenceSpan(article.pmid, "abstract", p_start + s, p_start + e, chunk[s:e], label))
+            out.append(SentenceSpan(article.pmid, "abstract", p_start + s, p_start + e, chunk[s:e], label, category))
     return out

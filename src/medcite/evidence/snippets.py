@@ -3,12 +3,14 @@
 Every evidence item is an exact span of its article (section + character offsets), so a cited PMID can always
 be traced to the words shown to the generator. Scoring (CLaC 2025 selection, applied to sentences as in
 Dalhousie 2025 / PJs): ``0.8 * best TF-IDF cosine to the query set + 0.2 * document prior`` where the prior is
-``1 / rank`` of the document in the final ranking; MMR with lambda 0.75 removes near-duplicates and at most
+``1 / rank`` of the document in the final ranking, times a role prior (:func:`role_weight`: findings over aims
+and methods, titles a little lower); MMR with lambda 0.75 removes near-duplicates and at most
 ``per_doc`` sentences come from one document.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +19,28 @@ from .sentences import SentenceSpan, article_sentences
 from .tfidf_mmr import mmr, relevance, similarity_matrix
 
 MIN_WORDS = 4  # fragments shorter than this ("Results.") are never evidence
+
+# Findings answer questions; aims and methods rarely do. Structured-abstract labels (NLM categories) and the
+# usual aim/method openings of unstructured abstracts shift a sentence's score (a prior, not a filter).
+ROLE_WEIGHTS = {"CONCLUSIONS": 1.15, "RESULTS": 1.1, "BACKGROUND": 0.85, "OBJECTIVE": 0.8, "METHODS": 0.75}
+TITLE_WEIGHT = 0.8
+_AIM_OPENINGS = re.compile(
+    r"^(we (aimed|sought|investigated|examined|studied|evaluated|assessed|conducted|performed|describe)|"
+    r"(the )?(aim|purpose|objective|goal)s? (of|was|were|is)|this (study|paper|article|review) (aim|was|is|describes)|"
+    r"to (investigate|evaluate|assess|determine|examine|explore|compare))",
+    re.IGNORECASE,
+)
+
+
+def role_weight(span: SentenceSpan) -> float:
+    """Prior for how likely a sentence states a finding rather than an aim or a method."""
+    if span.section == "title":
+        return TITLE_WEIGHT
+    role = (span.category or span.label or "").upper()
+    weight = ROLE_WEIGHTS.get(role, ROLE_WEIGHTS.get(role + "S", 1.0))
+    if _AIM_OPENINGS.match(span.text):
+        weight = min(weight, 0.8)
+    return weight
 
 
 @dataclass
@@ -53,7 +77,7 @@ class SnippetSelector:
         rel = relevance(texts, [q.text for q in queries])
         doc_rank = {h.pmid: i + 1 for i, h in enumerate(hits)}
         scores = [
-            (1 - self.prior_weight) * float(r) + self.prior_weight / doc_rank[c[1].pmid]
+            ((1 - self.prior_weight) * float(r) + self.prior_weight / doc_rank[c[1].pmid]) * role_weight(c[0])
             for r, c in zip(rel, cands, strict=True)
         ]
         order = mmr(scores, similarity_matrix(texts), self.max_items, self.lam,

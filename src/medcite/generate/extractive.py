@@ -3,7 +3,8 @@
 It composes a concise answer from the best evidence sentences, in evidence order (already ranked by relevance
 and de-duplicated by MMR). Each sentence cites its own PMID plus the PMIDs of other selected evidence that says
 nearly the same thing (TF-IDF cosine >= ``corroborate``), so agreeing sources are cited together, at most
-``max_citations`` per sentence. The result goes through the same :func:`finalize` as LLM output, so the caps
+``max_citations`` per sentence. Evidence scoring under ``min_relative`` of the best item is left out: a short
+answer of relevant findings beats a long one padded with loosely related sentences. The result goes through the same :func:`finalize` as LLM output, so the caps
 and the evidence-only rule hold by construction.
 """
 
@@ -27,14 +28,21 @@ class ExtractiveGenerator:
     max_citations: int = 3
     corroborate: float = 0.5
     min_score: float = 0.0
+    min_relative: float = 0.45  # keep evidence scoring at least this share of the best item's score
 
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         from ..evidence.tfidf_mmr import similarity_matrix
 
-        usable = [e for e in evidence if e.score >= self.min_score and e.text.strip()]
+        top = max((e.score for e in evidence), default=0.0)
+        floor = max(self.min_score, self.min_relative * top)
+        usable = [e for e in evidence if e.score >= floor and e.text.strip()]
+        # a title names a topic but rarely answers it: titles are used only when abstracts give too little
+        ordered = [e for e in usable if e.section != "title"]
+        if len(ordered) < min(2, self.max_sentences):
+            ordered += [e for e in usable if e.section == "title"]
         chosen: list[Evidence] = []
         seen_text: set[str] = set()
-        for e in usable:
+        for e in ordered:
             key = " ".join(e.text.lower().split())
             if key in seen_text:
                 continue

@@ -58,3 +58,14 @@ def test_snippet_selector_returns_exact_spans_from_given_articles_only() -> None
         text = src.title if e.section == "title" else src.abstract
         assert text[e.start : e.end] == e.text
     assert format_block(ev).splitlines()[0].startswith("[1] (7) ")
+
+
+def test_role_prior_prefers_findings_over_aims_and_titles() -> None:
+    from medcite.evidence.sentences import SentenceSpan
+    from medcite.evidence.snippets import role_weight
+
+    finding = SentenceSpan("1", "abstract", 0, 10, "Blood pressure fell by 10 mm Hg.", "RESULTS", "RESULTS")
+    aim = SentenceSpan("1", "abstract", 0, 10, "We aimed to explore blood pressure.", None, None)
+    title = SentenceSpan("1", "title", 0, 10, "Blood pressure and relaxation", None, None)
+    plain = SentenceSpan("1", "abstract", 0, 10, "Blood pressure fell.", None, None)
+    assert role_weight(finding) > role_weight(plain) > role_weight(title) >= role_weight(aim)
