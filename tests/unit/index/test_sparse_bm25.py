@@ -212,3 +212,16 @@ def test_tantivy_update_reads_only_changes(
         tx.delete(["103"], FileStats("d"))
     open_sparse(tmp_path / "idx", store)
     assert "behind its store" in caplog.text
+
+
+def test_bm25s_without_pystemmer(monkeypatch: pytest.MonkeyPatch, store: DocumentStore, tmp_path: Path) -> None:
+    import sys
+
+    from medcite.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "Stemmer", None)  # makes `import Stemmer` fail
+    with pytest.raises(MissingExtraError, match="PyStemmer") as err:
+        build_sparse(store, tmp_path / "idx", SparseSettings(backend="bm25s"))
+    assert err.value.hint == "pip install 'medcite[bm25s]'"
+    report = build_sparse(store, tmp_path / "idx", SparseSettings(backend="bm25s", stemmer="none"))
+    assert report.docs == 4

@@ -12,6 +12,7 @@ Analysis matches the tantivy backend: split on non-alphanumeric characters, lowe
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -26,9 +27,8 @@ from bm25s.tokenization import Tokenized
 
 from ...config import SparseSettings
 from ...corpus.store import DocumentStore
-from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...errors import ConfigError, CorruptIndexError, IndexMismatchError, MissingExtraError
 from ...progress import progress
-from ...registry import require
 from ...types import Hit
 from .base import MAX_TOKEN_CHARS, Applied, settings_from_manifest, stopword_list, to_hits
 
@@ -47,6 +47,16 @@ FILES = (
 _TOKEN = re.compile(r"[^\W_]+")
 
 
+def _stemmer_module(settings: SparseSettings) -> Any:
+    """PyStemmer (imported as ``Stemmer``), or MissingExtraError naming the package to install."""
+    try:
+        return importlib.import_module("Stemmer")
+    except ImportError:
+        raise MissingExtraError(
+            "PyStemmer", "bm25s", f"the {settings.stemmer!r} stemmer of the bm25s backend"
+        ) from None
+
+
 class Analyzer:
     """Text -> index terms, the same chain as the tantivy backend's analyzer."""
 
@@ -54,10 +64,7 @@ class Analyzer:
         self.stop = frozenset(stopword_list(settings))
         self.stemmer: Any = None
         if settings.stemmer != "none":
-            stemmer_mod = require(
-                "Stemmer", "bm25s", f"the {settings.stemmer!r} stemmer of the bm25s backend"
-            )
-            self.stemmer = stemmer_mod.Stemmer(settings.stemmer)
+            self.stemmer = _stemmer_module(settings).Stemmer(settings.stemmer)
 
     def __call__(self, text: str) -> list[str]:
         tokens = [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS and t not in self.stop]
@@ -92,13 +99,11 @@ class BM25SIndex:
     def check_settings(cls, settings: SparseSettings) -> None:
         if settings.fields != ["contents"]:
             raise ConfigError(
-                f"the bm25s backend scores one 'contents' field (title + abstract); "
-                f"got fields {settings.fields}",
-                hint="use --set 'index.sparse.fields=[\"contents\"]', "
-                "or the tantivy backend for fielded search",
+                f"the bm25s backend scores one 'contents' field (title + abstract); got fields {settings.fields}",
+                hint="use --set 'index.sparse.fields=[\"contents\"]', or the tantivy backend for fielded search",
             )
         if settings.stemmer != "none":
-            require("Stemmer", "bm25s", f"the {settings.stemmer!r} stemmer of the bm25s backend")
+            _stemmer_module(settings)
 
     @classmethod
     def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
@@ -179,8 +184,7 @@ class BM25SIndex:
             ) from None
         if int(model.scores.get("num_docs", -1)) != len(pmids):
             raise CorruptIndexError(
-                f"the bm25s index at {path} has {model.scores.get('num_docs')} documents "
-                f"but {len(pmids)} PMIDs",
+                f"the bm25s index at {path} has {model.scores.get('num_docs')} documents but {len(pmids)} PMIDs",
                 hint="rebuild the index (medcite index bm25 --rebuild)",
             )
         return cls(folder, manifest, settings, model, pmids)
