@@ -1,0 +1,126 @@
+"""The benchmark helpers: docs section rewriting, subprocess measurement, the snippet-level BioASQ corpus."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    # benchmarks/ is not a package (pysbd installs a top-level "benchmarks"), so load by path; the
+    # scripts import each other by bare name, hence the sys.path entry.
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"medcite_bench_{name}", BENCH / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+common = _load("common")
+corpus = _load("bioasq_corpus")
+
+
+def test_markdown_section_created_then_replaced_without_touching_others(tmp_path: Path) -> None:
+    md = tmp_path / "docs" / "BENCHMARKS.md"
+    md.parent.mkdir()
+    common.update_markdown_section("bm25", "first", path=md)
+    common.update_markdown_section("dense", "other", path=md)
+    common.update_markdown_section("bm25", "second\n", path=md)
+    text = md.read_text()
+    assert text == ("# Benchmarks\n\n<!-- bm25:start -->\nsecond\n<!-- bm25:end -->\n\n"
+                    "<!-- dense:start -->\nother\n<!-- dense:end -->\n")
+
+
+def test_markdown_section_body_with_backslashes_is_kept_verbatim(tmp_path: Path) -> None:
+    md = tmp_path / "B.md"
+    common.update_markdown_section("x", "a", path=md)
+    common.update_markdown_section("x", r"C:\new \1 \g<0>", path=md)
+    assert r"C:\new \1 \g<0>" in md.read_text()
+
+
+def test_markdown_section_rejects_names_that_break_markers(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        common.update_markdown_section("a b", "x", path=tmp_path / "B.md")
+
+
+def test_run_measured_reports_exit_code_output_and_peak_memory() -> None:
+    # the child allocates ~200 MiB and holds it, so its peak RSS must exceed that
+    m = common.run_measured([sys.executable, "-c", "b = b'x' * (200 * 2**20); print('ok')"])
+    assert m.returncode == 0 and m.stdout.strip() == "ok"
+    assert m.peak_rss_mib > 200
+    assert 0 < m.cpu_s and m.wall_s > 0
+    busy = common.run_measured([sys.executable, "-c", "import time; t = time.process_time()\n"
+                                "while time.process_time() - t < 0.3: pass"])
+    assert busy.cpu_s >= 0.3
+    # a tiny child of a large parent is small: the parent's memory must not leak into the measure
+    ballast = b"y" * (300 * 2**20)
+    tiny = common.run_measured([sys.executable, "-c", "pass"])
+    assert len(ballast) and tiny.peak_rss_mib < 100
+    failed = common.run_measured([sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert failed.returncode == 3
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        failed.check()
+
+
+def test_latency_summary_in_milliseconds() -> None:
+    s = common.latency_summary([0.001, 0.002, 0.003, 0.004, 0.010])
+    assert s["n"] == 5 and s["p50_ms"] == 3.0 and s["max_ms"] == 10.0 and s["mean_ms"] == 4.0
+
+
+def _snip(pmid: str, text: str, section: str = "abstract", start: int = 0) -> dict[str, object]:
+    return {"document": f"http://www.ncbi.nlm.nih.gov/pubmed/{pmid}", "text": text, "beginSection": section,
+            "endSection": section, "offsetInBeginSection": start, "offsetInEndSection": start + len(text)}
+
+
+def test_snippet_documents_dedupe_order_by_offset_and_title() -> None:
+    questions = [
+        {"snippets": [_snip("7", "Second part.", start=50), _snip("7", "First  part.", start=0),
+                      _snip("7", "Short title", "title")]},
+        {"snippets": [_snip("7", "Second part.", start=50), _snip("7", "part", start=6),
+                      _snip("7", "Short title, longer", "title"), _snip("0012", "Only one.", start=3)]},
+    ]
+    docs = corpus.snippet_documents(questions)
+    assert list(docs) == ["7", "12"]
+    # "part" is inside another snippet; duplicates go; whitespace is normalised; offsets give the order
+    assert docs["7"] == {"pmid": "7", "title": "Short title, longer", "abstract": "First part. Second part."}
+    assert docs["12"] == {"pmid": "12", "title": "", "abstract": "Only one."}
+
+
+def test_build_writes_topics_qrels_and_checks_the_dev_list(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "bioasq").mkdir(parents=True)
+    (data / "pubmedqa").mkdir()
+    questions = [
+        {"id": "q1", "body": "What\tis X?\n", "type": "factoid",
+         "documents": ["http://www.ncbi.nlm.nih.gov/pubmed/7", "http://www.ncbi.nlm.nih.gov/pubmed/9"],
+         "snippets": [_snip("7", "X is a gene.")]},
+        {"id": "q2", "body": "Is Y good?", "type": "yesno", "documents": ["http://www.ncbi.nlm.nih.gov/pubmed/8"],
+         "snippets": [_snip("8", "Y is good.")]},
+    ]
+    with gzip.open(data / corpus.BIOASQ_FILE, "wt") as fh:
+        json.dump({"questions": questions}, fh)
+    (data / corpus.DEV_IDS_FILE).write_text("q1\nq2\n")
+    (data / corpus.PUBMEDQA_FILE).write_text(json.dumps(
+        {"5": {"CONTEXTS": ["Background.", "Methods."], "LONG_ANSWER": "Conclusion."}}))
+    files = corpus.build(data, tmp_path / "out", max_questions=1)
+    assert files.topics_tsv.read_text() == "q1\tWhat is X?\n"
+    assert files.qrels.read_text() == "q1 0 7 1\nq1 0 9 1\n"
+    assert [json.loads(x)["pmid"] for x in files.snippet_docs.read_text().splitlines()] == ["7", "8"]
+    assert json.loads(files.pubmedqa_docs.read_text()) == {
+        "pmid": "5", "title": "", "abstract": "Background. Methods. Conclusion."}
+    assert files.stats["qrels_pairs"] == 2 and files.stats["qrels_pairs_without_snippet_document"] == 1
+
+    (data / corpus.DEV_IDS_FILE).write_text("q1\n")
+    with pytest.raises(ValueError, match="1 questions not in the dev list"):
+        corpus.build(data, tmp_path / "out2")
