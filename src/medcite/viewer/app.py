@@ -78,6 +78,8 @@ def make_templates() -> Jinja2Templates:
     )
     env.globals.update(run_url=run_url, topic_url=topic_url, compare_url=compare_url, version=__version__)
     env.filters["fmt"] = fmt
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)  # compile now: the first page view should not pay for it
     return Jinja2Templates(env=env)
 
 

@@ -2,8 +2,10 @@
 
 Runs may be partial (interrupted), hand-edited or written by an older medcite. Nothing here raises on
 bad content: every unreadable file or line becomes a :class:`Problem` that the page shows, and the
-rest of the run is still displayed. Parsed files are cached keyed by ``(path, mtime_ns, size)``, so a
-page reads a large run from disk once and a run that is still being written is re-read as it grows.
+rest of the run is still displayed. Parsed files are cached keyed by ``(path, mtime_ns, size)``
+(:mod:`.files`), so a page reads a large run from disk once and a run that is still being written is
+re-read as it grows. The topic list parses only ``topics.jsonl`` and ``answers.jsonl``; a topic page
+parses only that topic's lines of the other files.
 
 Run and topic names coming from URLs are never joined into paths unchecked: :func:`resolve_run`
 accepts only run ids (:data:`medcite.rundir.RUN_ID_RE`) naming a directory that stays inside the runs
@@ -16,8 +18,6 @@ import json
 import logging
 import os
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,39 +25,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..rundir import RUN_ID_RE
+from .files import FileCache, LazyJsonl, Problem, Table, TrecFile, parse_json, parse_jsonl_table
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-CACHE_ENTRIES = 256
-MAX_PROBLEMS_PER_FILE = 50
 VALIDATION_STATES = ("valid", "invalid", "not validated")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """Something in a run that could not be read: shown on that run's pages instead of crashing."""
-
-    file: str
-    message: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.message}"
-
-
-@dataclass(slots=True)
-class Table:
-    """A per-topic JSONL file: rows grouped by ``topic_id`` in first-seen order, plus read problems."""
-
-    by_topic: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-
-    def last(self, topic_id: str) -> dict[str, Any] | None:
-        """The last row of a topic (a resumed run may have rewritten a topic; the last one wins)."""
-        rows = self.by_topic.get(topic_id)
-        return rows[-1] if rows else None
+LAZY_FILES = ("queries.jsonl", "evidence.jsonl", "articles.jsonl", "timings.jsonl", "trace.jsonl")
 
 
 @dataclass(slots=True)
@@ -74,98 +48,12 @@ class Validation:
         return "invalid" if self.by_topic.get(topic_id) else "valid"
 
 
-class FileCache:
-    """A small LRU of parsed files keyed by (path, parser); an entry is valid while mtime and size hold."""
-
-    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
-        self.entries = entries
-        self._data: OrderedDict[tuple[str, str], tuple[tuple[int, int], Any]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, path: Path, parser: Callable[[Path], T]) -> T:
-        st = path.stat()
-        stamp = (st.st_mtime_ns, st.st_size)
-        key = (str(path), parser.__qualname__)
-        with self._lock:
-            found = self._data.get(key)
-            if found is not None and found[0] == stamp:
-                self._data.move_to_end(key)
-                self.hits += 1
-                return found[1]  # type: ignore[no-any-return]
-        value = parser(path)
-        with self._lock:
-            self.misses += 1
-            self._data[key] = (stamp, value)
-            self._data.move_to_end(key)
-            while len(self._data) > self.entries:
-                self._data.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-
-
 CACHE = FileCache()
 
 
-def parse_json(path: Path) -> tuple[Any, list[Problem]]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh), []
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, [Problem(path.name, f"not valid JSON ({exc})")]
-
-
-def parse_jsonl_table(path: Path) -> Table:
-    """Group JSON lines by topic_id; bad lines are skipped and reported with their line number."""
-    table = Table()
-    problems = table.problems
-    with open(path, "rb") as fh:
-        for no, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
-                _report(problems, Problem(path.name, f"not valid JSON ({exc})", no))
-                continue
-            tid = row.get("topic_id", row.get("id")) if isinstance(row, dict) else None
-            if not isinstance(tid, (str, int)) or isinstance(tid, bool):
-                _report(problems, Problem(path.name, "line is not an object with a topic_id", no))
-                continue
-            table.by_topic.setdefault(str(tid), []).append(row)
-    if len(problems) >= MAX_PROBLEMS_PER_FILE:
-        problems.append(Problem(path.name, "more problems not shown"))
-    return table
-
-
-def parse_trec(path: Path) -> tuple[dict[str, dict[str, tuple[int, float]]], list[Problem]]:
-    """TREC run lines ``qid Q0 pmid rank score tag`` -> topic -> pmid -> (rank, score)."""
-    out: dict[str, dict[str, tuple[int, float]]] = {}
-    problems: list[Problem] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for no, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            try:
-                qid, _, pmid, rank, score = parts[0], parts[1], parts[2], int(parts[3]), float(parts[4])
-            except (IndexError, ValueError):
-                _report(problems, Problem(path.name, "not a TREC run line 'qid Q0 docid rank score tag'", no))
-                continue
-            out.setdefault(qid, {}).setdefault(pmid, (rank, score))
-    return out, problems
-
-
-def _report(problems: list[Problem], p: Problem) -> None:
-    if len(problems) < MAX_PROBLEMS_PER_FILE:
-        problems.append(p)
-
-
-_TOPIC_IN_TEXT = re.compile(r"\b(?:topic|qa)[ _-]?(?:id)?\s*[=:#]?\s*['\"]?([A-Za-z0-9._-]+)", re.I)
+# "topic 181: ...", "qa_id=116 ...", "topic_id '5e5b...'": an id must hold a digit ("topic list" is no id)
+_TOPIC_IN_TEXT = re.compile(
+    r"\b(?:topic|qa)[ _-]?(?:id)?\s*[=:#]?\s*['\"]?((?=[A-Za-z._-]*\d)[A-Za-z0-9._-]+)", re.I)
 
 
 def parse_validation(value: Any) -> tuple[Validation, list[Problem]]:
@@ -303,25 +191,20 @@ class Run:
     def answers(self) -> Table:
         return self._table("answers.jsonl")
 
-    @cached_property
-    def queries(self) -> Table:
-        return self._table("queries.jsonl")
+    def rows(self, name: str, topic_id: str) -> list[dict[str, Any]]:
+        """One topic's rows of a per-topic file read lazily (one of :data:`LAZY_FILES`)."""
+        lazy = self._cached(name, LazyJsonl)
+        if lazy is None:
+            return []
+        rows, problems = lazy.rows(topic_id)
+        self._add(lazy.problems)
+        self._add(problems)
+        return rows
 
-    @cached_property
-    def evidence(self) -> Table:
-        return self._table("evidence.jsonl")
-
-    @cached_property
-    def articles(self) -> Table:
-        return self._table("articles.jsonl")
-
-    @cached_property
-    def timings(self) -> Table:
-        return self._table("timings.jsonl")
-
-    @cached_property
-    def trace(self) -> Table:
-        return self._table("trace.jsonl")
+    def last(self, name: str, topic_id: str) -> dict[str, Any] | None:
+        """The last row of a topic in a lazily read file (a resumed run's rewrite wins)."""
+        rows = self.rows(name, topic_id)
+        return rows[-1] if rows else None
 
     def topic_ids(self) -> list[str]:
         """Topics in input order, then answered topics missing from topics.jsonl."""
@@ -339,12 +222,12 @@ class Run:
         """Stage name (file stem) -> pmid -> (rank, score) for one topic, from every ``*.trec`` file."""
         out: dict[str, dict[str, tuple[int, float]]] = {}
         for name in self.trec_files():
-            got = self._cached(name, parse_trec)
-            if got is None:
+            trec = self._cached(name, TrecFile)
+            if trec is None:
                 continue
-            runs, problems = got
+            hits, problems = trec.topic(topic_id)
             self._add(problems)
-            out[name[: -len(".trec")]] = runs.get(topic_id, {})
+            out[name[: -len(".trec")]] = hits
         return out
 
 

@@ -109,7 +109,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     topic = run.topics.last(topic_id) or {}
     answer = run.answers.last(topic_id)
     ans = as_dict(answer)
-    ev_rows = [as_dict(e) for e in as_list(as_dict(run.evidence.last(topic_id)).get("evidence"))]
+    ev_rows = [as_dict(e) for e in as_list(as_dict(run.last("evidence.jsonl", topic_id)).get("evidence"))]
     by_index = {i: e for e in ev_rows if (i := as_int(e.get("index"))) is not None}
     rankings = run.rankings(topic_id)
 
@@ -117,7 +117,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     cited_in: dict[int, list[int]] = {}
     stances: dict[str, list[tuple[int, str]]] = {}
     articles_raw: dict[str, dict[str, Any]] = {}
-    for row in run.articles.by_topic.get(topic_id, []):
+    for row in run.rows("articles.jsonl", topic_id):
         articles_raw[as_str(row.get("pmid"))] = row
     for n, s in enumerate((as_dict(x) for x in as_list(ans.get("sentences"))), start=1):
         ev_idx = [i for i in (as_int(x) for x in as_list(s.get("evidence"))) if i is not None]
@@ -136,8 +136,8 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     evidence = [_evidence_row(e, articles_raw, cited_in, rankings) for e in ev_rows]
     articles = [_article_view(pmid, a, ev_rows, stances) for pmid, a in articles_raw.items()]
     cited = {c.pmid for s in sentences for c in s.chips}
-    trace = [_call_view(n, as_dict(c)) for n, c in enumerate(run.trace.by_topic.get(topic_id, []), start=1)]
-    timings = {k: v for k, raw in as_dict(run.timings.last(topic_id)).items()
+    trace = [_call_view(n, as_dict(c)) for n, c in enumerate(run.rows("trace.jsonl", topic_id), start=1)]
+    timings = {k: v for k, raw in as_dict(run.last("timings.jsonl", topic_id)).items()
                if k != "topic_id" and (v := as_float(raw)) is not None}
     validation = run.validation
     return TopicView(
@@ -153,7 +153,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         dropped=[(as_str(d.get("what")), as_str(d.get("text")), as_str(d.get("reason")))
                  for d in (as_dict(x) for x in as_list(ans.get("dropped")))],
         queries=[(as_str(q.get("id")), as_str(q.get("text")), as_str(q.get("stage")))
-                 for q in (as_dict(x) for x in as_list(as_dict(run.queries.last(topic_id)).get("queries")))],
+                 for q in (as_dict(x) for x in as_list(as_dict(run.last("queries.jsonl", topic_id)).get("queries")))],
         evidence=evidence,
         articles=articles,
         missing_articles=sorted(cited - set(articles_raw)),

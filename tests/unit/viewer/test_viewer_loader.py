@@ -7,16 +7,8 @@ from pathlib import Path
 
 from viewer_runs import write_run
 
-from medcite.viewer.loader import (
-    FileCache,
-    Problem,
-    Run,
-    list_run_dirs,
-    parse_jsonl_table,
-    parse_trec,
-    parse_validation,
-    resolve_run,
-)
+from medcite.viewer.files import FileCache, LazyJsonl, Problem, TrecFile, parse_jsonl_table
+from medcite.viewer.loader import Run, list_run_dirs, parse_validation, resolve_run
 from medcite.viewer.summary import flat_metrics, topic_metrics
 
 
@@ -32,12 +24,32 @@ def test_jsonl_table_groups_by_topic_and_reports_bad_lines(tmp_path: Path) -> No
         (8, "line is not an object with a topic_id")]
 
 
-def test_trec_parse_keeps_first_rank_and_reports_bad_lines(tmp_path: Path) -> None:
+def test_trec_topic_lines_keep_first_rank_and_report_bad_lines(tmp_path: Path) -> None:
     p = tmp_path / "rerank.trec"
-    p.write_text("1 Q0 11 1 9.5 t\n1 Q0 12 2 8.0 t\nbad line\n2 Q0 11 1 3 t\n1 Q0 11 3 1.0 t\n")
-    runs, problems = parse_trec(p)
-    assert runs == {"1": {"11": (1, 9.5), "12": (2, 8.0)}, "2": {"11": (1, 3.0)}}
-    assert [x.line for x in problems] == [3]
+    p.write_text("1 Q0 11 1 9.5 t\n1 Q0 12 2 8.0 t\nbad line\n2 Q0 11 1 3 t\n1 Q0 11 3 1.0 t\n"
+                 "10 Q0 99 1 1 t\n1\tQ0\t13\t4\t0.5\tt\n1 Q0 14 x 0.1 t\n")
+    trec = TrecFile(p)
+    hits, problems = trec.topic("1")
+    assert hits == {"11": (1, 9.5), "12": (2, 8.0), "13": (4, 0.5)}  # not topic 10's line
+    assert [(x.file, x.line) for x in problems] == [("rerank.trec", 8)]
+    assert trec.topic("2") == ({"11": (1, 3.0)}, [])
+    assert trec.topic("10")[0] == {"99": (1, 1.0)}
+    assert trec.topic("3") == ({}, [])
+    assert trec.topic("1.") == ({}, [])  # the id is matched literally, not as a pattern
+
+
+def test_lazy_jsonl_parses_one_topic_at_a_time(tmp_path: Path) -> None:
+    p = tmp_path / "evidence.jsonl"
+    p.write_text('{"topic_id": "1", "v": 1}\n{"v": 0, "topic_id": 2}\n{"topic_id": "1", "v": {oops\n'
+                 '{"topic_id":"1","v":3,"note":"say \\"topic_id\\": \\"2\\""}\n{"no": "topic"}\n\n')
+    lazy = LazyJsonl(p)
+    assert sorted(lazy.lines) == ["1", "2"]
+    assert [(x.line, x.message) for x in lazy.problems] == [(5, "line is not an object with a topic_id")]
+    rows, problems = lazy.rows("1")
+    assert [r["v"] for r in rows] == [1, 3]
+    assert [x.line for x in problems] == [3] and problems[0].message.startswith("not valid JSON")
+    assert lazy.rows("2")[0] == [{"v": 0, "topic_id": 2}]
+    assert lazy.rows("9") == ([], [])
 
 
 def test_validation_errors_are_assigned_to_topics() -> None:
