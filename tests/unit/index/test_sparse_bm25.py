@@ -225,3 +225,13 @@ def test_bm25s_without_pystemmer(monkeypatch: pytest.MonkeyPatch, store: Documen
     assert err.value.hint == "pip install 'medcite[bm25s]'"
     report = build_sparse(store, tmp_path / "idx", SparseSettings(backend="bm25s", stemmer="none"))
     assert report.docs == 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_doc_freq_counts_documents_per_index_term(store: DocumentStore, tmp_path: Path, backend: str) -> None:
+    build_sparse(store, tmp_path / "idx", SparseSettings(backend=backend))
+    index = open_sparse(tmp_path / "idx", store)
+    assert index.doc_freq("therapi") == 2  # "therapy" in 101 and 103, stemmed as the index stores it
+    assert index.doc_freq("risk") == 2
+    assert index.doc_freq("aspirin") == 1
+    assert index.doc_freq("absent") == 0

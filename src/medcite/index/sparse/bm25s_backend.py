@@ -193,6 +193,14 @@ class BM25SIndex:
     def __len__(self) -> int:
         return len(self._pmids)
 
+    def doc_freq(self, term: str) -> int:
+        """Documents holding the index term ``term`` (already analysed): its column length in the score matrix."""
+        tid = self._vocab.get(term)
+        if tid is None or len(self._pmids) == 0:
+            return 0
+        indptr = self._model.scores["indptr"]
+        return int(indptr[tid + 1] - indptr[tid])
+
     def search(self, query: str, k: int) -> list[Hit]:
         return self.search_many([query], k)[0]
 

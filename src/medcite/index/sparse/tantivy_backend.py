@@ -215,6 +215,13 @@ class TantivyIndex:
     def __len__(self) -> int:
         return int(self._searcher.num_docs)
 
+    def doc_freq(self, term: str) -> int:
+        """Documents holding the index term ``term`` (already analysed) in the first search field.
+
+        Used by pseudo-relevance feedback to skip over-common expansion terms (Anserini's max-df rule).
+        """
+        return int(self._searcher.doc_freq(self.settings.fields[0], term))
+
     def _query(self, text: str) -> tantivy.Query | None:
         terms = query_terms(self._analyzer.analyze(text))
         if not terms:
