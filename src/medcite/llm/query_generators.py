@@ -50,7 +50,8 @@ class LLMReformulator:
         texts = [t for t in parse_reformulations(completion.text, self.n)
                  if t.casefold() != topic.question.strip().casefold()]
         if not texts:
-            log.warning("topic %s: no reformulation could be read from %r", topic.id, completion.text[:200])
+            log.warning("topic %s: no reformulation other than the question could be read from %r", topic.id,
+                        completion.text[:200])
         return [Query(id=f"{self.stage}-{i}", text=t, stage=self.stage) for i, t in enumerate(texts, 1)]
 
 
