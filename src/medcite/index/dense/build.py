@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CHUNKS = "chunks"
-#: One chunk of rows: its PMIDs (int64) and a callable that reads its vectors (lazily, from disk).
-Chunk = tuple[np.ndarray, Callable[[], np.ndarray], str]
+#: One chunk of rows: its PMIDs (int64), its vectors (often a memory-map view) and a label for errors.
+#: Chunks come from generators, so only one is read into memory at a time.
+Chunk = tuple[np.ndarray, np.ndarray, str]
 
 
 def encoder_record(encoder: Encoder, spec: dict[str, Any]) -> dict[str, Any]:
@@ -178,7 +179,7 @@ def update_dense_index(
         corpus=new_corpus,
         settings=settings.model_dump(mode="json"),
         vector_dtype=dtype,
-        memory_bytes=fx.memory_bytes(index),
+        memory_bytes=(out / files["index"]).stat().st_size,
     )
 
 
@@ -216,7 +217,7 @@ def compact(
         for start in range(0, rows, step):
             keep = np.nonzero(live[start : start + step])[0] + start
             if len(keep):
-                yield np.asarray(pmids[keep]), (lambda k=keep: np.asarray(vectors[k])), f"rows {start}+"
+                yield np.asarray(pmids[keep]), vectors[keep], f"rows {start}+"
 
     return assemble(out, chunks(), settings, manifest["encoder"], corpus, files)
 
@@ -249,7 +250,7 @@ def _start_or_resume(
 
 def _finished(chunk_dir: Path) -> list[int]:
     """Numbers of the chunks whose two files are both complete, in order, stopping at the first gap."""
-    done = []
+    done: list[int] = []
     while (chunk_dir / f"pmids_chunk_{len(done)}.json").exists() and (
         chunk_dir / f"embeds_chunk_{len(done)}.npy"
     ).exists():
@@ -295,7 +296,7 @@ def chunk_files(chunk_dir: Path) -> Iterator[Chunk]:
     for n in _finished(chunk_dir):
         vec_path = chunk_dir / f"embeds_chunk_{n}.npy"
         ids = json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8"))
-        yield np.array([int(p) for p in ids], dtype=np.int64), (lambda p=vec_path: np.load(p)), vec_path.name
+        yield np.array([int(p) for p in ids], dtype=np.int64), np.load(vec_path), vec_path.name
 
 
 def _check_vectors(vecs: np.ndarray, dim: int, what: str) -> None:
@@ -333,8 +334,8 @@ def assemble(
         (out / name).unlink(missing_ok=True)
     view = fo.row_files(out, files)
     dim, dtype, rows = int(encoder["dim"]), settings.vector_dtype, 0
-    for pmids, read_vectors, label in chunks:
-        vecs = read_vectors()
+    for pmids, chunk_vectors, label in chunks:
+        vecs = np.asarray(chunk_vectors)
         _check_vectors(vecs, dim, label)
         if len(vecs) != len(pmids):
             raise InputError(
@@ -373,7 +374,7 @@ def assemble(
         corpus=corpus,
         settings=settings.model_dump(mode="json"),
         vector_dtype=dtype,
-        memory_bytes=fx.memory_bytes(index),
+        memory_bytes=(out / files["index"]).stat().st_size,
     )
 
 

@@ -252,5 +252,8 @@ def exact_rerank(
 
 
 def memory_bytes(index: Any) -> int:
-    """Bytes the index holds in RAM (its serialised size: codes, ids, centroids, graph)."""
+    """Bytes the index holds in RAM (its serialised size: codes, ids, centroids, graph).
+
+    Serialising copies the index: for a large one, take the size of its file instead.
+    """
     return int(faiss_module().serialize_index(index).nbytes)

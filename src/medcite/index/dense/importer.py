@@ -115,7 +115,7 @@ def _chunks(pairs: list[tuple[Path, Path]], step: int) -> Iterator[Chunk]:
         arr, ids = _open_embeds(emb_path), _read_pmids(pmid_path)
         for start in range(0, len(ids), step):
             label = f"{emb_path.name} rows {start}-{min(start + step, len(ids)) - 1}"
-            yield ids[start : start + step], (lambda a=arr, s=start: np.asarray(a[s : s + step])), label
+            yield ids[start : start + step], arr[start : start + step], label
 
 
 def import_embeddings(
