@@ -31,6 +31,14 @@ _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
         "llamacpp": ("medcite.llm.llamacpp_backend:LlamaCppBackend", "llamacpp"),
         "none": ("medcite.llm.none_backend:NoneLLM", "core"),
     },
+    "rerank": {
+        "cross-encoder": ("medcite.rerank.cross_encoder:CrossEncoderReranker", "rerank"),
+        "medcpt": ("medcite.rerank.medcpt:MedCPTReranker", "rerank"),
+        "monot5": ("medcite.rerank.monot5:MonoT5Reranker", "rerank"),
+        "embedding": ("medcite.rerank.embedding:EmbeddingReranker", "dense"),
+        "ensemble-union": ("medcite.rerank.ensemble:UnionEnsemble", "core"),
+        "ensemble-weighted": ("medcite.rerank.ensemble:WeightedEnsemble", "core"),
+    },
 }
 
 

@@ -1,0 +1,104 @@
+"""monoT5 reranking (Nogueira, Jiang, Pradeep & Lin 2020, "Document Ranking with a Pretrained
+Sequence-to-Sequence Model"): T5 reads ``Query: q Document: d Relevant:`` and the score is the
+log-probability of the first decoded token being ``true`` rather than ``false``.
+
+The document is truncated so that the prompt's ``Relevant:`` and the end-of-sequence token always
+fit (as pygaggle does), never the other way round. Default model: ``castorini/monot5-base-msmarco``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ..registry import require
+from ..types import Article
+from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
+
+if TYPE_CHECKING:
+    from ..config import RerankSettings
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "castorini/monot5-base-msmarco"
+
+
+def load_monot5(name_or_path: str, device: str = "cpu") -> tuple[Any, Any]:
+    """(tokenizer, T5ForConditionalGeneration) from a folder or a hub name (offline: the HF cache)."""
+    transformers = require("transformers", "rerank", "the monoT5 reranker")
+    folder = local_model_dir(name_or_path)
+    source = str(folder) if folder else name_or_path
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
+        model = transformers.T5ForConditionalGeneration.from_pretrained(source, local_files_only=folder is not None)
+    except OSError as exc:
+        raise not_available(name_or_path, "monoT5", exc) from exc
+    model.eval()
+    model.to(device)
+    return tokenizer, model
+
+
+def single_token_id(tokenizer: Any, word: str) -> int:
+    ids = tokenizer(word, add_special_tokens=False).input_ids
+    if len(ids) != 1:
+        raise ConfigError(f"the monoT5 tokenizer splits {word!r} into {len(ids)} tokens; it must be one",
+                          hint="use a monoT5 model whose vocabulary has 'true' and 'false' as single tokens")
+    return int(ids[0])
+
+
+class MonoT5Reranker(PointwiseReranker):
+    """Pointwise seq2seq relevance: score = log P(true) over {true, false} at the first decoder step."""
+
+    name = "monot5"
+
+    def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 16, max_length: int = 512,
+                 top_n: int | None = 100, device: str = "cpu") -> None:
+        super().__init__(top_n)
+        self._torch = require("torch", "rerank", "the monoT5 reranker")
+        self.model_name = model
+        self.tokenizer, self.model = load_monot5(model, device)
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.device = device
+        self.true_id = single_token_id(self.tokenizer, "true")
+        self.false_id = single_token_id(self.tokenizer, "false")
+        self.eos_id = self.tokenizer.eos_token_id
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        start = self.model.config.decoder_start_token_id
+        self.start_id = int(start if start is not None else self.pad_id)
+
+    @classmethod
+    def from_settings(cls, settings: RerankSettings) -> MonoT5Reranker:
+        return cls(settings.model or DEFAULT_MODEL, batch_size=settings.batch_size, max_length=settings.max_length,
+                   top_n=settings.top_n, device=settings.device)
+
+    def input_ids(self, query: str, document: str) -> list[int]:
+        """``Query: q Document: d Relevant:`` + EOS, with only the document cut to fit ``max_length``."""
+        tok = self.tokenizer
+        head = tok(f"Query: {query} Document:", add_special_tokens=False).input_ids
+        tail = tok("Relevant:", add_special_tokens=False).input_ids
+        doc = tok(document, add_special_tokens=False).input_ids
+        eos = [self.eos_id] if self.eos_id is not None else []
+        room = max(self.max_length - len(head) - len(tail) - len(eos), 0)
+        ids = head + doc[:room] + tail + eos
+        return ids[-self.max_length :] if len(ids) > self.max_length else ids
+
+    def score_texts(self, query: str, texts: Sequence[str]) -> list[float]:
+        torch = self._torch
+        out: list[float] = []
+        for start in range(0, len(texts), self.batch_size):
+            rows = [self.input_ids(query, t) for t in texts[start : start + self.batch_size]]
+            width = max(len(r) for r in rows)
+            ids = torch.tensor([r + [self.pad_id] * (width - len(r)) for r in rows], device=self.device)
+            mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows], device=self.device)
+            decoder = torch.full((len(rows), 1), self.start_id, dtype=torch.long, device=self.device)
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder).logits[:, 0, :]
+            pair = torch.log_softmax(logits[:, [self.false_id, self.true_id]].float(), dim=-1)
+            out.extend(float(x) for x in pair[:, 1])
+        return out
+
+    def score(self, query: str, articles: Sequence[Article]) -> list[float]:
+        return self.score_texts(query, [document_text(a) for a in articles])
