@@ -128,3 +128,10 @@ def test_llamacpp_without_the_extra_names_the_install_command():
     with pytest.raises(MissingExtraError) as info:
         make_llm(load_settings("offline", ["llm.backend=llamacpp", "llm.cache=false"]))
     assert info.value.hint == "pip install 'medcite[llamacpp]'"
+
+
+def test_default_cache_location_follows_medcite_cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDCITE_CACHE_DIR", str(tmp_path / "cache"))
+    llm = make_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m"]))
+    assert llm.cache is not None and llm.cache.path == tmp_path / "cache" / "llm-cache.sqlite"
+    assert make_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m", "llm.cache=false"])).cache is None
