@@ -38,6 +38,7 @@ _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
         "embedding": ("medcite.rerank.embedding:EmbeddingReranker", "dense"),
         "ensemble-union": ("medcite.rerank.ensemble:UnionEnsemble", "core"),
         "ensemble-weighted": ("medcite.rerank.ensemble:WeightedEnsemble", "core"),
+        "llm-listwise": ("medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
     },
 }
 
