@@ -56,19 +56,28 @@ def _flat(el: Any) -> str:
     return text.strip()
 
 
+def _child_text(el: Any, tag: str) -> str | None:
+    for child in el:
+        if child.tag == tag:
+            return child.text  # type: ignore[no-any-return]
+    return None
+
+
 def _year(pubdate: Any, article_date: Any) -> int | None:
     if pubdate is not None:
-        y = pubdate.findtext("Year")
-        if y and y.strip().isdigit():
-            return int(y)
-        md = pubdate.findtext("MedlineDate")
-        if md:
-            m = _YEAR.search(md)
-            if m:
-                return int(m.group(1))
+        for child in pubdate:
+            tag = child.tag
+            if tag == "Year":
+                y = (child.text or "").strip()
+                if y.isdigit():
+                    return int(y)
+            elif tag == "MedlineDate":
+                m = _YEAR.search(child.text or "")
+                if m:
+                    return int(m.group(1))
     if article_date is not None:
-        y = article_date.findtext("Year")
-        if y and y.strip().isdigit():
+        y = (_child_text(article_date, "Year") or "").strip()
+        if y.isdigit():
             return int(y)
     return None
 
@@ -150,7 +159,7 @@ def parse_article(elem: Any) -> Article | BadRecord:
     # direct children only, one pass: the PMIDs inside CommentsCorrectionsList are never looked at
     pmid_el = art = mesh_list = None
     keyword_lists = []
-    medline_ta = None
+    journal_info = None
     retraction_in = False
     for child in mc:
         tag = child.tag
@@ -163,7 +172,7 @@ def parse_article(elem: Any) -> Article | BadRecord:
         elif tag == "KeywordList":
             keyword_lists.append(child)
         elif tag == "MedlineJournalInfo":
-            medline_ta = child.findtext("MedlineTA")
+            journal_info = child
         elif tag == "CommentsCorrectionsList":
             retraction_in = any(c.get("RefType") == "RetractionIn" for c in child)
     pmid, version = _pmid(pmid_el)
@@ -192,15 +201,24 @@ def parse_article(elem: Any) -> Article | BadRecord:
         return BadRecord("record has neither title nor abstract text", line, pmid)
     journal = journal_iso = pubdate = None
     if journal_el is not None:
-        journal = journal_el.findtext("Title") or None
-        journal_iso = journal_el.findtext("ISOAbbreviation") or None
-        pubdate = journal_el.find("JournalIssue/PubDate")
+        for child in journal_el:
+            tag = child.tag
+            if tag == "Title":
+                journal = child.text or None
+            elif tag == "ISOAbbreviation":
+                journal_iso = child.text or None
+            elif tag == "JournalIssue":
+                for part in child:
+                    if part.tag == "PubDate":
+                        pubdate = part
+    if journal_iso is None and journal_info is not None:
+        journal_iso = _child_text(journal_info, "MedlineTA") or None
     pts = () if pt_list is None else tuple((p.text or "").strip() for p in pt_list)
     keywords = tuple(k for kl in keyword_lists for k in (_flat(k) for k in kl) if k)
     doi, pmc = _ids(pubmed_data)
     return Article(
         pmid=pmid, title=title, abstract=abstract, sections=sections, version=version,
-        journal=journal, journal_iso=journal_iso or medline_ta or None, year=_year(pubdate, article_date),
+        journal=journal, journal_iso=journal_iso, year=_year(pubdate, article_date),
         mesh=() if mesh_list is None else _mesh(mesh_list), publication_types=pts, keywords=keywords,
         retracted=retraction_in or "Retracted Publication" in pts, doi=doi, pmc=pmc,
     )
