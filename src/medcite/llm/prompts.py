@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import ConfigError
 from .base import Message
 
+# the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
@@ -32,17 +33,23 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 # -- prompt files --------------------------------------------------------------------------------------
+def prompt_names(directory: str | Path | None = None) -> list[str]:
+    """Names of the prompt files in ``directory`` (default: the packaged ones)."""
+    folder = Path(directory) if directory is not None else resources.files("medcite.llm") / "prompts"
+    return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
+
+
 @lru_cache(maxsize=64)
 def _read(name: str, directory: str | None) -> str:
     if directory is not None:
         path = Path(directory) / f"{name}.txt"
         if not path.is_file():
             raise ConfigError(f"no prompt file {path}",
-                              hint=f"the prompt files are: {', '.join(PROMPT_NAMES)}")
+                              hint=f"the packaged prompt files are: {', '.join(prompt_names())}")
         return path.read_text(encoding="utf-8")
     res = resources.files("medcite.llm") / "prompts" / f"{name}.txt"
     if not res.is_file():
-        raise ConfigError(f"unknown prompt {name!r}", hint=f"choose one of: {', '.join(PROMPT_NAMES)}")
+        raise ConfigError(f"unknown prompt {name!r}", hint=f"choose one of: {', '.join(prompt_names())}")
     return res.read_text(encoding="utf-8")
 
 

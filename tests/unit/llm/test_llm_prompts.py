@@ -18,6 +18,7 @@ from medcite.llm.prompts import (
     parse_reformulations,
     parse_summary,
     placeholders,
+    prompt_names,
     render,
 )
 
@@ -33,7 +34,7 @@ def test_every_prompt_loads_with_its_placeholders():
         "condense": {"question", "answer", "max_words"},
         "listwise_rerank": {"question", "num", "passages"},
     }
-    assert set(PROMPT_NAMES) == set(expected)
+    assert set(PROMPT_NAMES) == set(expected) and set(expected) <= set(prompt_names())
     for name, names in expected.items():
         messages = load_prompt(name)
         assert [m["role"] for m in messages] == ["system", "user"]
