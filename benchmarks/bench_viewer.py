@@ -13,6 +13,7 @@ Usage: python benchmarks/bench_viewer.py [--topics 300] [--restarts 3] [--repeat
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import statistics
 import subprocess
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import latency_summary, markdown_table, update_markdown_section, write_result
+from common import RESULTS_DIR, latency_summary, markdown_table, update_markdown_section, write_result
 
 from medcite.viewer.synthetic import write_synthetic_run
 
@@ -80,7 +81,12 @@ def main() -> None:
     ap.add_argument("--restarts", type=int, default=3, help="fresh servers per cold measurement")
     ap.add_argument("--repeats", type=int, default=20, help="warm requests per page")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite docs/BENCHMARKS.md")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the docs section from benchmarks/results/viewer.json without measuring")
     args = ap.parse_args()
+    if args.report_only:
+        update_markdown_section("viewer", report(json.loads((RESULTS_DIR / "viewer.json").read_text("utf-8"))))
+        return
 
     with tempfile.TemporaryDirectory(prefix="bench-viewer-") as tmp:
         runs = Path(tmp)
@@ -123,27 +129,38 @@ def main() -> None:
             "index_within_budget": index_cold < INDEX_BUDGET_S}
     path = write_result("viewer", data)
     print(f"wrote {path}")
-    table = markdown_table(["page", "cold (ms, median)", "warm p50 (ms)", "warm p95 (ms)", "HTML (KiB)"],
-                           [[r["page"], r["cold_ms"], r["warm_p50_ms"], r["warm_p95_ms"], r["html_kib"]] for r in rows])
-    print(table)
-    total_mib = sum(sizes.values()) / 1024 / 1024
-    body = f"""## Run viewer (`medcite view`)
-
-`python benchmarks/bench_viewer.py` — two synthetic runs of {args.topics} topics each, written with the real
-`RunWriter` ({total_mib:.1f} MiB per run: {args.retrieved} retrieval hits, 20 rerank hits, 10 evidence items and
-10 abstracts per topic, 2 LLM calls per topic), served by `medcite view` in its own process and fetched over
-loopback HTTP with httpx. *Cold* is the first request to a freshly started server (median of {args.restarts}
-restarts; files are parsed on first use); *warm* repeats the request {args.repeats} times (parsed files are
-cached by path, mtime and size).
-
-{table}
-
-The index page of a {args.topics}-topic run opens cold in **{index_cold * 1000:.0f} ms** (target: under
-{INDEX_BUDGET_S:.0f} s). Results: `benchmarks/results/viewer.json`."""
+    body = report(json.loads(path.read_text(encoding="utf-8")))
+    print(body)
     if not args.no_docs:
         update_markdown_section("viewer", body)
     if not data["index_within_budget"]:
         sys.exit(f"index page took {index_cold:.2f} s, over the {INDEX_BUDGET_S} s budget")
+
+
+def report(data: dict[str, Any]) -> str:
+    """The docs/BENCHMARKS.md section for one results file."""
+    rows = data["pages"]
+    table = markdown_table(["page", "cold (ms, median)", "warm p50 (ms)", "warm p95 (ms)", "HTML (KiB)"],
+                           [[r["page"], f"{r['cold_ms']:.0f}", f"{r['warm_p50_ms']:.0f}", f"{r['warm_p95_ms']:.0f}",
+                             r["html_kib"]] for r in rows])
+    mib = sum(data["run_files_bytes"].values()) / 1024 / 1024
+    machine = data.get("machine", {})
+    return f"""## Run viewer (`medcite view`)
+
+`python benchmarks/bench_viewer.py` — two synthetic runs of {data['topics']} topics each, written with the
+real `RunWriter` ({mib:.1f} MiB per run: {data['retrieved_per_topic']} retrieval hits, 20 rerank hits,
+10 evidence items, 10 abstracts and 2 LLM calls per topic), served by `medcite view` in its own process
+and fetched over loopback HTTP with httpx. *Cold* is the first request to a freshly started server
+(median of {data['restarts']} restarts; files are parsed on first use, the OS file cache is warm);
+*warm* repeats the request {data['repeats']} times (parsed files are cached by path, mtime and size).
+Measured {data.get('measured_at', '')} on {machine.get('cpus', '?')} shared CPUs (load average
+{machine.get('load_avg_1m_at_start', '?')} at the start), so the numbers are upper bounds.
+
+{table}
+
+The index page of a {data['topics']}-topic run opens cold in **{data['index_cold_s'] * 1000:.0f} ms**
+(target: under {data['index_budget_s']:.0f} s). Results: `benchmarks/results/viewer.json`;
+`python benchmarks/bench_viewer.py --report-only` rewrites this section from them."""
 
 
 if __name__ == "__main__":

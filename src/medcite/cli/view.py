@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
 from pathlib import Path
 
 import click
@@ -44,6 +45,10 @@ def view(runs_dir: Path, host: str, port: int) -> None:
     except ImportError as exc:  # fastapi or jinja2 missing
         raise MissingExtraError(exc.name or "fastapi", "web", "medcite view") from exc
 
+    if port == 0:  # pick a free port now so the address printed below is the real one
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host.strip("[]"), 0))
+            port = int(probe.getsockname()[1])
     loopback = is_loopback(host)
     if not loopback:
         click.echo(f"warning: serving on {host}, reachable from other machines; the viewer has no login.",

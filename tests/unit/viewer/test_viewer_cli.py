@@ -33,6 +33,16 @@ def test_view_serves_the_given_folder_on_loopback(runs_dir: Path, monkeypatch: p
     assert client.get("/", headers={"host": "attacker.example"}).status_code == 400
 
 
+def test_port_zero_prints_the_port_it_will_use(runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw))
+    result = CliRunner().invoke(cli, ["view", str(runs_dir), "--port", "0"])
+    assert result.exit_code == 0
+    assert 0 < seen["port"] < 65536 and f"http://127.0.0.1:{seen['port']}/" in result.output
+
+
 def test_view_warns_when_not_on_loopback(runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import uvicorn
 
