@@ -176,15 +176,54 @@ class EvidenceSettings(_Section):
     docs: int = Field(10, ge=1, description="Top documents that evidence is taken from.")
     max_items: int = Field(10, ge=1, description="Evidence items shown to the generator.")
     per_doc: int = Field(2, ge=1, description="Most evidence sentences taken from one document.")
+    selector: str = Field(
+        "snippets", description="Evidence selector (registry stage 'evidence'): 'snippets' (sentences of the "
+        "top documents, no LLM) or 'summaries' (CLaC 2025: LLM summaries of the pooled abstracts as bullets)."
+    )
+    lam: float = Field(0.75, ge=0, le=1, description="MMR lambda: relevance against redundancy (CLaC 2025: 0.75).")
+    summary_docs: int = Field(
+        10, ge=1, description="'summaries': top documents summarised by the LLM (one call each)."
+    )
+    summary_words: int = Field(80, ge=5, description="'summaries': most words kept of one summary.")
+    summary_max_tokens: int = Field(160, ge=8, description="'summaries': most tokens generated per summary.")
+    bullet_words: int = Field(28, ge=5, description="'summaries': most words per bullet (CLaC 2025: 28).")
+    bullets_per_doc: int = Field(
+        2, ge=1, description="'summaries': most bullets taken from one document's summary."
+    )
 
 
 class GenerateSettings(_Section):
-    backend: str = Field("extractive", description="Answer generator: 'extractive' (no LLM) or an LLM one.")
+    backend: str = Field(
+        "extractive", description="Answer generator (registry stage 'generate'): 'extractive' (no LLM) or 'llm'."
+    )
     max_words: int = Field(250, ge=1, description="Hard cap on answer length in words.")
     max_citations: int = Field(3, ge=1, description="Most PMIDs kept per sentence.")
     max_sentences: int = Field(5, ge=1, description="Most sentences in an extractive answer.")
     min_relative_score: float = Field(
         0.45, ge=0, le=1, description="Extractive: leave out evidence scoring under this share of the best item."
+    )
+    mode: Literal["cited", "posthoc"] = Field(
+        "cited", description="'llm': 'cited' (the model cites evidence indices; Dalhousie/CLaC 2025) or 'posthoc' "
+        "(CLaC 2024 simpleqa: answer without citations, then cite each sentence by TF-IDF similarity)."
+    )
+    max_attempts: int = Field(
+        3, ge=1, description="'llm': generations tried; each retry feeds the violations back (Dalhousie 2025: "
+        "up to 20). Still invalid after the last one: the extractive fallback."
+    )
+    fallback: bool = Field(
+        True, description="'llm': answer extractively when the LLM answer stays invalid (else keep what survives)."
+    )
+    condense: bool = Field(
+        False, description="'llm': ask the LLM to condense an answer over max_words before trimming (CLaC 2024)."
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="'llm': most tokens generated per answer (None: llm.max_tokens)."
+    )
+    posthoc_threshold: float = Field(
+        0.1, ge=0, le=1, description="'posthoc': least TF-IDF cosine for an evidence item to be cited."
+    )
+    min_sentences: int = Field(
+        1, ge=1, description="'llm': fewest valid sentences an accepted answer has (fewer is a violation)."
     )
 
 

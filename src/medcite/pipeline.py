@@ -9,6 +9,7 @@ mirrors the CLI::
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -18,7 +19,7 @@ from typing import Any
 
 from .config import Settings, load_settings
 from .corpus.store import DocumentStore
-from .errors import ConfigError
+from .errors import ConfigError, LLMError
 from .progress import progress
 from .rundir import RunWriter
 from .types import Answer, Article, Evidence, Hit, Query, Topic
@@ -50,7 +51,8 @@ class TopicResult:
 class Pipeline:
     """One configured medcite system over one document store."""
 
-    def __init__(self, settings: Settings, corpus: str | Path) -> None:
+    def __init__(self, settings: Settings, corpus: str | Path, *, llm: Any = None) -> None:
+        """``llm`` (any :class:`~medcite.llm.base.LLM`) replaces the one ``settings.llm`` would make."""
         self.settings = settings
         self.corpus_path = Path(corpus)
         self.store = DocumentStore.open(self.corpus_path)
@@ -60,9 +62,17 @@ class Pipeline:
             )
         from .retrieve.pipeline import RetrievalPipeline
 
-        self.retrieval = RetrievalPipeline.from_settings(settings, self.corpus_path, store=self.store)
-        self.selector = _make_selector(settings)
-        self.generator = _make_generator(settings)
+        self.llm = llm if llm is not None else _make_llm(settings)
+        try:
+            self.retrieval = RetrievalPipeline.from_settings(settings, self.corpus_path, store=self.store,
+                                                             llm=self.llm)
+        except (ConfigError, LLMError) as exc:
+            if not offline_overrides(settings, "local"):
+                raise
+            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run this preset "
+                              f"offline: {' '.join(offline_overrides(settings, 'local'))}") from exc
+        self.selector = _make_selector(settings, self.llm)
+        self.generator = _make_generator(settings, self.llm)
 
     @classmethod
     def from_preset(cls, preset: str = "offline", corpus: str | Path = "data/demo/store",
@@ -106,8 +116,11 @@ class Pipeline:
         if done:
             log.info("resuming %s: %d of %d topics already answered", out, len(done), len(topics))
         results = []
+        from .llm.trace import trace_context, trace_to
+
         for topic in progress(todo, desc="topics", unit="topic"):
-            result = self.answer(topic)
+            with trace_to(writer.path / "trace.jsonl"), trace_context(topic_id=topic.id):
+                result = self.answer(topic)
             results.append(result)
             writer.write_topic(
                 topic,
@@ -121,21 +134,125 @@ class Pipeline:
         return results
 
     def close(self) -> None:
+        if self.llm is not None:
+            self.llm.close()
         self.store.close()
 
 
-def _make_selector(settings: Settings) -> Any:
+LLM_QUERYGENS = ("llm_reformulate", "llm_decompose")
+
+
+def needs_llm(settings: Settings) -> bool:
+    """Whether any stage of these settings calls a language model."""
+    return (any(q in LLM_QUERYGENS for q in settings.retrieve.queries)
+            or settings.evidence.selector == "summaries" or settings.generate.backend == "llm"
+            or settings.rerank.backend == "llm-listwise")
+
+
+def offline_overrides(settings: Settings, llm: str = "local") -> list[str]:
+    """The ``--set`` options that run these settings on this machine's local stack.
+
+    ``llm="local"`` swaps a server LLM for the packaged SmolLM2 (in-process) and a hub reranker that is not
+    available offline for none; ``llm="none"`` also replaces every LLM stage by its no-LLM counterpart
+    (LLM query generators by keyword queries, summaries by sentence snippets, LLM answers by extractive
+    ones).
+    """
+    out: list[str] = []
+    uses_llm = needs_llm(settings)
+    if llm == "local" and uses_llm and settings.llm.backend not in ("local", "llamacpp"):
+        out += ["--set", "llm.backend=local", "--set", "llm.model=null"]
+    if settings.rerank.backend not in ("none", "embedding", "llm-listwise") and not _local_model(settings):
+        out += ["--set", "rerank.backend=none"]
+    dense = settings.index.dense
+    if any(b.name == "dense" for b in settings.retrieve.branches) and not _local_encoder(dense.encoder):
+        out += ["--set", "index.dense.encoder=minilm"]
+        if dense.query_encoder:
+            out += ["--set", "index.dense.query_encoder=null"]
+    if llm == "none":
+        if settings.llm.backend != "none":
+            out += ["--set", "llm.backend=none"]
+        queries = [q for q in settings.retrieve.queries if q not in LLM_QUERYGENS]
+        if len(queries) != len(settings.retrieve.queries):
+            if "keywords" not in queries:
+                queries.append("keywords")
+            out += ["--set", "retrieve.queries=" + json.dumps(queries, separators=(",", ":"))]
+        if settings.evidence.selector == "summaries":
+            out += ["--set", "evidence.selector=snippets"]
+        if settings.generate.backend == "llm":
+            out += ["--set", "generate.backend=extractive"]
+        if settings.rerank.backend == "llm-listwise":
+            out += ["--set", "rerank.backend=none"]
+    return out
+
+
+def _local_model(settings: Settings) -> bool:
+    """True when the reranker's model is a folder on this machine (e.g. one trained by ``medcite train``)."""
+    model = settings.rerank.model
+    return bool(model) and Path(str(model)).expanduser().is_dir()
+
+
+def _local_encoder(name: str) -> bool:
+    """True for the packaged MiniLM (torch or ONNX) or an encoder folder on this machine."""
+    from .index.dense.encoders import MINILM_ALIASES, ONNX_ALIASES
+
+    return name.lower() in (*MINILM_ALIASES, *ONNX_ALIASES) or Path(name).expanduser().is_dir()
+
+
+def _make_llm(settings: Settings) -> Any:
+    """One LLM shared by every stage that needs one (None when none does); a server is checked up front."""
+    if not needs_llm(settings):
+        return None
+    from .llm.base import llm_enabled, make_llm
+
+    swap = " ".join(offline_overrides(settings, "local")) or "--set llm.backend=local"
+    if settings.llm.backend == "openai":
+        _check_server(settings, swap)
+    try:
+        llm = make_llm(settings)
+    except (ConfigError, LLMError) as exc:
+        raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {swap}") from exc
+    if not llm_enabled(llm):
+        raise ConfigError(
+            f"preset {settings.preset!r} needs a language model, but llm.backend is 'none'",
+            hint=f"use the packaged local model: {swap}; or run without LLM stages: "
+            + " ".join(offline_overrides(settings, "none")),
+        )
+    return llm
+
+
+def _check_server(settings: Settings, swap: str) -> None:
+    """Fail before any work when the OpenAI-compatible server of ``llm.base_url`` does not answer."""
+    import httpx
+
+    url = settings.llm.base_url.rstrip("/") + "/models"
+    try:
+        httpx.get(url, timeout=min(5.0, settings.llm.timeout_s))
+    except httpx.HTTPError as exc:
+        raise LLMError(
+            f"the LLM server for model {settings.llm.model!r} at {settings.llm.base_url} does not answer "
+            f"({type(exc).__name__})",
+            hint=f"start it (e.g. `vllm serve {settings.llm.model}`), or run with the packaged local model: {swap}",
+        ) from exc
+
+
+def _make_selector(settings: Settings, llm: Any = None) -> Any:
+    from . import registry
     from .evidence.snippets import SnippetSelector
 
     ev = settings.evidence
-    return SnippetSelector(docs=ev.docs, max_items=ev.max_items, per_doc=ev.per_doc)
+    factory = registry.load("evidence", ev.selector)
+    if factory is SnippetSelector:
+        return SnippetSelector(docs=ev.docs, max_items=ev.max_items, per_doc=ev.per_doc, lam=ev.lam)
+    return factory.from_settings(settings, llm)
 
 
-def _make_generator(settings: Settings) -> Any:
+def _make_generator(settings: Settings, llm: Any = None) -> Any:
+    from . import registry
+    from .generate.extractive import ExtractiveGenerator
+
     gen = settings.generate
-    if gen.backend == "extractive":
-        from .generate.extractive import ExtractiveGenerator
-
+    factory = registry.load("generate", gen.backend)
+    if factory is ExtractiveGenerator:
         return ExtractiveGenerator(max_sentences=gen.max_sentences, max_words=gen.max_words,
                                    max_citations=gen.max_citations, min_relative=gen.min_relative_score)
-    raise ConfigError(f"unknown generator {gen.backend!r}", hint="choose 'extractive'")
+    return factory.from_settings(settings, llm)

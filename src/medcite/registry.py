@@ -40,6 +40,14 @@ _BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
         "ensemble-weighted": ("medcite.rerank.ensemble:WeightedEnsemble", "core"),
         "llm-listwise": ("medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
     },
+    "evidence": {
+        "snippets": ("medcite.evidence.snippets:SnippetSelector", "evidence"),
+        "summaries": ("medcite.evidence.summaries:SummarySelector", "evidence"),
+    },
+    "generate": {
+        "extractive": ("medcite.generate.extractive:ExtractiveGenerator", "evidence"),
+        "llm": ("medcite.generate.llm_generator:LLMGenerator", "evidence"),
+    },
 }
 
 

@@ -4,8 +4,8 @@ It composes a concise answer from the best evidence sentences, in evidence order
 and de-duplicated by MMR). Each sentence cites its own PMID plus the PMIDs of other selected evidence that says
 nearly the same thing (TF-IDF cosine >= ``corroborate``), so agreeing sources are cited together, at most
 ``max_citations`` per sentence. Evidence scoring under ``min_relative`` of the best item is left out: a short
-answer of relevant findings beats a long one padded with loosely related sentences. The result goes through the same :func:`finalize` as LLM output, so the caps
-and the evidence-only rule hold by construction.
+answer of relevant findings beats a long one padded with loosely related sentences. The result goes
+through the same :func:`finalize` as LLM output, so the caps and the evidence-only rule hold by construction.
 """
 
 from __future__ import annotations

@@ -1,0 +1,156 @@
+"""Summary bullets: LLM summaries of the pooled abstracts, split into short bullets, chosen by TF-IDF + MMR.
+
+CLaC 2025 (BioGen Task B, "Modular sparse and dense retrieval for evidence-constrained biomedical QA"):
+each retrieved abstract is summarised by the LLM in 1-2 sentences (at most 80 words, numbers kept, prompt
+``summarize.txt``); the summaries are split into bullets of at most 28 words, at most ``bullets_per_doc``
+from one document; bullets are scored by TF-IDF cosine to the query set (plus the document's ``1/rank``
+prior, as :mod:`.snippets` does) and selected by MMR with lambda 0.75.
+
+A bullet is the model's paraphrase, not a span of the article, so its ``section``/``start``/``end`` are None;
+its PMID is the summarised article's, so citations stay traceable to the documents shown to the model.
+When the LLM gives nothing usable for any document, the selector falls back to sentence snippets.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..types import Article, Evidence, Hit, Query
+from .sentences import split_spans
+from .snippets import SnippetSelector
+from .tfidf_mmr import mmr, relevance, similarity_matrix
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..llm.base import LLM
+
+log = logging.getLogger(__name__)
+
+MIN_BULLET_WORDS = 4
+_CLAUSE = re.compile(r"(?<=[;:])\s+|,\s+(?=(?:and|but|whereas|while|which|although)\b)")
+
+
+def split_bullets(summary: str, max_words: int = 28) -> list[str]:
+    """Sentences of ``summary``; a longer sentence is split at clause breaks, then cut into word windows.
+
+    Every bullet has at most ``max_words`` words; fragments under four words join the bullet before them
+    when they fit, else are dropped.
+    """
+    out: list[str] = []
+    for start, end in split_spans(summary):
+        sentence = " ".join(summary[start:end].split())
+        if len(sentence.split()) <= max_words:
+            pieces = [sentence]
+        else:
+            pieces = _split_long(sentence, max_words)
+        for piece in pieces:
+            piece = piece.strip(" ,;:")
+            n = len(piece.split())
+            if n >= MIN_BULLET_WORDS:
+                out.append(piece)
+            elif out and len(out[-1].split()) + n <= max_words and n:
+                out[-1] = f"{out[-1]} {piece}"
+    return out
+
+
+def _split_long(sentence: str, max_words: int) -> list[str]:
+    pieces: list[str] = []
+    current: list[str] = []
+    for clause in _CLAUSE.split(sentence):
+        words = clause.split()
+        if current and len(current) + len(words) > max_words:
+            pieces.append(" ".join(current))
+            current = []
+        current.extend(words)
+        while len(current) > max_words:
+            pieces.append(" ".join(current[:max_words]))
+            current = current[max_words:]
+    if current:
+        pieces.append(" ".join(current))
+    return pieces
+
+
+def _question(queries: Sequence[Query]) -> str:
+    for q in queries:
+        if q.stage == "original":
+            return q.text
+    return queries[0].text if queries else ""
+
+
+@dataclass
+class SummarySelector:
+    """CLaC 2025 evidence: LLM summaries of the top ``docs`` abstracts, as bullets, TF-IDF + MMR."""
+
+    llm: LLM
+    name: str = "summaries"
+    docs: int = 10
+    max_items: int = 10
+    bullets_per_doc: int = 2
+    bullet_words: int = 28
+    summary_words: int = 80
+    max_tokens: int = 160
+    lam: float = 0.75
+    prior_weight: float = 0.2
+    fallback: SnippetSelector = field(default_factory=SnippetSelector)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, llm: LLM | None = None) -> SummarySelector:
+        from ..llm.base import llm_enabled
+
+        if llm is None or not llm_enabled(llm):
+            raise ConfigError(
+                "evidence.selector 'summaries' needs a language model, but llm.backend is 'none'",
+                hint="choose one (e.g. --set llm.backend=local) or use sentence snippets: "
+                "--set evidence.selector=snippets",
+            )
+        ev = settings.evidence
+        return cls(llm, docs=ev.summary_docs, max_items=ev.max_items, bullets_per_doc=ev.bullets_per_doc,
+                   bullet_words=ev.bullet_words, summary_words=ev.summary_words,
+                   max_tokens=ev.summary_max_tokens, lam=ev.lam,
+                   fallback=SnippetSelector(docs=ev.docs, max_items=ev.max_items, per_doc=ev.per_doc, lam=ev.lam))
+
+    def summarize(self, question: str, articles: Sequence[Article]) -> list[str]:
+        """One parsed summary per article (empty when the model gave nothing usable)."""
+        from ..llm.prompts import parse_summary, render
+        from ..llm.trace import trace_context
+
+        if not articles:
+            return []
+        chats = [render("summarize", question=question, title=a.title, abstract=a.abstract or a.title)
+                 for a in articles]
+        with trace_context(stage="summary"):
+            completions = self.llm.complete_many(chats, max_tokens=self.max_tokens)
+        return [parse_summary(c.text, max_words=self.summary_words) for c in completions]
+
+    def select(
+        self, queries: Sequence[Query], hits: Sequence[Hit], articles: Mapping[str, Article]
+    ) -> list[Evidence]:
+        top = [(h, articles[h.pmid]) for h in hits if h.pmid in articles][: self.docs]
+        summaries = self.summarize(_question(queries), [a for _, a in top])
+        cands: list[tuple[str, Hit]] = []
+        for (hit, _), summary in zip(top, summaries, strict=True):
+            if not summary:
+                log.warning("no usable summary of PMID %s", hit.pmid)
+                continue
+            cands.extend((b, hit) for b in split_bullets(summary, self.bullet_words))
+        if not cands:
+            log.warning("no summary bullets for these %d documents: using sentence snippets", len(top))
+            return self.fallback.select(queries, hits, articles)
+        texts = [c[0] for c in cands]
+        rel = relevance(texts, [q.text for q in queries])
+        doc_rank = {h.pmid: i + 1 for i, h in enumerate(hits)}
+        scores = [(1 - self.prior_weight) * float(r) + self.prior_weight / doc_rank[c[1].pmid]
+                  for r, c in zip(rel, cands, strict=True)]
+        order = mmr(scores, similarity_matrix(texts), self.max_items, self.lam,
+                    groups=[c[1].pmid for c in cands], per_group=self.bullets_per_doc)
+        return [
+            Evidence(index=i + 1, pmid=cands[j][1].pmid, text=cands[j][0], section=None, start=None, end=None,
+                     score=scores[j], kind="bullet", branches=cands[j][1].branches)
+            for i, j in enumerate(order)
+        ]
+

@@ -1,0 +1,237 @@
+"""LLM answers constrained to the evidence block, with a constraint-retry loop and an extractive fallback.
+
+Two modes:
+
+* ``cited`` (CLaC 2025, Dalhousie 2025): the model sees the evidence block ``[i] (PMID) text`` (prompt
+  ``generate.txt``) and cites indices only; :func:`~medcite.generate.postprocess.finalize` maps them to PMIDs
+  and enforces the caps. Violations (empty answer, uncited sentences, indices outside the block, PMIDs
+  written directly, more than ``max_citations`` PMIDs in a sentence, more than ``max_words`` words, too few
+  valid sentences) are fed back to the model (``retry.txt``) for up to ``max_attempts`` generations
+  (Dalhousie 2025's citation-validation loop).
+* ``posthoc`` (CLaC 2024 "simpleqa"): the model answers without citations (``generate_plain.txt``); each
+  sentence is then attributed to the most similar evidence items by TF-IDF cosine (at most
+  ``max_citations``, at least ``posthoc_threshold``); sentences nothing supports are dropped.
+
+With ``condense`` (CLaC 2024) an answer over ``max_words`` is first shortened by the model (``condense.txt``)
+and only then trimmed. An answer still invalid after the last attempt is replaced by the
+:class:`~medcite.generate.extractive.ExtractiveGenerator`'s (generator ``llm+extractive-fallback``), and why
+is recorded in ``Answer.dropped``. Every call is traced with stage ``generation``/``condensation``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from ..evidence.base import format_block
+from ..evidence.sentences import split_spans
+from ..types import Answer, Dropped, Evidence, Query, Topic
+from .citations import DraftSentence, split_cited_sentences
+from .extractive import ExtractiveGenerator
+from .postprocess import finalize, word_count
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..llm.base import LLM, Message
+
+log = logging.getLogger(__name__)
+
+FALLBACK = "llm+extractive-fallback"
+
+
+def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidence], *, max_citations: int = 3,
+                     max_words: int = 250, min_sentences: int = 1) -> list[str]:
+    """Every rule the parsed answer breaks, as sentences the model can act on (empty: valid)."""
+    if not drafts:
+        return ["the answer is empty: write at least one sentence citing the evidence"]
+    by_index = {e.index: e.pmid for e in evidence}
+    out: list[str] = []
+    valid = 0
+    for n, d in enumerate(drafts, 1):
+        quote = _quote(d.text)
+        out.extend(f"sentence {n} ({quote}): {reason}" for reason in d.invalid)
+        unknown = sorted({i for i in d.indices if i not in by_index})
+        if unknown:
+            out.append(f"sentence {n} ({quote}) cites {', '.join(f'[{i}]' for i in unknown)}, which "
+                       f"{'is' if len(unknown) == 1 else 'are'} not in the evidence list (1 to {len(evidence)})")
+        pmids = {by_index[i] for i in d.indices if i in by_index}
+        if not d.indices and not d.invalid:
+            out.append(f"sentence {n} ({quote}) has no citation")
+        if len(pmids) > max_citations:
+            out.append(f"sentence {n} ({quote}) cites {len(pmids)} sources; cite at most {max_citations}")
+        valid += bool(pmids)
+    words = sum(word_count(d.text) for d in drafts)
+    if words > max_words:
+        out.append(f"the answer has {words} words; use at most {max_words}")
+    if valid < min_sentences:
+        out.append(f"only {valid} sentence(s) cite valid evidence; write at least {min_sentences}")
+    return out
+
+
+def attribute(sentences: Sequence[str], evidence: Sequence[Evidence], *, max_citations: int = 3,
+              threshold: float = 0.1) -> list[DraftSentence]:
+    """CLaC 2024 post-hoc citation: each sentence cites its most similar evidence items (TF-IDF cosine).
+
+    Items are taken best first while their cosine is at least ``threshold``, one per PMID, at most
+    ``max_citations``; a sentence nothing reaches keeps no index (the post-processor drops it).
+    """
+    from ..evidence.tfidf_mmr import tfidf_vectors
+
+    if not sentences:
+        return []
+    if not evidence:
+        return [DraftSentence(s) for s in sentences]
+    try:
+        sent_vecs, ev_vecs = tfidf_vectors(list(sentences), [e.text for e in evidence])
+    except ValueError:  # nothing but stop words
+        return [DraftSentence(s) for s in sentences]
+    sims = (sent_vecs @ ev_vecs.T).toarray()  # type: ignore[attr-defined]
+    drafts = []
+    for row, text in zip(sims, sentences, strict=True):
+        chosen: list[int] = []
+        pmids: set[str] = set()
+        for j in sorted(range(len(evidence)), key=lambda j: (-row[j], j)):
+            if row[j] < threshold or len(chosen) >= max_citations:
+                break
+            if evidence[j].pmid in pmids:
+                continue
+            pmids.add(evidence[j].pmid)
+            chosen.append(evidence[j].index)
+        drafts.append(DraftSentence(text, chosen))
+    return drafts
+
+
+def _quote(text: str, words: int = 8) -> str:
+    parts = text.split()
+    return '"' + " ".join(parts[:words]) + (' ..."' if len(parts) > words else '"')
+
+
+def _plain_sentences(text: str) -> list[str]:
+    """Sentences of an uncited answer (bracket groups a model wrote anyway are removed first)."""
+    drafts = split_cited_sentences(text)
+    joined = " ".join(d.text for d in drafts)
+    return [" ".join(joined[s:e].split()) for s, e in split_spans(joined)]
+
+
+class LLMGenerator:
+    """Evidence-constrained LLM answers (see the module docstring for the papers and the two modes)."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM, *, mode: str = "cited", max_words: int = 250, max_citations: int = 3,
+                 max_attempts: int = 3, fallback: bool = True, condense: bool = False,
+                 max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
+                 extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None) -> None:
+        if mode not in ("cited", "posthoc"):
+            raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
+        if max_attempts < 1:
+            raise ConfigError(f"max_attempts must be at least 1, got {max_attempts}")
+        self.llm = llm
+        self.mode = mode
+        self.max_words = max_words
+        self.max_citations = max_citations
+        self.max_attempts = max_attempts
+        self.fallback = fallback
+        self.condense = condense
+        self.max_tokens = max_tokens
+        self.posthoc_threshold = posthoc_threshold
+        self.min_sentences = min_sentences
+        self.extractive = extractive or ExtractiveGenerator(max_words=max_words, max_citations=max_citations)
+        self.prompt_dir = prompt_dir
+
+    @classmethod
+    def from_settings(cls, settings: Settings, llm: LLM | None = None) -> LLMGenerator:
+        from ..llm.base import llm_enabled
+
+        if llm is None or not llm_enabled(llm):
+            raise ConfigError(
+                "generate.backend 'llm' needs a language model, but llm.backend is 'none'",
+                hint="choose one (e.g. --set llm.backend=local) or answer extractively: "
+                "--set generate.backend=extractive",
+            )
+        g = settings.generate
+        extractive = ExtractiveGenerator(max_sentences=g.max_sentences, max_words=g.max_words,
+                                         max_citations=g.max_citations, min_relative=g.min_relative_score)
+        return cls(llm, mode=g.mode, max_words=g.max_words, max_citations=g.max_citations,
+                   max_attempts=g.max_attempts, fallback=g.fallback, condense=g.condense, max_tokens=g.max_tokens,
+                   posthoc_threshold=g.posthoc_threshold, min_sentences=g.min_sentences, extractive=extractive)
+
+    # -- model calls -----------------------------------------------------------------------------------
+    def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
+        from ..llm.trace import trace_context
+
+        with trace_context(stage=stage, attempt=attempt):
+            return self.llm.complete(messages, max_tokens=self.max_tokens).text
+
+    def _condensed(self, question: str, text: str, words: int, attempt: int) -> str:
+        """CLaC 2024: the model shortens an over-long answer, keeping its citations; '' when it gave nothing."""
+        from ..llm.prompts import parse_condensation, render
+
+        if not self.condense or words <= self.max_words:
+            return ""
+        messages = render("condense", self.prompt_dir, question=question, answer=text, max_words=self.max_words)
+        return parse_condensation(self._complete(messages, "condensation", attempt), self.max_words)
+
+    def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
+        if self.mode == "cited":
+            return split_cited_sentences(text)
+        return attribute(_plain_sentences(text), evidence, max_citations=self.max_citations,
+                         threshold=self.posthoc_threshold)
+
+    def _violations(self, drafts: Sequence[DraftSentence], evidence: Sequence[Evidence]) -> list[str]:
+        if self.mode == "cited":
+            return cited_violations(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words,
+                                    min_sentences=self.min_sentences)
+        out = [f"sentence {n} ({_quote(d.text)}) is not supported by any evidence item"
+               for n, d in enumerate(drafts, 1) if not d.indices]
+        words = sum(word_count(d.text) for d in drafts)
+        if not drafts:
+            out.append("the answer is empty: write at least one sentence from the evidence")
+        if words > self.max_words:
+            out.append(f"the answer has {words} words; use at most {self.max_words}")
+        if sum(bool(d.indices) for d in drafts) < self.min_sentences:
+            out.append(f"fewer than {self.min_sentences} sentence(s) are supported by the evidence")
+        return out
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
+        from ..llm.prompts import render
+
+        if not evidence:
+            return Answer(topic.id, [], [Dropped("answer", "", "no evidence to answer from")], self.name)
+        prompt = "generate" if self.mode == "cited" else "generate_plain"
+        messages = render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
+                          max_words=self.max_words)
+        notes: list[Dropped] = []
+        text, violations = "", ["not generated"]
+        drafts: list[DraftSentence] = []
+        for attempt in range(1, self.max_attempts + 1):
+            text = self._complete(messages, "generation", attempt)
+            drafts = self._drafts(text, evidence)
+            words = sum(word_count(d.text) for d in drafts)
+            short = self._condensed(topic.question, text, words, attempt)
+            if short:
+                notes.append(Dropped("answer", text, f"attempt {attempt}: {words} words, condensed by the LLM"))
+                text, drafts = short, self._drafts(short, evidence)
+            violations = self._violations(drafts, evidence)
+            if not violations:
+                break
+            log.info("topic %s: attempt %d breaks %d rule(s)", topic.id, attempt, len(violations))
+            notes.append(Dropped("answer", text, f"attempt {attempt} rejected: " + "; ".join(violations)))
+            retry = "retry" if self.mode == "cited" else "retry_plain"
+            feedback = render(retry, self.prompt_dir, violations="\n".join(f"- {v}" for v in violations),
+                              max_words=self.max_words, n_evidence=len(evidence))
+            messages = [*messages, {"role": "assistant", "content": text}, *feedback]
+        sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
+        if not violations:
+            return Answer(topic.id, sentences, [*notes, *dropped], self.name)
+        if not self.fallback:
+            return Answer(topic.id, sentences, [*notes, *dropped], self.name)
+        backup = self.extractive.generate(topic, queries, evidence)
+        why = (f"LLM answer still invalid after {self.max_attempts} attempt(s) "
+               f"({'; '.join(violations)}): extractive answer used")
+        return Answer(topic.id, backup.sentences, [*notes, Dropped("answer", text, why), *backup.dropped],
+                      FALLBACK)
