@@ -154,3 +154,38 @@ def test_packaged_minilm_torch_and_onnx_agree() -> None:
     assert (a * b).sum(axis=1).min() > 0.98
     q = torch_enc.encode_queries(["does a statin prevent stroke?"])[0]
     assert float(a[0] @ q) > float(a[1] @ q) + 0.2
+
+
+def test_the_onnx_path_never_imports_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from medcite.config import DenseSettings\n"
+        "from medcite.index.dense.encoders import load_encoder\n"
+        "import medcite.index.dense.searcher\n"
+        "enc = load_encoder(DenseSettings(encoder='minilm-onnx'))\n"
+        "assert enc.encode_queries(['aspirin']).shape == (1, 384)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_an_index_built_with_torch_minilm_answers_onnx_queries(tmp_path) -> None:
+    from _dense_fakes import fill_store
+
+    from medcite.index.dense.build import build_dense_index
+    from medcite.index.dense.searcher import DenseRetriever
+
+    arts = [
+        Article("1", "Statins and stroke", "Statin therapy lowers LDL cholesterol and the risk of ischaemic stroke."),
+        Article("2", "Malaria vaccine", "The RTS,S vaccine reduces clinical malaria episodes in young children."),
+        Article("3", "Sleep apnea", "Continuous positive airway pressure treats obstructive sleep apnea."),
+    ]
+    store = fill_store(tmp_path / "store", arts)
+    build_dense_index(store, tmp_path / "dense", DenseSettings(encoder="minilm", threads=1))
+    r = DenseRetriever(tmp_path / "dense", load_encoder(DenseSettings(encoder="minilm-onnx")))
+    assert [hits[0].pmid for hits in r.search_many(["vaccines against malaria", "CPAP for apnoea"], 3)] == ["2", "3"]

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...errors import IndexMismatchError, InputError
 from ...io import atomic_write, write_json
+from ...progress import progress
 from . import faiss_index as fx
 from . import folder as fo
 from .encoders import Encoder, encoder_spec, load_encoder
@@ -91,7 +92,7 @@ def build_dense_index(
     if rebuild and chunk_dir.exists():
         shutil.rmtree(chunk_dir)
     state = _start_or_resume(chunk_dir, store, encoder, settings)
-    _encode_chunks(store, encoder, chunk_dir, settings.chunk_size, state)
+    _encode_chunks(store, encoder, chunk_dir, settings.chunk_size)
     old = fo.read(out)["files"] if fo.has_index(out) else None
     corpus = {"store_id": store.store_id, "seq": state["seq"], "count": len(store)}
     assemble(out, chunk_files(chunk_dir), settings, encoder_record(encoder, spec), corpus, old)
@@ -258,9 +259,7 @@ def _finished(chunk_dir: Path) -> list[int]:
     return done
 
 
-def _encode_chunks(
-    store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int, state: dict[str, Any]
-) -> None:
+def _encode_chunks(store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int) -> None:
     done = _finished(chunk_dir)
     after = -1
     if done:
@@ -269,6 +268,7 @@ def _encode_chunks(
         log.info("%d chunks already encoded; continuing after PMID %d", len(done), after)
     number = len(done)
     batch: list[Any] = []
+    bar = progress(total=len(store), initial=min(len(done) * size, len(store)), desc="dense build", unit="doc")
 
     def flush() -> None:
         nonlocal number, batch
@@ -280,16 +280,18 @@ def _encode_chunks(
         with atomic_write(chunk_dir / f"pmids_chunk_{number}.json") as fh:
             json.dump([a.pmid for a in batch], fh)
         number += 1
+        bar.update(len(batch))
         batch = []
 
-    for article in store.iter_articles():
-        if int(article.pmid) <= after:
-            continue
-        batch.append(article)
-        if len(batch) >= size:
+    with bar:
+        for article in store.iter_articles():
+            if int(article.pmid) <= after:
+                continue
+            batch.append(article)
+            if len(batch) >= size:
+                flush()
+        if batch:
             flush()
-    if batch:
-        flush()
 
 
 def chunk_files(chunk_dir: Path) -> Iterator[Chunk]:

@@ -122,6 +122,9 @@ def resolve_model(name: str, *, role: str = "encoder") -> str:
     """
     if not name or not name.strip():
         raise ConfigError(f"empty {role} model name", hint="give a Hugging Face name or a local folder")
+    from ...paths import resolve_models_ref
+
+    name = resolve_models_ref(name, "medcite train encoder")  # models:NAME, trained by medcite
     path = Path(name).expanduser()
     if path.exists():
         if not path.is_dir():
