@@ -54,8 +54,8 @@ def _int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise _BadValue(f"field {key!r} must be an integer, got {value!r}")
     text = str(value).strip()
-    if not text.isdigit():
-        raise _BadValue(f"field {key!r} must be an integer, got {value!r}")
+    if not text.isdigit() or len(text) > 18:
+        raise _BadValue(f"field {key!r} must be an integer of at most 18 digits, got {value!r}")
     return int(text)
 
 
@@ -137,8 +137,8 @@ def article_from_json(d: dict[str, Any]) -> tuple[Article, list[str]]:
         article = Article(pmid=str(pmid), title=_str(d, "title"), abstract=_str(d, "contents"))
     else:
         raise _BadValue("record has no PMID (no 'pmid' or 'id' field)")
-    if pmid <= 0:
-        raise _BadValue(f"PMID {pmid} must be positive")
+    if not 0 < pmid < 10**18:
+        raise _BadValue(f"PMID {pmid} must be a positive integer of at most 18 digits")
     return article, unknown
 
 

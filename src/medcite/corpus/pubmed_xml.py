@@ -140,7 +140,12 @@ def _pmid(pmid_el: Any) -> tuple[str | None, int]:
         return None, 1
     text = (pmid_el.text or "").strip()
     version = pmid_el.get("Version") or "1"
-    return (text if text.isdigit() and int(text) > 0 else None), int(version) if version.isdigit() else 1
+    return (text if _valid_pmid(text) else None), int(version) if version.isdigit() and len(version) < 9 else 1
+
+
+def _valid_pmid(text: str) -> bool:
+    """A positive integer that fits the store's INTEGER key (PubMed ids have at most 8-9 digits)."""
+    return text.isdigit() and len(text) <= 18 and int(text) > 0
 
 
 def parse_article(elem: Any) -> Article | BadRecord:
@@ -300,7 +305,7 @@ def _deletion(elem: Any) -> Iterator[Item]:
     pmids = []
     for e in elem.iterchildren("PMID"):
         text = (e.text or "").strip()
-        if text.isdigit() and int(text) > 0:
+        if _valid_pmid(text):
             pmids.append(text)
         else:
             yield BadRecord(f"DeleteCitation lists an invalid PMID {text!r}", e.sourceline)

@@ -118,6 +118,8 @@ def test_comments_corrections_pmids_are_not_the_record_pmid() -> None:
     items = parse(xml_file(article_xml(pmid=None, extra_mc=comments)))
     assert len(items) == 1 and isinstance(items[0], BadRecord)
     assert "PMID" in items[0].reason and items[0].pmid is None and items[0].line == 3
+    huge = parse(xml_file(article_xml(pmid="12345678901234567890")))
+    assert isinstance(huge[0], BadRecord) and "invalid PMID" in huge[0].reason
     a = one(article_xml(pmid="1234", extra_mc=comments))
     assert a.pmid == "1234" and not a.retracted
 
