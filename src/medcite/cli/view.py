@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import MissingExtraError
+from ..errors import InputError, MissingExtraError
+from ..rundir import RUN_ID_RE
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ def is_loopback(host: str) -> bool:
 def view(runs_dir: Path, host: str, port: int) -> None:
     """Browse the run directories in RUNS_DIR: answers, citations, evidence, and run comparisons.
 
-    Read-only: nothing in RUNS_DIR is changed. Open the printed address in a browser.
+    RUNS_DIR is a folder of runs (runs/), or one run (runs/my-run: its folder is served and the address
+    printed opens that run). Read-only: nothing is changed. Open the printed address in a browser.
     """
     try:
         import uvicorn
@@ -45,6 +47,13 @@ def view(runs_dir: Path, host: str, port: int) -> None:
     except ImportError as exc:  # fastapi or jinja2 missing
         raise MissingExtraError(exc.name or "fastapi", "web", "medcite view") from exc
 
+    runs_dir, page = runs_dir.resolve(), "/"
+    if any((runs_dir / name).is_file() for name in ("config.json", "answers.jsonl")):
+        # RUNS_DIR is itself one run: serve its parent folder and open that run's page
+        if not RUN_ID_RE.match(runs_dir.name):
+            raise InputError(f"run directory name {runs_dir.name!r} is not a run id",
+                             hint="rename it to letters, digits, '.', '_' and '-' only, or pass its parent folder")
+        runs_dir, page = runs_dir.parent, f"/run/{runs_dir.name}"
     if port == 0:  # pick a free port now so the address printed below is the real one
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
             probe.bind((host.strip("[]"), 0))
@@ -55,8 +64,7 @@ def view(runs_dir: Path, host: str, port: int) -> None:
                    err=True)
     # on loopback, refuse other Host headers so a web page cannot reach the viewer by DNS rebinding
     hosts = sorted({"localhost", "127.0.0.1", "::1", "[::1]", host.strip("[]")}) if loopback else None
-    app = create_app(runs_dir.resolve(), allowed_hosts=hosts)
+    app = create_app(runs_dir, allowed_hosts=hosts)
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    click.echo(f"medcite viewer: http://{shown}:{port}/  (runs in {runs_dir.resolve()}; Ctrl+C stops)",
-               err=True)
+    click.echo(f"medcite viewer: http://{shown}:{port}{page}  (runs in {runs_dir}; Ctrl+C stops)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

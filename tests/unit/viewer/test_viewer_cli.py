@@ -43,6 +43,20 @@ def test_port_zero_prints_the_port_it_will_use(runs_dir: Path, monkeypatch: pyte
     assert 0 < seen["port"] < 65536 and f"http://127.0.0.1:{seen['port']}/" in result.output
 
 
+def test_a_single_run_folder_serves_its_parent_and_prints_the_run_page(
+        runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+    from fastapi.testclient import TestClient
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app))
+    result = CliRunner().invoke(cli, ["view", str(runs_dir / "beta")])
+    assert result.exit_code == 0, result.output
+    assert "http://127.0.0.1:8765/run/beta " in result.output
+    client = TestClient(seen["app"], base_url="http://127.0.0.1:8765")
+    assert client.get("/run/beta").status_code == 200 and client.get("/run/alpha").status_code == 200
+
+
 def test_view_warns_when_not_on_loopback(runs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import uvicorn
 
