@@ -55,11 +55,12 @@ def test_lazy_jsonl_parses_one_topic_at_a_time(tmp_path: Path) -> None:
 def test_validation_errors_are_assigned_to_topics() -> None:
     v, problems = parse_validation({"ok": False, "errors": [
         "topic 181: answer has 260 words", {"topic_id": 182, "message": "PMID 5 not in corpus"},
-        "submission file missing", "qa_id=116: overlap"]})
+        "submission file missing", "qa_id=116: overlap",
+        "line 4 (topic 183): PMIDs not in the corpus: 1", "the topic list is empty"]})
     assert problems == []
     assert v.state == "invalid"
     assert v.by_topic == {"181": ["topic 181: answer has 260 words"], "182": ["PMID 5 not in corpus"],
-                          "116": ["qa_id=116: overlap"]}
+                          "116": ["qa_id=116: overlap"], "183": ["line 4 (topic 183): PMIDs not in the corpus: 1"]}
     assert v.topic_state("181") == "invalid" and v.topic_state("999") == "valid"
     ok, _ = parse_validation({"ok": True, "errors": []})
     assert ok.state == "valid" and ok.topic_state("1") == "valid"
