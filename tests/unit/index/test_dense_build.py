@@ -123,6 +123,10 @@ def test_changing_the_layout_reuses_stored_vectors(tmp_path) -> None:
     # without relayout an update keeps the layout the index has
     kept = build_dense_index(store, out, settings(index_type="flat"), encoder=enc)
     assert kept["index"]["type"] == "hnsw"
+    # a pure re-layout needs no encoder model at all (the manifest's 'minilm' is never loaded)
+    ivf = build_dense_index(store, out, settings(index_type="ivfpq", vector_dtype="float32"), relayout=True)
+    assert ivf["index"]["type"] == "ivfpq" and ivf["vector_dtype"] == "float16"
+    assert DenseRetriever(out, enc).search(arts[9].text, 1)[0].pmid == arts[9].pmid
 
 
 def test_query_encoder_must_match_the_index(tmp_path) -> None:

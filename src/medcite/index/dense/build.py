@@ -123,13 +123,17 @@ def update_dense_index(
         )
     since, target = int(corpus["seq"]), store.seq
     relayout = index_type is not None and index_type != manifest["index"]["type"]
-    settings = settings.model_copy(update={"index_type": index_type or manifest["index"]["type"]})
+    # the layout and on-disk precision stay as built unless a re-layout was asked for
+    settings = settings.model_copy(
+        update={"index_type": index_type or manifest["index"]["type"], "vector_dtype": manifest["vector_dtype"]}
+    )
     if since == target and not relayout:
         return manifest
-    spec = manifest["encoder"]["spec"]
-    if encoder is None:
+    if encoder is None and since != target:  # a pure re-layout encodes nothing: no model needed
+        spec = manifest["encoder"]["spec"]
         encoder = load_encoder(spec, batch_size=settings.batch_size, device=settings.device)
-    check_encoder(manifest, encoder, out)
+    if encoder is not None:
+        check_encoder(manifest, encoder, out)
     fx.set_threads(settings.threads)
     loaded = fo.load(out, manifest)
     files = dict(manifest["files"])
@@ -140,13 +144,14 @@ def update_dense_index(
     new_live: list[np.ndarray] = []
     view = fo.row_files(out, files)
     batch: list[Any] = []
-    for article in store.iter_changes(since):
-        batch.append(article)
-        if len(batch) >= settings.chunk_size:
+    if encoder is not None:
+        for article in store.iter_changes(since):
+            batch.append(article)
+            if len(batch) >= settings.chunk_size:
+                rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
+                batch = []
+        if batch:
             rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
-            batch = []
-    if batch:
-        rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
     old_rows = loaded.rows
     live = np.concatenate([live, *new_live]) if new_live else live.copy()
     stale = gone | set(changed)
