@@ -56,6 +56,7 @@ def test_topic_page_shows_answer_chips_evidence_and_abstract(runs_dir: Path, cli
     assert f'<mark class="ev" data-evidence="1" title="evidence [1]">{SECOND}</mark>' in art.group(0)
     assert "https://pubmed.ncbi.nlm.nih.gov/111/" in art.group(0)
     assert "Lancet" in art.group(0) and "2020" in art.group(0)
+    assert 'href="https://doi.org/10.1/x"' in art.group(0)
     assert "BACKGROUND" in art.group(0) and "RESULTS" in art.group(0)
     assert '<a href="#s1">s1</a> supports' in art.group(0)
     # title span of 222
@@ -64,6 +65,7 @@ def test_topic_page_shows_answer_chips_evidence_and_abstract(runs_dir: Path, cli
     ev1 = re.search(r'<tr id="ev-1">.*?</tr>', html, re.S).group(0)
     assert "q0" in ev1 and "q1" in ev1 and 'href="#s1"' in ev1 and 'href="#s2"' in ev1
     assert re.search(r'<td class="num">2</td>', ev1)  # rank 2 in rerank.trec
+    assert '<th class="num">Rank</th>' not in html  # no evidence item carries its own rank
     assert "index not in evidence" in html  # dropped with reason
     assert "statin LDL" in html and "reformulation" in html  # queries
     assert "LLM said" in html and "Answer please" in html  # trace

@@ -53,6 +53,11 @@ def test_payloads_in_run_files_are_escaped(hostile_runs: Path, client_for, url: 
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
 
 
+def test_payload_doi_stays_inside_the_doi_link(hostile_runs: Path, client_for) -> None:
+    html = client_for(hostile_runs).get("/run/evil/topic/t1").text
+    assert 'href="https://doi.org/10.1/x%20%3Cscript%3Ealert%281%29%3C/script%3E%3Cimg' in html
+
+
 def test_payload_pmid_is_not_linked(hostile_runs: Path, client_for) -> None:
     html = client_for(hostile_runs).get("/run/evil/topic/t3").text
     assert "pubmed.ncbi.nlm.nih.gov/1" not in html

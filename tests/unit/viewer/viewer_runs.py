@@ -24,7 +24,7 @@ def write_run(path: Path, *, preset: str = "offline", pmids: tuple[str, str] = (
     w = RunWriter(path, Settings(preset=preset), command="medcite run test", resume=False)
     a1 = Article(pmids[0], f"Statin trial{extra_text}", ABSTRACT,
                  (Section("BACKGROUND", None, 0, 30), Section("RESULTS", None, 31, 75)),
-                 journal=f"Lancet{extra_text}", year=2020, doi="10.1/x")
+                 journal=f"Lancet{extra_text}", year=2020, doi=f"10.1/x{extra_text}")
     a2 = Article(pmids[1], "Second paper", "Another abstract about LDL.", journal="BMJ", year=2019)
     ev = [Evidence(1, pmids[0], SECOND + extra_text, "abstract", 31, 75, score=0.9, branches=frozenset({"q0", "q1"})),
           Evidence(2, pmids[1], "Second paper", "title", 0, 12, score=0.5, branches=frozenset({"q1"}))]
