@@ -216,10 +216,16 @@ def make_llm(settings: Settings | LLMSettings, *, cache: LLMCache | None = None)
 
     s = settings.llm if isinstance(settings, Settings) else settings
     factory = registry.load("llm", s.backend)
-    if cache is None and s.cache and s.backend != "none":
+    owned = cache is None and s.cache and s.backend != "none"
+    if owned:
         from .cache import LLMCache
 
         cache = LLMCache.from_settings(s)
-    llm: LLM = factory.from_settings(s, cache=cache)
+    try:
+        llm: LLM = factory.from_settings(s, cache=cache)
+    except BaseException:
+        if owned and cache is not None:
+            cache.close()  # only the one opened here; a cache passed in stays the caller's
+        raise
     log.debug("LLM backend %s, model %s", s.backend, llm.model)
     return llm
