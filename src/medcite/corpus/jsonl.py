@@ -142,23 +142,33 @@ def article_from_json(d: dict[str, Any]) -> tuple[Article, list[str]]:
     return article, unknown
 
 
-def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
-    """Yield Articles and BadRecords (with 1-based line numbers) from a JSONL byte stream."""
+def _lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, raw bytes) pairs; a damaged gzip stream becomes an InputError."""
     source = open_stream(stream)
     lineno = 0
     lines = iter(source)
-    while True:
-        try:
-            raw = next(lines)
-        except StopIteration:
-            return
-        except GZIP_ERRORS as exc:
-            raise InputError(
-                f"truncated or corrupt gzip data ({exc})", path=name, position=f"after line {lineno}",
-                hint="re-download the file (check it with `gzip -t`), or use --on-error skip to keep the "
-                "lines before the damage",
-            ) from None
-        lineno += 1
+    try:
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                return
+            except GZIP_ERRORS as exc:
+                raise InputError(
+                    f"truncated or corrupt gzip data ({exc})", path=name, position=f"after line {lineno}",
+                    hint="re-download the file (check it with `gzip -t`), or use --on-error skip to keep the "
+                    "lines before the damage",
+                ) from None
+            lineno += 1
+            yield lineno, raw
+    finally:
+        if source is not stream:
+            source.close()
+
+
+def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
+    """Yield Articles and BadRecords (with 1-based line numbers) from a JSONL byte stream."""
+    for lineno, raw in _lines(stream, name):
         if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():

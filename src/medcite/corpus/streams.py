@@ -131,15 +131,22 @@ def _inflate(raw: IO[bytes]) -> Iterator[bytes]:
     """
     d = zlib.decompressobj(31)
     started = False
+    pending = b""  # the start of a next member split across raw blocks
     while True:
         block = raw.read(_RAW_BLOCK)
         if not block:
+            if pending:
+                raise gzip.BadGzipFile("trailing garbage after the gzip data")
             if started and not d.eof:
                 raise EOFError("compressed file ended before the end-of-stream marker was reached")
             return
+        if pending:
+            block, pending = pending + block, b""
         while block:
-            if d.eof:  # a member ended: zero padding is allowed, else a new member must start
-                if not block.strip(b"\x00"):
+            if d.eof:  # a member ended: zero padding may follow, else a new member must start
+                block = block.lstrip(b"\x00")
+                if len(block) < 2:
+                    pending = block
                     break
                 if block[:2] != b"\x1f\x8b":
                     raise gzip.BadGzipFile("trailing garbage after the gzip data")
