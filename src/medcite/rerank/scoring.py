@@ -54,7 +54,13 @@ def check_top_n(top_n: int | None) -> int | None:
 
 
 def local_model_dir(name_or_path: str) -> Path | None:
-    """The folder ``name_or_path`` points at, None for a hub name; a path that is not a folder is an error."""
+    """The folder ``name_or_path`` points at, None for a hub name; a path that is not a folder is an error.
+
+    ``models:NAME`` is a model trained by ``medcite train`` under ``medcite.paths.models_dir()``.
+    """
+    from ..paths import resolve_models_ref
+
+    name_or_path = resolve_models_ref(name_or_path, "medcite train reranker")
     path = Path(name_or_path).expanduser()
     looks_like_path = name_or_path.startswith((".", "/", "~")) or path.exists()
     if not looks_like_path:
