@@ -160,6 +160,21 @@ def test_empty_title_and_abstract_is_bad_but_empty_abstract_alone_is_fine() -> N
     assert only_abstract.title == "" and only_abstract.abstract == "Just text."
 
 
+def test_book_article() -> None:
+    book = (
+        '<PubmedBookArticle><BookDocument><PMID Version="1">20301295</PMID><Book><BookTitle>GeneReviews'
+        "</BookTitle><PubDate><Year>1993</Year></PubDate></Book><ArticleTitle>Cystic Fibrosis</ArticleTitle>"
+        '<Abstract><AbstractText Label="SUMMARY">CF affects the lungs.</AbstractText></Abstract>'
+        "<PublicationType>Review</PublicationType></BookDocument><PubmedBookData><ArticleIdList>"
+        '<ArticleId IdType="bookaccession">NBK1250</ArticleId></ArticleIdList></PubmedBookData></PubmedBookArticle>'
+    )
+    (a,) = parse(xml_file(book))
+    assert isinstance(a, Article)
+    assert (a.pmid, a.title, a.abstract, a.journal, a.year) == (
+        "20301295", "Cystic Fibrosis", "CF affects the lungs.", "GeneReviews", 1993)
+    assert a.sections == (Section("SUMMARY", None, 0, 21),) and a.publication_types == ("Review",)
+
+
 def test_delete_citation_in_document_order_and_invalid_pmids() -> None:
     text = xml_file(article_xml(pmid="1"), "<DeleteCitation><PMID>1</PMID><PMID>abc</PMID></DeleteCitation>\n",
                     article_xml(pmid="1", version=2))
