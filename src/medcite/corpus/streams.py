@@ -1,8 +1,10 @@
 """Byte streams for the corpus readers: gzip detected by magic bytes, decompressed on a helper thread.
 
 zlib releases the GIL while inflating, so decompressing on a thread overlaps with XML/JSON parsing on
-the main thread (about 10% of single-core ingest time for PubMed baseline files). Memory is bounded by
-the queue: at most ``_QUEUE_CHUNKS`` chunks of ``_CHUNK`` bytes wait at any time.
+the main thread. Inflating with ``zlib.decompressobj`` directly (which also checks each member's CRC)
+costs about 0.4 s for a 174 MB baseline file, against about 1.8 s through ``gzip.GzipFile``. Memory is
+bounded by the queue: at most ``_QUEUE_CHUNKS`` decompressed pieces (one per ``_RAW_BLOCK`` of input)
+wait at any time.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
-_CHUNK = 1 << 20
-_RAW_BLOCK = 1 << 16
-_QUEUE_CHUNKS = 8
+_RAW_BLOCK = 1 << 14  # compressed bytes per step: ~160 KB of PubMed XML, at most ~16.5 MB (deflate's 1032:1)
+_QUEUE_CHUNKS = 16
 
 GZIP_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error)
 """What reading a truncated or corrupt gzip stream raises (``gzip.BadGzipFile`` is an OSError)."""
