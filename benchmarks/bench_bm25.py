@@ -118,7 +118,7 @@ def build_store(files: list[Path], store: Path) -> Measured:
 
 
 def build_medcite_index(store: Path, out: Path, overrides: list[str]) -> Measured:
-    cmd = [*medcite_cmd(), "--quiet", "index", "bm25", "--store", store, "--out", fresh(out)]
+    cmd: list[str | Path] = [*medcite_cmd(), "--quiet", "index", "bm25", "--store", store, "--out", fresh(out)]
     for o in overrides:
         cmd += ["--set", o]
     return run_measured(cmd).check()
