@@ -189,3 +189,15 @@ def test_an_index_built_with_torch_minilm_answers_onnx_queries(tmp_path) -> None
     build_dense_index(store, tmp_path / "dense", DenseSettings(encoder="minilm", threads=1))
     r = DenseRetriever(tmp_path / "dense", load_encoder(DenseSettings(encoder="minilm-onnx")))
     assert [hits[0].pmid for hits in r.search_many(["vaccines against malaria", "CPAP for apnoea"], 3)] == ["2", "3"]
+
+
+def test_models_prefix_names_a_trained_model_folder(tmp_path, tiny: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path))
+    shutil.copytree(tiny["st"], tmp_path / "my-bi-encoder")
+    enc = load_encoder(DenseSettings(encoder="models:my-bi-encoder"))
+    direct = load_encoder(DenseSettings(encoder=str(tiny["st"])))
+    assert enc.fingerprint == direct.fingerprint  # same weights in another folder: same vector space
+    with pytest.raises(ConfigError, match="not at"):
+        load_encoder(DenseSettings(encoder="models:missing-model"))
