@@ -1,0 +1,174 @@
+"""Every Task B preset end to end on a tiny store: offline swaps, a scripted LLM, validation, cache re-runs.
+
+The scripted LLM is a real :class:`~medcite.llm.base.BaseLLM` backend whose answers follow fixed rules of the
+prompt it receives (summaries copy the abstract's first sentence; the first answer cites an index outside
+the block so the constraint-retry path runs; the retry cites correctly), so every stage runs its real code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from medcite.cli.main import cli
+from medcite.config import load_settings, preset_names
+from medcite.corpus.store import DocumentStore, FileStats
+from medcite.llm.base import BaseLLM, Completion, Message
+from medcite.llm.cache import LLMCache
+from medcite.pipeline import Pipeline, needs_llm, offline_overrides
+from medcite.rundir import read_answers
+from medcite.tasks.biogen import write_biogen25
+from medcite.tasks.validate import evidence_by_topic, validate_biogen25
+from medcite.types import Article, Topic
+
+TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "clac24-simpleqa", "offline"]
+TOPICS = [
+    Topic("181", "Do statins lower LDL cholesterol and cause muscle pain?"),
+    Topic("182", "Does aerobic exercise reduce blood pressure in hypertension?"),
+    Topic("183", "Does vitamin D supplementation prevent fractures in older adults?"),
+]
+FACTS = [
+    ("Statins and LDL", "Statins lowered LDL cholesterol by 30% in adults. Muscle pain was reported by 10% of users."),
+    ("Statin myopathy", "Statin myopathy presents as muscle pain. Creatine kinase rose in 2% of patients on statins."),
+    ("Aerobic exercise and blood pressure",
+     "Aerobic exercise reduced systolic blood pressure by 5 mmHg in hypertension. Walking was the usual exercise."),
+    ("Exercise in hypertension", "Regular exercise lowers blood pressure in hypertensive adults by 4 mmHg."),
+    ("Vitamin D and fractures",
+     "Vitamin D supplementation did not prevent fractures in older adults. Falls were unchanged over 5 years."),
+    ("Vitamin D with calcium", "Vitamin D with calcium reduced hip fractures by 16% in older women in care homes."),
+]
+
+
+def _store(path: Path) -> Path:
+    s = DocumentStore.create(path)
+    arts = [Article(str(1000 + i), t, a) for i, (t, a) in enumerate(FACTS)]
+    arts += [Article(str(2000 + i), f"Unrelated study {i}", f"Zebrafish fin {i} regeneration was imaged.")
+             for i in range(30)]
+    with s.transaction() as tx:
+        tx.upsert(arts, FileStats("fixture"))
+    s.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _store(tmp_path_factory.mktemp("taskb") / "store")
+
+
+class RuleLLM(BaseLLM):
+    """Answers by fixed rules of the prompt (see the module docstring)."""
+
+    name = "rules"
+
+    def __init__(self, cache: LLMCache | None = None) -> None:
+        super().__init__("rules-v1", cache=cache)
+        self.calls = 0
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        self.calls += 1
+        return Completion(text=self.answer(messages), model=self.model)
+
+    @staticmethod
+    def answer(messages: list[Message]) -> str:
+        first = messages[1]["content"] if len(messages) > 1 else messages[0]["content"]
+        last = messages[-1]["content"]
+        if "Summarize the abstract" in first:
+            abstract = first.split("Abstract: ", 1)[1]
+            return "Summary: " + abstract.split(". ")[0].rstrip(".") + "."
+        if "exactly three different search queries" in first:
+            return "1. statin LDL cholesterol\n2. can statins hurt my muscles\n3. statin myopathy"
+        if "keyword queries" in first:
+            return '["statin LDL", "blood pressure exercise", "vitamin D fracture"]'
+        if "Shorten the answer" in first:
+            return last.split("Answer:\n", 1)[1].split(". ")[0] + "."
+        evidence = re.findall(r"^\[(\d+)\] \(\d+\) (.+)$", first, re.MULTILINE)
+        if "Do not write citations" in first:
+            return " ".join(text for _, text in evidence[:2])
+        if len(messages) <= 2:  # first attempt: one index outside the block
+            return f"{evidence[0][1]} [{len(evidence) + 5}]."
+        return " ".join(f"{text.rstrip('.')} [{i}]." for i, text in evidence[:2])
+
+
+def _run(preset: str, store: Path, out: Path, llm: BaseLLM | None, extra: list[str] | None = None) -> Any:
+    base = load_settings(preset)
+    overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + (extra or [])
+    pipeline = Pipeline(load_settings(preset, overrides), store, llm=llm if needs_llm(base) else None)
+    try:
+        pipeline.run(TOPICS, out)
+    finally:
+        pipeline.store.close()
+    answers = read_answers(out)
+    sub = out / "submission.jsonl"
+    write_biogen25(sub, answers, "medcite", out.name)
+    with DocumentStore.open(store) as s:
+        report = validate_biogen25(sub, in_corpus=s.existing, expected_topics=[t.id for t in TOPICS],
+                                   evidence=evidence_by_topic(out))
+    return answers, report
+
+
+def test_task_b_presets_exist() -> None:
+    assert set(TASK_B) <= set(preset_names())
+
+
+@pytest.mark.parametrize("preset", TASK_B)
+def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: Path) -> None:
+    llm = RuleLLM()
+    answers, report = _run(preset, store, tmp_path / preset, llm)
+    assert report.ok, report.errors
+    evidence = {}
+    for line in (tmp_path / preset / "evidence.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        evidence[row["topic_id"]] = {e["pmid"] for e in row["evidence"]}
+    for a in answers:
+        assert a.sentences
+        assert sum(len(s.text.split()) for s in a.sentences) <= 250
+        for s in a.sentences:
+            assert 1 <= len(s.pmids) <= 3 and set(s.pmids) <= evidence[a.topic_id]
+    settings = load_settings(preset)
+    if settings.generate.backend == "llm":
+        assert llm.calls > 0
+        assert {a.generator for a in answers} <= {"llm", "llm+extractive-fallback"}
+        rows = [json.loads(x) for x in (tmp_path / preset / "trace.jsonl").read_text().splitlines()]
+        assert {r["topic_id"] for r in rows} == {t.id for t in TOPICS}
+        assert "generation" in {r["stage"] for r in rows}
+        if settings.evidence.selector == "summaries":
+            assert "summary" in {r["stage"] for r in rows}
+            kinds = {e["kind"] for line in (tmp_path / preset / "evidence.jsonl").read_text().splitlines()
+                     for e in json.loads(line)["evidence"]}
+            assert kinds == {"bullet"}
+
+
+def test_rerun_is_served_wholly_from_the_cache(store: Path, tmp_path: Path) -> None:
+    cache = LLMCache(tmp_path / "cache")
+    first, _ = _run("clac25-b", store, tmp_path / "run1", RuleLLM(cache))
+    llm = RuleLLM(cache)
+    second, report = _run("clac25-b", store, tmp_path / "run2", llm)
+    assert report.ok
+    assert llm.calls == 0
+    rows = [json.loads(x) for x in (tmp_path / "run2" / "trace.jsonl").read_text().splitlines()]
+    assert rows and all(r["cache_hit"] for r in rows)
+    assert [(a.topic_id, a.text) for a in first] == [(a.topic_id, a.text) for a in second]
+
+
+def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: Path) -> None:
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps([{"id": t.id, "question": t.question, "narrative": "", "topic": "x"}
+                                  for t in TOPICS]))
+    args = ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(tmp_path / "r1"),
+            "--preset", "clac25-d", "--set", "llm.base_url=http://127.0.0.1:9/v1"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code != 0
+    assert "--set llm.backend=local --set llm.model=null --set rerank.backend=none" in result.output
+    assert "--set index.dense.encoder=minilm" in result.output
+    # the no-LLM swaps really run the preset offline, through the CLI, into a valid submission
+    none = offline_overrides(load_settings("clac25-b"), "none")
+    args = ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(tmp_path / "r2"),
+            "--preset", "clac25-b", *none]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "r2" / "validation.json").read_text())["ok"] is True
