@@ -55,12 +55,14 @@ def test_asymmetric_truncates_queries_at_64_and_articles_at_512_tokens(asym: Enc
     q = asym.encode_queries([at_limit, longer, shorter])
     np.testing.assert_allclose(q[0], q[1], atol=1e-5)
     assert not np.allclose(q[0], q[2], atol=1e-4)
-    # pairs: [CLS] beta [SEP] 508 x gamma [SEP] = 512 tokens, the article limit
-    title = "beta"
-    docs = [Article(str(i), title, "gamma " * n) for i, n in enumerate((508, 900, 507))]
-    d = asym.encode_documents(docs)
-    np.testing.assert_allclose(d[0], d[1], atol=1e-5)
-    assert not np.allclose(d[0], d[2], atol=1e-4)
+    # pairs: [CLS] beta [SEP] 507 x gamma + last [SEP] = 512 tokens, the article limit: the 512th token
+    # still counts (delta vs epsilon differ), a 513th is cut (delta vs epsilon after 508 gammas do not)
+    body = "gamma " * 507
+    kept_a, kept_b = f"{body}delta", f"{body}epsilon"
+    cut_a, cut_b = f"{body}gamma delta", f"{body}gamma epsilon"
+    d = asym.encode_documents([Article(str(i), "beta", t) for i, t in enumerate((kept_a, kept_b, cut_a, cut_b))])
+    assert np.abs(d[0] - d[1]).max() > 0
+    np.testing.assert_array_equal(d[2], d[3])
 
 
 def test_batches_keep_input_order(tiny: dict) -> None:
