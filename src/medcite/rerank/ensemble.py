@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ..evaluate.bioasq_map import average_precision as bioasq_average_precision
 from ..retrieve.fusion import NORMALISERS, rrf, weighted_sum
 from ..types import Article, Hit, ranked
 from .base import Reranker
@@ -27,23 +28,10 @@ if TYPE_CHECKING:
     from ..config import RerankSettings
 
 
-def bioasq_average_precision(ranking: Sequence[str], relevant: Collection[str], k: int = 10) -> float:
-    """AP@k with BioASQ's denominator ``min(|relevant|, k)`` (BioASQ Task b since 2020)."""
-    if not relevant:
-        return 0.0
-    found, total, seen = 0, 0.0, set()
-    for i, pmid in enumerate(ranking[:k], start=1):
-        if pmid in relevant and pmid not in seen:
-            found += 1
-            total += found / i
-        seen.add(pmid)
-    return total / min(len(relevant), k)
-
-
 def mean_average_precision(
     rankings: Sequence[Sequence[str]], relevant: Sequence[Collection[str]], k: int = 10
 ) -> float:
-    """MAP@k (BioASQ denominator) over queries; 0.0 for no queries."""
+    """MAP@k over queries with BioASQ's AP denominator ``min(|relevant|, k)``; 0.0 for no queries."""
     if len(rankings) != len(relevant):
         raise ValueError(f"{len(rankings)} rankings for {len(relevant)} relevance sets")
     if not rankings:

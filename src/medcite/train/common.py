@@ -101,19 +101,29 @@ def write_report(out: Path, report: dict[str, Any]) -> Path:
 
 
 class LossLog:
-    """Mean training loss per window of steps (kept in the report)."""
+    """Mean training loss per window of steps (kept in the report), logged with an ETA.
 
-    def __init__(self, every: int = 50) -> None:
+    The log lines carry the progress where no progress bar shows (not a terminal, e.g. a background run).
+    """
+
+    def __init__(self, total: int = 0, every: int = 50) -> None:
+        self.total = total
         self.every = every
         self.points: list[tuple[int, float]] = []
         self._sum = 0.0
         self._n = 0
+        self._started = time.perf_counter()
+        self._log_every = max(1, total // 20) if total else 0
 
     def add(self, step: int, loss: float) -> None:
         self._sum += loss
         self._n += 1
         if self._n == self.every:
             self.flush(step)
+        if self._log_every and (step % self._log_every == 0 or step == self.total):
+            elapsed = time.perf_counter() - self._started
+            eta = elapsed / step * (self.total - step)
+            log.info("step %d/%d, loss %.4f, %.0f s elapsed, ETA %.0f s", step, self.total, loss, elapsed, eta)
 
     def flush(self, step: int) -> None:
         if self._n:

@@ -83,7 +83,7 @@ def train_bi_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> L
     total = sum(len(b) for b in epochs)
     optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(total * opts.warmup), max(total, 1))
-    losses = LossLog()
+    losses = LossLog(total)
     model.train()
     step = 0
     with progress(total=total, desc="training", unit="step") as bar:

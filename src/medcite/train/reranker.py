@@ -54,6 +54,7 @@ def prepare_base(base: str, folder: Path, seed: int) -> str:
 def rerank_map(reranker: Any, pools: Sequence[EvalQuery], k: int = 10) -> float:
     """MAP@k (BioASQ) of ``reranker`` over the BM25 pools (None: the BM25 order itself)."""
     rankings = []
+    log.info("evaluating %s on %d questions", "BM25" if reranker is None else "the reranker", len(pools))
     for item in progress(pools, desc="evaluating", unit="q", leave=False):
         hits = item.hits[:k] if reranker is None else reranker.rerank(item.question.body, item.hits,
                                                                       item.articles, k)
@@ -73,7 +74,7 @@ def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -
     optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(total * opts.warmup), total)
     rng = random.Random(opts.seed)
-    losses = LossLog()
+    losses = LossLog(total)
     model.train()
     step = 0
     with progress(total=total, desc="training", unit="step") as bar:
