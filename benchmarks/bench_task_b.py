@@ -133,7 +133,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         "## TREC BioGen 2025 Task B presets (`benchmarks/bench_task_b.py`)",
         "",
-        f"{results.get('n_topics', 30)} topics of `biogen2025_taskB_topics.json` on the demo corpus "
+        "The topics of `biogen2025_taskB_topics.json` (30, or the first N where the table says so) on the demo corpus "
         "(`data/demo/store`, 50k PubMed abstracts), measured on the shared 2-core machine under heavy load from "
         "other jobs, so timings are upper bounds. Stack `none`: every LLM stage swapped for its no-LLM "
         "counterpart (`offline_overrides(settings, 'none')`); `local`: the packaged SmolLM2-135M in-process "
@@ -182,13 +182,18 @@ def main() -> None:
                     help="Replace dense branches by BM25 (when the store has no dense index yet).")
     ap.add_argument("--rerun", action="store_true", help="Repeat each run; it must come wholly from the cache.")
     ap.add_argument("--note", action="append", default=[], help="A line added under the docs tables.")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="torch threads (1 is much faster for the local LLM on a busy machine; 0: torch's default).")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     results = load_results()
     results.setdefault("runs", {})
     if not args.report_only:
         topics = read_topics(args.topics)[: args.limit]
-        results["n_topics"] = len(topics)
         for preset in args.presets:
             sets = [*args.sets, *(drop_dense(preset) if args.drop_dense else [])]
             out = args.runs / f"{preset}-{args.stack}"
@@ -196,9 +201,9 @@ def main() -> None:
             if args.rerun:
                 result["rerun"] = rerun_from_cache(result, topics, args.corpus)
             result.pop("answers")
-            results["runs"][f"{preset}/{args.stack}"] = result
-            results.setdefault("notes", [])
-            results["notes"] = list(dict.fromkeys([*results["notes"], *args.note]))
+            results = load_results()  # another bench process may have added runs meanwhile
+            results.setdefault("runs", {})[f"{preset}/{args.stack}"] = result
+            results["notes"] = list(dict.fromkeys([*results.get("notes", []), *args.note]))
             common.write_result(NAME, {k: v for k, v in results.items()
                                        if k not in ("benchmark", "measured_at", "git_commit", "command", "machine")})
             print(f"{preset}/{args.stack}: valid={result['valid']} outside={result['pmids_outside_evidence']} "

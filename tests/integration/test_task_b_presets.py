@@ -172,3 +172,39 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "r2" / "validation.json").read_text())["ok"] is True
+
+
+@pytest.mark.slow
+def test_packaged_smollm2_runs_a_preset_offline_and_reruns_from_cache(store: Path, tmp_path: Path) -> None:
+    """The real in-process LLM through the preset's own swaps; outputs are validated whatever it writes."""
+    budget = [f"llm.cache_dir={tmp_path / 'cache'}", "evidence.summary_docs=1", "evidence.summary_max_tokens=16",
+              "generate.max_tokens=24", "generate.max_attempts=1"]
+    topics = TOPICS[:1]
+
+    def run(out: Path) -> list[Any]:
+        base = load_settings("clac25-a")
+        overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + budget
+        settings = load_settings("clac25-a", overrides)
+        assert settings.llm.backend == "local" and settings.rerank.backend == "none"
+        pipeline = Pipeline(settings, store)
+        try:
+            pipeline.run(topics, out)
+        finally:
+            pipeline.close()
+        return read_answers(out)
+
+    first = run(tmp_path / "one")
+    second = run(tmp_path / "two")
+    for out in ("one", "two"):
+        sub = tmp_path / out / "submission.jsonl"
+        write_biogen25(sub, read_answers(tmp_path / out), "medcite", out)
+        with DocumentStore.open(store) as s:
+            report = validate_biogen25(sub, in_corpus=s.existing, expected_topics=["181"],
+                                       evidence=evidence_by_topic(tmp_path / out))
+        assert report.ok, report.errors
+    first_rows = [json.loads(x) for x in (tmp_path / "one" / "trace.jsonl").read_text().splitlines()]
+    assert {r["stage"] for r in first_rows} >= {"summary", "generation"}
+    assert first[0].generator in ("llm", "llm+extractive-fallback")
+    rows = [json.loads(x) for x in (tmp_path / "two" / "trace.jsonl").read_text().splitlines()]
+    assert len(rows) == len(first_rows) and all(r["cache_hit"] for r in rows)
+    assert [a.text for a in first] == [a.text for a in second]
