@@ -59,7 +59,8 @@ def markdown_section(r: dict[str, Any]) -> str:
     return f"""## BM25 retrieval on BioASQ (snippet-level corpus)
 
 Measured {r['measured_at']} at commit `{r['git_commit']}` on {r['machine']['cpus']} CPUs
-({r['machine'].get('memory_gib', '?')} GiB), a shared and noisy machine: compare ratios within one run.
+({r['machine'].get('memory_gib', '?')} GiB), shared with other jobs (1-minute load average
+{r['machine'].get('load_avg_1m_at_start', '?')} at the start): timings are upper bounds; compare ratios within one run.
 
 **Corpus**: {c['documents_in_store']:,} documents in one medcite store, of which
 {c['snippet_documents']:,} are BioASQ dev gold PMIDs rebuilt from their gold snippets (title snippets as
@@ -81,8 +82,9 @@ per-query latency cannot be observed from outside Anserini's `SearchCollection`:
 search loop's total time divided by the questions (1 thread, cold JVM, from Anserini's own q/s log), with
 no p50/p95.
 
-**Ingest** (`medcite ingest` of `{ing['file']}` into a fresh store, whole process): {ing['articles_stored']:,}
-articles in {ing['wall_s']:.2f} s = **{ing['articles_per_s']:,.0f} articles/s** wall clock
+**Ingest** (`medcite ingest` of `{ing['file']}` into a fresh store, whole process, best of
+{ing.get('repeats', 1)} alternating with the baseline): {ing['articles_stored']:,} articles in {ing['wall_s']:.2f} s
+= **{ing['articles_per_s']:,.0f} articles/s** wall clock
 ({ing['cpu_s']:.2f} CPU-seconds = {ing['articles_per_cpu_s']:,.0f} articles per CPU-second; CPU time is
 what a busy machine disturbs least), peak RSS **{ing['peak_rss_mib']:.0f} MiB**. A bare lxml parse of the same file in
 the same run (nothing extracted or stored) took {ing['baseline_lxml_parse_wall_s']:.2f} s wall,
