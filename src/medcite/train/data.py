@@ -131,7 +131,7 @@ def bm25_searcher(store: DocumentStore, index_folder: str | Path | None = None) 
         return
     with tempfile.TemporaryDirectory(prefix="medcite-bm25-") as tmp:
         log.info("building a temporary BM25 index of %d documents", len(store))
-        build_sparse(store, Path(tmp) / "bm25", SparseSettings())
+        build_sparse(store, Path(tmp) / "bm25", SparseSettings.model_validate({}))
         yield Searcher(open_sparse(Path(tmp) / "bm25", store))
 
 
