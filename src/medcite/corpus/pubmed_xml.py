@@ -13,6 +13,7 @@ Policy, applied per record:
 * The title is ``ArticleTitle`` with inline markup (``<i>``, ``<sup>``, ``<sub>``...) flattened by
   ``itertext``. Leading/trailing whitespace is stripped and pretty-printing line breaks (a run of
   whitespace containing a newline, as in efetch output) become one space; other text is kept exactly.
+  When ``ArticleTitle`` is empty (some non-English records), ``VernacularTitle`` is the title.
 * The abstract is the ``Abstract/AbstractText`` parts, each flattened the same way, joined with a
   single space. Every part becomes a :class:`Section` (``Label``, ``NlmCategory``, start, end) whose
   span satisfies ``abstract[start:end] == part text`` (needed for BioASQ snippet offsets); a plain
@@ -193,11 +194,13 @@ def parse_article(elem: Any) -> Article | BadRecord:
         return BadRecord(why, line)
     if art is None:
         return BadRecord("record has no Article element", line, pmid)
-    title_el = abstract_el = journal_el = pt_list = article_date = None
+    title_el = vernacular_el = abstract_el = journal_el = pt_list = article_date = None
     for child in art:
         tag = child.tag
         if tag == "ArticleTitle":
             title_el = child
+        elif tag == "VernacularTitle":
+            vernacular_el = child
         elif tag == "Abstract":
             abstract_el = child
         elif tag == "Journal":
@@ -206,7 +209,8 @@ def parse_article(elem: Any) -> Article | BadRecord:
             pt_list = child
         elif tag == "ArticleDate" and article_date is None:
             article_date = child
-    title = _flat(title_el)
+    # an empty ArticleTitle with a VernacularTitle (a non-English record) keeps the original-language title
+    title = _flat(title_el) or _flat(vernacular_el)
     abstract, sections = _abstract(abstract_el)
     if not title and not abstract:
         return BadRecord("record has neither title nor abstract text", line, pmid)

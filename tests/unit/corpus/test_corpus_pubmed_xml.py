@@ -109,6 +109,13 @@ def test_title_markup_flattened_and_copyright_and_other_abstract_excluded() -> N
     assert a.sections == (Section("AIM", "OBJECTIVE", 0, 7), Section("RESULTS", "RESULTS", 8, 17))
 
 
+def test_empty_article_title_falls_back_to_vernacular_title() -> None:
+    a = one(article_xml(title="", abstract=None, extra_article="<VernacularTitle>Briefsammlung.</VernacularTitle>"))
+    assert a.title == "Briefsammlung."
+    items = parse(xml_file(article_xml(title="", abstract=None)))
+    assert isinstance(items[0], BadRecord) and "neither title nor abstract" in items[0].reason
+
+
 def test_comments_corrections_pmids_are_not_the_record_pmid() -> None:
     comments = (
         '<CommentsCorrectionsList><CommentsCorrections RefType="ErratumIn"><RefSource>x</RefSource>'
