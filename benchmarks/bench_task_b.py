@@ -83,11 +83,12 @@ def check_run(out: Path, topic_ids: list[str], corpus: Path) -> dict[str, Any]:
             "answers": {a.topic_id: a.text for a in answers}}
 
 
-def run_one(preset: str, stack: str, topics: list[Any], corpus: Path, out: Path, sets: list[str]) -> dict[str, Any]:
+def run_one(preset: str, stack: str, topics: list[Any], corpus: Path, out: Path, sets: list[str],
+            resume: bool = False) -> dict[str, Any]:
     swaps = [o for o in offline_overrides(load_settings(preset), stack) if o != "--set"]
     overrides = swaps + sets
     settings = load_settings(preset, overrides)
-    if out.exists():
+    if out.exists() and not resume:
         shutil.rmtree(out)
     start = time.perf_counter()
     pipeline = Pipeline(settings, corpus)
@@ -180,6 +181,8 @@ def main() -> None:
     ap.add_argument("--set", dest="sets", action="append", default=[], help="Extra override for every run.")
     ap.add_argument("--drop-dense", action="store_true",
                     help="Replace dense branches by BM25 (when the store has no dense index yet).")
+    ap.add_argument("--resume", action="store_true",
+                    help="Keep the topics a killed run already answered (their timings stay those of that run).")
     ap.add_argument("--rerun", action="store_true", help="Repeat each run; it must come wholly from the cache.")
     ap.add_argument("--note", action="append", default=[], help="A line added under the docs tables.")
     ap.add_argument("--threads", type=int, default=0,
@@ -197,7 +200,7 @@ def main() -> None:
         for preset in args.presets:
             sets = [*args.sets, *(drop_dense(preset) if args.drop_dense else [])]
             out = args.runs / f"{preset}-{args.stack}"
-            result = run_one(preset, args.stack, topics, args.corpus, out, sets)
+            result = run_one(preset, args.stack, topics, args.corpus, out, sets, args.resume)
             if args.rerun:
                 result["rerun"] = rerun_from_cache(result, topics, args.corpus)
             result.pop("answers")
