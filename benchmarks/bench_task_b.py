@@ -47,7 +47,7 @@ def stage_seconds(row: dict[str, float]) -> dict[str, float]:
     rerank = row.get("rerank_s", 0.0)
     return {"retrieval": row.get("retrieval_s", 0.0) - rerank, "rerank": rerank,
             "evidence": row.get("evidence_s", 0.0), "generation": row.get("generation_s", 0.0),
-            "total": row.get("total_s", 0.0)}
+            "querygen": row.get("querygen_s", 0.0), "total": row.get("total_s", 0.0)}
 
 
 def drop_dense(preset: str) -> list[str]:
@@ -55,7 +55,8 @@ def drop_dense(preset: str) -> list[str]:
     branches = load_settings(preset).retrieve.branches
     if not any(b.name == "dense" for b in branches):
         return []
-    kept = [b.model_dump(exclude_defaults=True) for b in branches if b.name != "dense"] or [{"name": "bm25"}]
+    kept = [{"name": b.name, **b.model_dump(exclude_defaults=True)} for b in branches if b.name != "dense"]
+    kept = kept or [{"name": "bm25"}]
     return [f"retrieve.branches={json.dumps(kept, separators=(',', ':'))}"]
 
 
@@ -99,7 +100,7 @@ def run_one(preset: str, stack: str, topics: list[Any], corpus: Path, out: Path,
         pipeline.close()
     wall = time.perf_counter() - start
     rows = [json.loads(x) for x in (out / "timings.jsonl").read_text().splitlines()]
-    per_stage = {k: [stage_seconds(r)[k] for r in rows] for k in (*STAGES, "total")}
+    per_stage = {k: [stage_seconds(r)[k] for r in rows] for k in (*STAGES, "querygen", "total")}
     result = {"preset": preset, "stack": stack, "overrides": overrides, "sets": sets, "run_dir": str(out),
               "setup_s": round(setup, 2), "wall_s": round(wall, 2),
               "latency": {k: common.latency_summary(v) for k, v in per_stage.items()},
@@ -152,13 +153,14 @@ def markdown(results: dict[str, Any]) -> str:
              for r in runs.values()],
         ),
         "",
-        "Per-topic latency by stage, seconds (mean / p50 / p95):",
+        "Per-topic latency by stage, seconds (mean / p50 / p95); retrieval includes query generation, whose LLM "
+        "share is also shown alone:",
         "",
         common.markdown_table(
-            ["preset", "stack", *STAGES, "total"],
+            ["preset", "stack", *STAGES, "total", "(query generation)"],
             [[r["preset"], r["stack"], *(
                 f"{ms(r['latency'][k], 'mean_ms')} / {ms(r['latency'][k], 'p50_ms')} / {ms(r['latency'][k], 'p95_ms')}"
-                for k in (*STAGES, "total"))] for r in runs.values()],
+                if k in r["latency"] else "–" for k in (*STAGES, "total", "querygen"))] for r in runs.values()],
         ),
         "",
         "Settings changed per run (besides the preset):",

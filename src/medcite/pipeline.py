@@ -122,10 +122,11 @@ class Pipeline:
             with trace_to(writer.path / "trace.jsonl"), trace_context(topic_id=topic.id):
                 result = self.answer(topic)
             results.append(result)
+            rankings: dict[str, Sequence[Hit]] = dict(result.rankings)
             writer.write_topic(
                 topic,
                 queries=[asdict(q) for q in result.queries],
-                rankings=result.rankings,
+                rankings=rankings,
                 evidence=result.evidence,
                 answer=result.answer,
                 articles=result.articles.values(),
