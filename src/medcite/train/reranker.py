@@ -25,6 +25,7 @@ from ..progress import progress
 from ..registry import require
 from ..rerank.cross_encoder import CrossEncoderReranker
 from ..rerank.ensemble import mean_average_precision
+from ..rerank.scoring import not_available
 from .common import LossLog, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
 from .data import EvalQuery, Pair, bm25_searcher, eval_pools, mine_pairs, read_bioasq, split_questions
 
@@ -37,7 +38,10 @@ def prepare_base(base: str, folder: Path, seed: int) -> str:
     """
     transformers = require("transformers", "train", "training a reranker")
     src = base_model_dir(base)
-    config = transformers.AutoConfig.from_pretrained(src)
+    try:
+        config = transformers.AutoConfig.from_pretrained(src)
+    except OSError as exc:
+        raise not_available(base, "base", exc) from exc
     archs = getattr(config, "architectures", None) or []
     if any(a.endswith("ForSequenceClassification") for a in archs) and config.num_labels == 1:
         return src

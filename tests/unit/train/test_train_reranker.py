@@ -75,3 +75,13 @@ def test_cli_train_reranker(tiny_corpus: tuple[Path, Path], tiny_body: Path, tmp
     again = CliRunner().invoke(cli, ["train", "reranker", "--data", str(data), "--corpus", str(store),
                                      "--base", str(tiny_body), "--out", str(out)])
     assert again.exit_code == 1 and "not empty" in again.output
+
+
+def test_unknown_base_is_a_clear_error(tiny_corpus: tuple[Path, Path], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite.errors import ConfigError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    data, store = tiny_corpus
+    with pytest.raises(ConfigError, match="not available offline"):
+        train_reranker(data, store, tmp_path / "x", base="no-org/no-such-model", opts=TrainOptions(**OPTS))
