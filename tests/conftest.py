@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +21,19 @@ def shared_data() -> Path:
             pytest.fail(f"shared data not found at {path}; set MEDCITE_DATA_DIR")
         pytest.skip(f"shared data not found at {path}")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _reset_medcite_logging() -> Iterator[None]:
+    """In-process CLI tests configure the 'medcite' logger (level, handler); undo that after each test
+    so later tests' caplog sees every record regardless of test order."""
+    yield
+    import logging
+
+    logger = logging.getLogger("medcite")
+    logger.setLevel(logging.NOTSET)
+    for handler in [h for h in logger.handlers if getattr(h, "_medcite", False)]:
+        logger.removeHandler(handler)
+    from medcite.progress import set_quiet
+
+    set_quiet(False)
