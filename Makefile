@@ -40,6 +40,14 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-dev browser
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
+## Every benchmark (long: about 1-2 hours on 2 cores); results in benchmarks/results and docs/BENCHMARKS.md
+bench: $(VENV)/.installed-dev
+	$(PY) benchmarks/bench_bm25.py
+	$(PY) benchmarks/bench_dense.py
+	$(PY) benchmarks/bench_retrieval.py
+	$(PY) benchmarks/bench_task_b.py
+	$(PY) benchmarks/bench_viewer.py
+
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check src tests benchmarks
 
