@@ -129,3 +129,45 @@ class LossLog:
         if self._n:
             self.points.append((step, round(self._sum / self._n, 5)))
             self._sum, self._n = 0.0, 0
+
+
+class TrainLoop:
+    """The optimisation loop both trainers share: AdamW, linear warm-up then decay, gradient clipping at
+    1.0, a progress bar and the :class:`LossLog`. Use as a context manager and call :meth:`step` per batch."""
+
+    def __init__(self, model: Any, opts: TrainOptions, total: int) -> None:
+        import torch
+        from transformers import get_linear_schedule_with_warmup
+
+        from ..progress import progress
+
+        self.model = model
+        self.total = total
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
+        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(total * opts.warmup), max(total, 1))
+        self.losses = LossLog(total)
+        self.steps = 0
+        self._bar = progress(total=total, desc="training", unit="step")
+
+    def __enter__(self) -> TrainLoop:
+        self.model.train()
+        return self
+
+    def step(self, loss: Any) -> None:
+        import torch
+
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad()
+        self.steps += 1
+        value = float(loss.detach())
+        self.losses.add(self.steps, value)
+        self._bar.update(1)
+        self._bar.set_postfix(loss=f"{value:.3f}")
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.close()
+        self.losses.flush(self.steps)
+        self.model.eval()

@@ -23,11 +23,10 @@ import numpy as np
 
 from ..corpus.store import DocumentStore
 from ..errors import InputError
-from ..progress import progress
 from ..registry import require
 from ..rerank.embedding import EmbeddingReranker
 from ..types import Article
-from .common import LossLog, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
+from .common import LossLog, TrainLoop, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
 from .data import Pair, bm25_searcher, eval_pools, mine_pairs, read_bioasq, split_questions
 from .reranker import rerank_map
 
@@ -76,36 +75,18 @@ def train_bi_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> L
     import torch
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.util import batch_to_device
-    from transformers import get_linear_schedule_with_warmup
 
     loss_fn = MultipleNegativesRankingLoss(model)
     epochs = [unique_batches(pairs, opts.batch_size, opts.seed + e) for e in range(opts.epochs)]
-    total = sum(len(b) for b in epochs)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * opts.warmup), max(total, 1))
-    losses = LossLog(total)
-    model.train()
-    step = 0
-    with progress(total=total, desc="training", unit="step") as bar:
+    with TrainLoop(model, opts, sum(len(b) for b in epochs)) as loop:
         for batches in epochs:
             for batch in batches:
                 features = [
                     batch_to_device(model.preprocess([p.question for p in batch]), model.device),
                     batch_to_device(model.preprocess([p.text for p in batch]), model.device),
                 ]
-                loss = loss_fn(features, torch.zeros(len(batch)))
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-                step += 1
-                losses.add(step, float(loss.detach()))
-                bar.update(1)
-                bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
-    losses.flush(step)
-    model.eval()
-    return losses
+                loop.step(loss_fn(features, torch.zeros(len(batch))))
+    return loop.losses
 
 
 def train_encoder(

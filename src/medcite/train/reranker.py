@@ -26,7 +26,7 @@ from ..registry import require
 from ..rerank.cross_encoder import CrossEncoderReranker
 from ..rerank.ensemble import mean_average_precision
 from ..rerank.scoring import not_available
-from .common import LossLog, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
+from .common import LossLog, TrainLoop, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
 from .data import EvalQuery, Pair, bm25_searcher, eval_pools, mine_pairs, read_bioasq, split_questions
 
 log = logging.getLogger(__name__)
@@ -70,37 +70,18 @@ def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -
     """The BCE training loop (AdamW, linear warm-up then decay), with a progress bar and ETA."""
     import torch
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-    from transformers import get_linear_schedule_with_warmup
 
     loss_fn = BinaryCrossEntropyLoss(model)
-    steps_per_epoch = math.ceil(len(pairs) / opts.batch_size)
-    total = steps_per_epoch * opts.epochs
-    optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * opts.warmup), total)
     rng = random.Random(opts.seed)
-    losses = LossLog(total)
-    model.train()
-    step = 0
-    with progress(total=total, desc="training", unit="step") as bar:
+    with TrainLoop(model, opts, math.ceil(len(pairs) / opts.batch_size) * opts.epochs) as loop:
         for _epoch in range(opts.epochs):
             order = list(range(len(pairs)))
             rng.shuffle(order)
             for start in range(0, len(order), opts.batch_size):
                 batch = [pairs[i] for i in order[start : start + opts.batch_size]]
                 labels = torch.tensor([p.label for p in batch])
-                loss = loss_fn([[p.question for p in batch], [p.text for p in batch]], labels)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-                step += 1
-                losses.add(step, float(loss.detach()))
-                bar.update(1)
-                bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
-    losses.flush(step)
-    model.eval()
-    return losses
+                loop.step(loss_fn([[p.question for p in batch], [p.text for p in batch]], labels))
+    return loop.losses
 
 
 def train_reranker(
