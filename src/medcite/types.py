@@ -120,7 +120,7 @@ class AnswerSentence:
 class Dropped:
     """Something the post-processor removed, and why."""
 
-    what: str  # "citation" | "sentence"
+    what: str  # "citation" | "sentence" | "answer" (a rejected LLM attempt, a fallback and why)
     text: str
     reason: str
 
