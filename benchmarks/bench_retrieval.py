@@ -230,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         "split": {"dev_fraction": rc.DEV_FRACTION, "seed": rc.SPLIT_SEED,
                                              "held_back_questions": len(questions)},
         "corpus": stats, "ceiling": ceiling, "rerank": rerank, "best": best, "systems": systems, "ivfpq": ivfpq,
-        "training": [{"kind": t.get("kind"), "seconds": t.get("seconds"), "pairs": t.get("pairs"),
+        "training": [{"kind": t.get("kind"), "store": t.get("store"), "seconds": t.get("seconds"),
+                      "pairs": t.get("pairs"),
                       "options": t.get("options"), "metrics": t.get("metrics")} for t in training],
         "wall_s": round(time.time() - started, 1),
     }

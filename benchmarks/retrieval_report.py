@@ -103,6 +103,12 @@ def targets(result: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _train_store(result: Mapping[str, Any]) -> str:
+    """The document store the cross-encoder was trained from (its BM25 negatives come from there)."""
+    store = next((t.get("store") for t in result.get("training", []) if t.get("kind") == "cross-encoder"), None)
+    return str(store or "benchmarks/work/store")
+
+
 def _train_options(result: Mapping[str, Any]) -> str:
     """The cross-encoder training run's options as ``medcite train reranker`` flags."""
     opts = next((t.get("options") or {} for t in result.get("training", []) if t.get("kind") == "cross-encoder"), {})
@@ -169,13 +175,9 @@ def markdown(result: Mapping[str, Any]) -> str:
     if ce and ref and ce["MAP@10"] < ref["MAP@10"]:
         lines += [f"**The trained cross-encoder is worse than the ranking it reorders** (MAP@10 {ce['MAP@10']:.4f} "
                   f"against {ref['MAP@10']:.4f}; a random order of the same pools scored about 0.04 when checked by "
-                  "hand), and the cross-validated ensemble weights give it no weight. Its recall@k curve rises "
-                  "steeply only near k = 100: it puts most gold documents at the bottom of the pool, a signal "
-                  "anti-correlated with relevance on these pools. Not diagnosed in this run; the suspects are the "
-                  "training pairs (positives are BioASQ snippet documents of a few sentences, while the BM25 hard "
-                  "negatives mined from the full store are largely whole PubMed abstracts, so the model can learn "
-                  "the source rather than relevance) and the very short run (75 steps). Until a trained reranker "
-                  "beats the hybrid run, `best` is the hybrid preset.", ""]
+                  "hand), and the cross-validated ensemble weights give it little or no weight. Until a trained "
+                  "reranker beats the hybrid run, `best` is the hybrid preset.", ""]
+    lines += [f"**Note.** {note}" for note in result.get("notes", [])] + ([""] if result.get("notes") else [])
     if "weighted_cv" in rr:
         cv = rr["weighted_cv"]
         folds = "; ".join(f"{f['weights']} (tuned on {f['tuned_on']}, MAP@10 {f['tune_map@10']})" for f in cv["folds"])
@@ -194,7 +196,7 @@ def markdown(result: Mapping[str, Any]) -> str:
               ".venv/bin/python benchmarks/bench_bm25.py        # the snippet corpus and the full store",
               "export MEDCITE_MODELS_DIR=~/.cache/medcite/models",
               "medcite train reranker --data ../shared/data/bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz \\",
-              "  --corpus benchmarks/work/store --index benchmarks/work/index_medcite-tantivy --base minilm \\",
+              f"  --corpus {_train_store(result)} --base minilm \\",
               f"  --out $MEDCITE_MODELS_DIR/medcite-minilm-ce-bioasq {_train_options(result)}",
               f".venv/bin/python benchmarks/bench_retrieval.py --rerank-questions {rr['questions']} \\",
               "  --training-report $MEDCITE_MODELS_DIR/medcite-minilm-ce-bioasq/training.json",
