@@ -56,7 +56,9 @@ def test_markdown_section_rejects_names_that_break_markers(tmp_path: Path) -> No
 
 def test_run_measured_reports_exit_code_output_and_peak_memory() -> None:
     # the child allocates ~200 MiB and holds it, so its peak RSS must exceed that
-    m = common.run_measured([sys.executable, "-c", "b = b'x' * (200 * 2**20); print('ok')"])
+    # (held for 0.5 s: the sampler polls every 50 ms, and a loaded machine can delay a poll)
+    hold = "import time; b = b'x' * (200 * 2**20); time.sleep(0.5); print('ok')"
+    m = common.run_measured([sys.executable, "-c", hold])
     assert m.returncode == 0 and m.stdout.strip() == "ok"
     assert m.peak_rss_mib > 200
     assert 0 < m.cpu_s and m.wall_s > 0
