@@ -21,7 +21,7 @@ from . import __version__
 from .config import Settings
 from .errors import InputError
 from .io import write_json
-from .types import Answer, Article, Evidence, Hit, Topic
+from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Stance, Topic
 
 log = logging.getLogger(__name__)
 
@@ -169,8 +169,6 @@ def _drop_torn_tail(path: Path) -> None:
 
 def read_answers(run_dir: str | Path) -> list[Answer]:
     """The answers of a run directory as :class:`Answer` objects (file order)."""
-    from .types import AnswerSentence, Dropped, Stance
-
     out = []
     path = Path(run_dir) / "answers.jsonl"
     with open(path, encoding="utf-8") as fh:

@@ -31,7 +31,10 @@ def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: st
     topic = Topic("q1", question)
     if (out / "config.json").exists():
         raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")
-    result = pipeline.run([topic], out, command=f"medcite ask {question!r}")[0]
+    try:
+        result = pipeline.run([topic], out, command=f"medcite ask {question!r}")[0]
+    finally:
+        pipeline.close()
     if as_json:
         click.echo(json.dumps(answer_json(result.answer), indent=2, ensure_ascii=False))
     else:

@@ -52,6 +52,10 @@ def demo(data_dir: Path, runs: Path, preset: str, overrides: tuple[str, ...]) ->
     pipeline = Pipeline(settings, store_path)
     out = runs / new_run_id("demo")
     click.echo()
-    for result in pipeline.run(QUESTIONS, out, command="medcite demo"):
+    try:
+        results = pipeline.run(QUESTIONS, out, command="medcite demo")
+    finally:
+        pipeline.close()
+    for result in results:
         echo_result(result)
     click.echo(f"run directory: {out}  (view it with: medcite view {runs})")
