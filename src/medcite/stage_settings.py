@@ -292,6 +292,10 @@ class RerankSettings(_Section):
     top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
     k: int = Field(10, ge=1, description="Hits kept after reranking.")
     device: str = Field("cpu", description="Torch device of the reranker models ('cpu', 'cuda', ...).")
+    quantize: bool = Field(
+        False, description="'cross-encoder' on CPU: dynamic int8 quantization of the linear layers (about half "
+        "the rerank time; scores change slightly, see docs/BENCHMARKS.md)."
+    )
     window: int = Field(20, ge=2, description="'llm-listwise': passages ranked per LLM call (RankGPT window).")
     step: int = Field(10, ge=1, description="'llm-listwise': how far the window moves up after each call.")
     passage_words: int = Field(

@@ -30,11 +30,18 @@ ALIASES = {"minilm-l6": MINILM_L6, "minilm-l12": MINILM_L12, "medcpt-cross": "nc
 Activation = Literal["sigmoid", "raw"]
 
 
-def load_cross_encoder(name_or_path: str, *, max_length: int = 512, device: str = "cpu") -> Any:
+def load_cross_encoder(
+    name_or_path: str, *, max_length: int = 512, device: str = "cpu", quantize: bool = False
+) -> Any:
     """Load a sentence-transformers ``CrossEncoder`` from a folder or a hub name (offline: the HF cache).
 
+    ``quantize=True`` (CPU only) swaps every linear layer for a dynamically quantized int8 one
+    (:func:`quantize_int8`): about half the rerank time on CPU for a small change in scores.
     Raises ConfigError when a name cannot be loaded, saying how to supply a local copy.
     """
+    if quantize and device != "cpu":
+        raise ConfigError(f"int8 quantization runs on the CPU only, not on device {device!r}",
+                          hint="set rerank.quantize=false, or rerank.device=cpu")
     st = require("sentence_transformers", "rerank", "the cross-encoder reranker")
     name = ALIASES.get(name_or_path, name_or_path)
     folder = local_model_dir(name)
@@ -50,8 +57,23 @@ def load_cross_encoder(name_or_path: str, *, max_length: int = 512, device: str 
             f"cross-encoder {name!r} has {model.num_labels} output labels; a reranker needs exactly one",
             hint="use a relevance model with a one-logit head (e.g. one trained by `medcite train reranker`)",
         )
-    log.info("loaded cross-encoder %s (max_length %d)", name, max_length)
+    if quantize:
+        quantize_int8(model)
+    log.info("loaded cross-encoder %s (max_length %d%s)", name, max_length, ", int8" if quantize else "")
     return model
+
+
+def quantize_int8(module: Any) -> Any:
+    """Replace, in place, each ``torch.nn.Linear`` of ``module`` by a dynamically quantized int8 linear
+    layer (weights int8 once, activations quantized per batch; PyTorch's ``quantize_dynamic``)."""
+    import warnings
+
+    import torch
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():  # torch marks its eager quantization API deprecated in favour of torchao
+        warnings.simplefilter("ignore")
+        return quantize_dynamic(module.eval(), {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
 
 
 class CrossEncoderReranker(PointwiseReranker):
@@ -72,6 +94,7 @@ class CrossEncoderReranker(PointwiseReranker):
         activation: Activation = "sigmoid",
         top_n: int | None = 100,
         device: str = "cpu",
+        quantize: bool = False,
         loaded: Any | None = None,
     ) -> None:
         super().__init__(top_n)
@@ -83,7 +106,7 @@ class CrossEncoderReranker(PointwiseReranker):
         self.batch_size = batch_size
         self.activation = activation
         if loaded is None:
-            loaded = load_cross_encoder(model, max_length=max_length, device=device)
+            loaded = load_cross_encoder(model, max_length=max_length, device=device, quantize=quantize)
         self.model = loaded
 
     @classmethod
@@ -91,6 +114,7 @@ class CrossEncoderReranker(PointwiseReranker):
         return cls(
             settings.model or MINILM_L6, batch_size=settings.batch_size, max_length=settings.max_length,
             activation=settings.activation, top_n=settings.top_n, device=settings.device,
+            quantize=settings.quantize,
         )
 
     def score_texts(self, query: str, texts: Sequence[str]) -> list[float]:

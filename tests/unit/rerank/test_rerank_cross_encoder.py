@@ -106,3 +106,22 @@ def test_multi_label_model_is_refused(tmp_path: Path, tiny_cross_encoder: Path) 
     transformers.AutoTokenizer.from_pretrained(tiny_cross_encoder).save_pretrained(tmp_path)
     with pytest.raises(ConfigError, match="3 output labels"):
         load_cross_encoder(str(tmp_path))
+
+
+def test_int8_quantization_swaps_linear_layers_and_keeps_scores_close(tiny_cross_encoder: Path) -> None:
+    full = CrossEncoderReranker(str(tiny_cross_encoder), activation="raw")
+    q8 = CrossEncoderReranker(str(tiny_cross_encoder), activation="raw", quantize=True)
+    modules = list(q8.model.modules())
+    assert not any(type(m) is torch.nn.Linear for m in modules)
+    assert any(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in modules)
+    a = {h.pmid: h.score for h in full.rerank(QUERY, HITS, ARTICLES, 5)}
+    b = {h.pmid: h.score for h in q8.rerank(QUERY, HITS, ARTICLES, 5)}
+    assert a.keys() == b.keys()
+    spread = max(a.values()) - min(a.values())
+    assert all(abs(a[p] - b[p]) <= 0.25 * spread for p in a)  # int8 error: small against the score spread
+    assert any(a[p] != b[p] for p in a)  # and really a different (quantized) model
+
+
+def test_quantization_is_cpu_only(tiny_cross_encoder: Path) -> None:
+    with pytest.raises(ConfigError, match="CPU only"):
+        load_cross_encoder(str(tiny_cross_encoder), device="cuda", quantize=True)
