@@ -169,9 +169,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.first_stage_only:
         return 0
-    # rerankers over the hybrid top 100 of the first N held-back questions
+    # rerankers over the best first stage's top 100 of the first N held-back questions: the adapted hybrid
+    # (the trained-ce / trained-ensemble presets extend hybrid-adapted), else the plain hybrid
     sub = topics[: args.rerank_questions]
-    base_name = "Hybrid RRF (BM25 + MiniLM)"
+    base_name = "Hybrid RRF (BM25 + MiniLM adapted)" if adapted else "Hybrid RRF (BM25 + MiniLM)"
+    base_preset = "hybrid-adapted" if adapted else "hybrid"
     pool = {t.id: runs[base_name][t.id] for t in sub}
     rerank: dict[str, Any] = {"questions": len(sub), "pool": base_name}
     store_db = DocumentStore.open(store)
@@ -186,8 +188,11 @@ def main(argv: list[str] | None = None) -> int:
                           [per_topic["BM25"][t.id] for t in sub], qrels, preset="bm25", stage="reference"))
     sub_base = {q: runs[base_name][q] for q in pool}
     systems.append(system(f"{base_name} (the reranked questions only)", sub_base, [base_secs[t.id] for t in sub],
-                          qrels, preset="hybrid", stage="reference"))
+                          qrels, preset=base_preset, stage="reference"))
     try:
+        if not adapted:
+            raise ConfigError("the trained-ce preset's first stage needs the adapted encoder "
+                              f"{models_dir() / BI_MODEL}")
         ce_cfg = rs.settings("trained-ce")
         ce = rs.CachedScores(build_reranker(ce_cfg.rerank), "trained-ce")
     except ConfigError as exc:
@@ -198,21 +203,26 @@ def main(argv: list[str] | None = None) -> int:
         runs["+ trained CE"] = run
         systems.append(system(f"{base_name} → trained cross-encoder", run, total(secs, sub), qrels,
                               preset="trained-ce", stage="rerank", rerank_latency_s=latency_summary(secs)))
-        hyb = rs.settings("hybrid")
-        emb = rs.CachedScores(EmbeddingReranker(rs.StoredVectors(_query_encoder(hyb, store),
-                                                                  rs.dense_folder(hyb, store))), "embedding")
+        q8 = build_reranker(rs.settings("trained-ce-int8").rerank)
+        run, secs = rs.rerank_pool(q8, sub, pool, articles)
+        systems.append(system(f"{base_name} → trained cross-encoder, int8", run, total(secs, sub), qrels,
+                              preset="trained-ce-int8", stage="rerank", rerank_latency_s=latency_summary(secs)))
+        emb_cfg = rs.settings(base_preset)
+        emb = rs.CachedScores(EmbeddingReranker(rs.StoredVectors(_query_encoder(emb_cfg, store),
+                                                                  rs.dense_folder(emb_cfg, store))), "embedding")
         members = [ce, emb]
         run, cv = cv_weighted(members, sub, pool, articles, qrels)
         rerank["weighted_cv"] = cv
         timed_topics = sub[: args.latency_questions]
         secs = _time_real_ensemble(cv["weights_all_questions"], timed_topics, pool, articles)
         timed = total(secs, timed_topics)
-        systems.append(system(f"{base_name} → ensemble (weighted: trained CE + MiniLM cosine)", run, timed,
+        enc_label = "MiniLM adapted" if adapted else "MiniLM"
+        systems.append(system(f"{base_name} → ensemble (weighted: trained CE + {enc_label} cosine)", run, timed,
                               qrels, preset="trained-ensemble", stage="rerank", weights=cv,
                               rerank_latency_s=latency_summary(secs)))
         union = UnionEnsemble(members, member_k=5, top_n=rs.DEPTH)
         run, _ = rs.rerank_pool(union, sub, pool, articles)
-        systems.append(system(f"{base_name} → ensemble (union of top 5: trained CE + MiniLM cosine)", run,
+        systems.append(system(f"{base_name} → ensemble (union of top 5: trained CE + {enc_label} cosine)", run,
                               timed, qrels, stage="rerank", note="at most 10 hits by construction (PJs)",
                               rerank_latency_s=latency_summary(secs)))
     store_db.close()

@@ -136,11 +136,14 @@ def markdown(results: dict[str, Any]) -> str:
         "## TREC BioGen 2025 Task B presets (`benchmarks/bench_task_b.py`)",
         "",
         "The topics of `biogen2025_taskB_topics.json` (30, or the first N where the table says so) on the demo corpus "
-        "(`data/demo/store`, 50k PubMed abstracts), measured on the shared 2-core machine under heavy load from "
-        "other jobs, so timings are upper bounds. Stack `none`: every LLM stage swapped for its no-LLM "
-        "counterpart (`offline_overrides(settings, 'none')`); `local`: the packaged SmolLM2-135M in-process "
-        "(`offline_overrides(settings, 'local')`) with the small budgets listed. Servers and hub models named by "
-        "the presets (vLLM, cross-encoders, MedCPT) are not available here, so no run reranks.",
+        "(`data/demo/store`, 50k PubMed abstracts), measured on the shared 2-core machine while other jobs ran "
+        "(several runs at once, one torch thread each), so timings are upper bounds. Stack `none`: every LLM stage "
+        "swapped for its no-LLM counterpart (`offline_overrides(settings, 'none')`); `local`: the packaged "
+        "SmolLM2-135M in-process (`offline_overrides(settings, 'local')`) with the small budgets listed. Servers "
+        "and hub models named by the presets (vLLM, cross-encoders, MedCPT) are not available here, so no run "
+        "reranks, and dense branches use the packaged MiniLM (`index.dense.encoder=minilm`, the store's dense "
+        "index built on first use). A run whose overrides list `retrieve.branches=[...bm25...]` had BM25 in place "
+        "of its dense branch (`--drop-dense`, measured before the demo store had a dense index).",
         "",
         common.markdown_table(
             ["preset", "stack", "topics", "valid", "PMIDs outside evidence", "> 3 PMIDs", "> 250 words", "empty",

@@ -53,7 +53,7 @@ def test_the_trained_presets_fail_clearly_without_their_models(models: Path) -> 
     from medcite.index.dense.encoders import resolve_model
     from medcite.retrieve.pipeline import build_reranker
 
-    for preset in ("trained-ce", "trained-ensemble"):
+    for preset in ("trained-ce", "trained-ce-int8", "trained-ensemble"):
         settings = load_settings(preset)
         assert settings.retrieve.branches[0].name == "bm25" and settings.rerank.top_n == 100
         with pytest.raises(ConfigError) as err:
