@@ -184,7 +184,8 @@ def markdown(result: Mapping[str, Any]) -> str:
     if "weighted_cv" in rr:
         cv = rr["weighted_cv"]
         folds = "; ".join(f"{f['weights']} (tuned on {f['tuned_on']}, MAP@10 {f['tune_map@10']})" for f in cv["folds"])
-        lines += [f"**Ensemble weights** [trained CE, {'adapted ' if 'adapted' in rr['pool'] else ''}MiniLM cosine], grid 1/8 (DS@GT), min-max normalised: "
+        enc = "adapted MiniLM" if "adapted" in rr["pool"] else "MiniLM"
+        lines += [f"**Ensemble weights** [trained CE, {enc} cosine], grid 1/8 (DS@GT), min-max normalised: "
                   f"2-fold cross-validation over the reranked questions (seeded halves; each half scored with "
                   f"the weights tuned on the other): {folds}. The `trained-ensemble` preset carries the weights "
                   f"tuned on all of them: {cv['weights_all_questions']}.", ""]
@@ -198,7 +199,8 @@ def markdown(result: Mapping[str, Any]) -> str:
               "to: `$MEDCITE_MODELS_DIR/...`, default `~/.cache/medcite/models/...`; the cross-encoder starts from "
               "the adapted encoder's body with a fresh one-logit head):", "", "```sh",
               ".venv/bin/python benchmarks/bench_bm25.py        # the snippet corpus and the full store",
-              "export MEDCITE_MODELS_DIR=~/.cache/medcite/models D=../shared/data/bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz",
+              "export MEDCITE_MODELS_DIR=~/.cache/medcite/models",
+              "D=../shared/data/bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz",
               f"medcite train encoder --data $D --corpus {_train_store(result, 'bi-encoder')} --base minilm \\",
               f"  --out $MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq {_train_options(result, 'bi-encoder')}",
               f"medcite train reranker --data $D --corpus {_train_store(result)} \\",

@@ -104,3 +104,17 @@ def test_automatic_parameters_suit_small_and_large_corpora() -> None:
     assert fx.auto_pq_m(384) == 64 and fx.auto_pq_m(768) == 64 and fx.auto_pq_m(32) == 8
     assert fx.auto_nlist(3000) == 76 and fx.auto_nlist(50) == 1 and fx.auto_nlist(1_000_000) == 4000
     assert fx.auto_nbits(50, 8) == 4 and fx.auto_nbits(3000, 8) == 6 and fx.auto_nbits(100_000, 8) == 8
+
+
+def test_the_faiss_thread_cap_does_not_leak_into_torch(corpus: dict) -> None:
+    """FAISS and torch share one OpenMP runtime: index.dense.threads=1 must not leave torch on one thread."""
+    torch = pytest.importorskip("torch")
+    faiss = pytest.importorskip("faiss")
+    torch.set_num_threads(2)
+    before = faiss.omp_get_max_threads()
+    with fx.omp_threads(1):
+        assert faiss.omp_get_max_threads() == 1
+    assert faiss.omp_get_max_threads() == before
+    for kind in ("flat", "hnsw", "ivfpq"):  # built and searched with index.dense.threads=1
+        assert corpus[kind].search_vectors(corpus["queries"][:2], 5)
+    assert torch.get_num_threads() == 2

@@ -112,6 +112,18 @@ def update_dense_index(
 
     ``index_type``: change the layout (rebuilt from the stored vectors); None keeps the current one.
     """
+    with fx.omp_threads(settings.threads):
+        return _update(store, out, settings, encoder=encoder, index_type=index_type)
+
+
+def _update(
+    store: DocumentStore,
+    out: str | Path,
+    settings: DenseSettings,
+    *,
+    encoder: Encoder | None,
+    index_type: str | None,
+) -> dict[str, Any]:
     out = Path(out)
     manifest = fo.read(out)
     corpus = manifest["corpus"]
@@ -134,7 +146,6 @@ def update_dense_index(
         encoder = load_encoder(spec, batch_size=settings.batch_size, device=settings.device)
     if encoder is not None:
         check_encoder(manifest, encoder, out)
-    fx.set_threads(settings.threads)
     loaded = fo.load(out, manifest)
     files = dict(manifest["files"])
     dim, dtype, rows = loaded.vectors.shape[1], manifest["vector_dtype"], loaded.rows
@@ -329,6 +340,18 @@ def assemble(
     old_files: dict[str, str] | None,
 ) -> dict[str, Any]:
     """Stream chunks into new row files and a new FAISS index, then commit the manifest."""
+    with fx.omp_threads(settings.threads):
+        return _assemble(out, chunks, settings, encoder, corpus, old_files)
+
+
+def _assemble(
+    out: Path,
+    chunks: Iterable[Chunk],
+    settings: DenseSettings,
+    encoder: dict[str, Any],
+    corpus: dict[str, Any],
+    old_files: dict[str, str] | None,
+) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     serial = fo.next_serial(old_files)
     files = {
@@ -355,7 +378,6 @@ def assemble(
     vectors, pmids_all = view.open(rows, dim, dtype)
     live = _last_wins(np.asarray(pmids_all))
     n_live = int(live.sum())
-    fx.set_threads(settings.threads)
     params = fx.choose_params(settings.index_type, dim, n_live, settings)
     index = fx.new_index(params)
     if params.type == "ivfpq":

@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,10 +55,23 @@ def auto_nbits(n_train: int, nbits: int) -> int:
     return max(4, min(nbits, fit))
 
 
-def set_threads(threads: int) -> None:
-    """Cap FAISS's OpenMP threads (0 leaves its default: all cores)."""
-    if threads > 0:
-        faiss_module().omp_set_num_threads(threads)
+@contextmanager
+def omp_threads(threads: int) -> Iterator[None]:
+    """Cap FAISS's OpenMP threads for the block (0: leave the default, all cores), then restore the cap.
+
+    FAISS and torch share one OpenMP runtime in a process: a lasting cap would also make every torch model
+    loaded beside the index (query encoder, cross-encoder) run on that many threads.
+    """
+    if threads <= 0:
+        yield
+        return
+    faiss = faiss_module()
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(threads)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,6 @@ class DenseRetriever:
             )
         check_encoder(manifest, encoder, self.path)
         self.encoder = encoder
-        fx.set_threads(self.settings.threads)
         self._index = fo.load(self.path, manifest)
         self.manifest = manifest
         log.info("dense index %s: %d live rows, %s", self.path, self._index.n_live, self._index.params)
@@ -81,10 +80,11 @@ class DenseRetriever:
             return [[] for _ in range(len(vecs))]
         idx = self._index
         s = self.settings
-        scores, rows = fx.search(
-            idx.index, idx.params, vecs, k, vectors=idx.vectors, live=idx.live,
-            nprobe=s.nprobe, ef_search=s.ef_search, rerank=s.rerank, selector=idx.selector, n_live=idx.n_live,
-        )  # fmt: skip
+        with fx.omp_threads(s.threads):
+            scores, rows = fx.search(
+                idx.index, idx.params, vecs, k, vectors=idx.vectors, live=idx.live,
+                nprobe=s.nprobe, ef_search=s.ef_search, rerank=s.rerank, selector=idx.selector, n_live=idx.n_live,
+            )  # fmt: skip
         out: list[list[Hit]] = []
         for row_scores, row_ids in zip(scores, rows, strict=True):
             keep = row_ids >= 0
