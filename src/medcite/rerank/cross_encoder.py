@@ -36,7 +36,8 @@ def load_cross_encoder(
     """Load a sentence-transformers ``CrossEncoder`` from a folder or a hub name (offline: the HF cache).
 
     ``quantize=True`` (CPU only) swaps every linear layer for a dynamically quantized int8 one
-    (:func:`quantize_int8`): about half the rerank time on CPU for a small change in scores.
+    (:func:`quantize_int8`): 25-35 % less rerank time on 2 CPU cores, at some cost in ranking quality
+    (both measured in docs/BENCHMARKS.md).
     Raises ConfigError when a name cannot be loaded, saying how to supply a local copy.
     """
     if quantize and device != "cpu":
