@@ -112,18 +112,6 @@ def update_dense_index(
 
     ``index_type``: change the layout (rebuilt from the stored vectors); None keeps the current one.
     """
-    with fx.omp_threads(settings.threads):
-        return _update(store, out, settings, encoder=encoder, index_type=index_type)
-
-
-def _update(
-    store: DocumentStore,
-    out: str | Path,
-    settings: DenseSettings,
-    *,
-    encoder: Encoder | None,
-    index_type: str | None,
-) -> dict[str, Any]:
     out = Path(out)
     manifest = fo.read(out)
     corpus = manifest["corpus"]
@@ -159,10 +147,10 @@ def _update(
         for article in store.iter_changes(since):
             batch.append(article)
             if len(batch) >= settings.chunk_size:
-                rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
+                rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
                 batch = []
         if batch:
-            rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live)
+            rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
     old_rows = loaded.rows
     live = np.concatenate([live, *new_live]) if new_live else live.copy()
     stale = gone | set(changed)
@@ -210,12 +198,14 @@ def _append(
     dtype: str,
     changed: list[int],
     new_live: list[np.ndarray],
+    threads: int,
 ) -> int:
-    vecs = encoder.encode_documents(batch)
+    vecs = encoder.encode_documents(batch)  # torch: not under the FAISS thread cap
     pmids = np.array([int(a.pmid) for a in batch], dtype=np.int64)
     _check_vectors(vecs, dim, "the encoder output")
     new_rows = view.append(rows, dim, dtype, vecs, pmids)
-    fx.add(index, np.asarray(vecs, dtype=dtype), rows)  # the stored precision, as in a full build
+    with fx.omp_threads(threads):
+        fx.add(index, np.asarray(vecs, dtype=dtype), rows)  # the stored precision, as in a full build
     changed.extend(pmids.tolist())
     new_live.append(np.ones(len(pmids), dtype=bool))
     return int(new_rows)
@@ -340,18 +330,6 @@ def assemble(
     old_files: dict[str, str] | None,
 ) -> dict[str, Any]:
     """Stream chunks into new row files and a new FAISS index, then commit the manifest."""
-    with fx.omp_threads(settings.threads):
-        return _assemble(out, chunks, settings, encoder, corpus, old_files)
-
-
-def _assemble(
-    out: Path,
-    chunks: Iterable[Chunk],
-    settings: DenseSettings,
-    encoder: dict[str, Any],
-    corpus: dict[str, Any],
-    old_files: dict[str, str] | None,
-) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     serial = fo.next_serial(old_files)
     files = {
@@ -380,15 +358,16 @@ def _assemble(
     n_live = int(live.sum())
     params = fx.choose_params(settings.index_type, dim, n_live, settings)
     index = fx.new_index(params)
-    if params.type == "ivfpq":
-        rng = np.random.default_rng(0)
-        live_rows = np.nonzero(live)[0]
-        n_train = fx.train_size(n_live, params.nlist, settings)
-        sample = np.sort(rng.choice(live_rows, size=n_train, replace=False))
-        fx.train(index, np.asarray(vectors[sample], dtype=np.float32))
-    step = max(settings.chunk_size, 10_000)
-    for start in range(0, rows, step):
-        fx.add(index, np.asarray(vectors[start : start + step], dtype=np.float32), start)
+    with fx.omp_threads(settings.threads):
+        if params.type == "ivfpq":
+            rng = np.random.default_rng(0)
+            live_rows = np.nonzero(live)[0]
+            n_train = fx.train_size(n_live, params.nlist, settings)
+            sample = np.sort(rng.choice(live_rows, size=n_train, replace=False))
+            fx.train(index, np.asarray(vectors[sample], dtype=np.float32))
+        step = max(settings.chunk_size, 10_000)
+        for start in range(0, rows, step):
+            fx.add(index, np.asarray(vectors[start : start + step], dtype=np.float32), start)
     fx.write_index(index, out / files["index"])
     fo.save_live(out, files["live"], live)
     log.info("dense index %s: %d rows (%d live), %s", out, rows, n_live, params)
