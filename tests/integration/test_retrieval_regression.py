@@ -11,24 +11,21 @@ stage's top RERANK_DEPTH instead of 100 (`--set rerank.top_n=...`).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
 
+from bench_modules import load_bench
 from medcite.cli.main import cli
 from medcite.evaluate.retrieval import evaluate_retrieval
 from medcite.paths import models_dir
 from medcite.train.data import read_bioasq, split_questions
 from medcite.trec import read_run
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 QUESTIONS = 10
 DISTRACTORS = 150
 RERANK_DEPTH = 20
@@ -39,17 +36,6 @@ PINNED = {"bm25": 0.8534, "hybrid": 0.9082, "best": 0.8979}  # best = hybrid-ada
 TOLERANCE = 0.02
 
 
-def _bioasq_corpus() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("medcite_bench_bioasq_corpus", BENCH / "bioasq_corpus.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _invoke(args: list[str]) -> str:
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -57,7 +43,7 @@ def _invoke(args: list[str]) -> str:
 
 
 def _held_back_store(shared_data: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, dict[str, int]]]:
-    bc = _bioasq_corpus()
+    bc = load_bench("bioasq_corpus")
     questions = read_bioasq(shared_data / bc.BIOASQ_FILE)
     held = split_questions(questions, 0.2, 13).dev[:QUESTIONS]
     docs = bc.snippet_documents(bc.load_dev_questions(shared_data))

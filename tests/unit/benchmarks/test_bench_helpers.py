@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
+from bench_modules import load_bench
 
-
-def _load(name: str) -> ModuleType:
-    # benchmarks/ is not a package (pysbd installs a top-level "benchmarks"), so load by path; the
-    # scripts import each other by bare name, hence the sys.path entry.
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"medcite_bench_{name}", BENCH / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-common = _load("common")
-corpus = _load("bioasq_corpus")
+common = load_bench("common")
+corpus = load_bench("bioasq_corpus")
 
 
 def test_markdown_section_created_then_replaced_without_touching_others(tmp_path: Path) -> None:

