@@ -46,11 +46,23 @@ class FakeOpenAIServer:
                     action = outer.script.popleft() if outer.script else {"kind": "echo"}
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                self._in_flight = True
                 try:
                     self._act(action, body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:
+                    self._answered()
+
+            def send_response(self, code: int, message: str | None = None) -> None:
+                # a request stops being in flight when its answer starts: the client may send the next one
+                # as soon as it has read this answer, before this handler thread returns
+                self._answered()
+                super().send_response(code, message)
+
+            def _answered(self) -> None:
+                if getattr(self, "_in_flight", False):
+                    self._in_flight = False
                     with outer._lock:
                         outer.in_flight -= 1
 
