@@ -131,8 +131,8 @@ def _train_options(result: Mapping[str, Any], kind: str = "cross-encoder") -> st
     """A training run's options as ``medcite train reranker|encoder`` flags."""
     opts = next((t.get("options") or {} for t in result.get("training", []) if t.get("kind") == kind), {})
     flags = [("epochs", "--epochs"), ("batch_size", "--batch-size"), ("lr", "--lr"), ("max_pairs", "--max-pairs"),
-             ("max_dev", "--max-dev"), ("seed", "--seed"), ("dev_fraction", "--dev-fraction"),
-             ("max_length", "--max-length"), ("threads", "--threads")]
+             ("negatives", "--negatives"), ("max_dev", "--max-dev"), ("seed", "--seed"),
+             ("dev_fraction", "--dev-fraction"), ("max_length", "--max-length"), ("threads", "--threads")]
     return " ".join(f"{flag} {opts[key]}" for key, flag in flags if opts.get(key) is not None)
 
 

@@ -78,11 +78,13 @@ def reranker(**kw: Any) -> None:
 
 @train.command("encoder")
 @_common
+@click.option("--negatives", default=0, show_default=True, type=click.IntRange(0),
+              help="BM25 hard negatives added to each gold pair (gold removed); 0: in-batch negatives only.")
 def encoder(**kw: Any) -> None:
     """Adapt the bi-encoder with in-batch negatives (MultipleNegativesRankingLoss); report MAP@10 before/after."""
     from ..train.encoder import train_encoder
 
     report = train_encoder(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
-                           opts=_options(kw))
+                           opts=_options(kw, negatives=kw["negatives"]))
     _show(report)
     click.echo(f"model written to {kw['out']}", err=True)

@@ -139,6 +139,52 @@ def known_gold(question: Question, articles: dict[str, Article]) -> list[str]:
     return [p for p in question.gold if p in articles]
 
 
+@dataclass
+class Mined:
+    """One question's training material: its gold pairs (label 1), its BM25 hard negatives (label 0, best
+    first) and every gold PMID of the question (also those the store lacks)."""
+
+    question: Question
+    positives: list[Pair]
+    negatives: list[Pair]
+
+    @property
+    def gold(self) -> frozenset[str]:
+        return frozenset(self.question.gold)
+
+
+def mine_questions(
+    questions: Sequence[Question],
+    store: DocumentStore,
+    searcher: Searcher,
+    *,
+    negatives: int = 3,
+    depth: int = 50,
+) -> list[Mined]:
+    """Per question with gold in the store: the gold pairs and the ``negatives * |gold in store|`` best
+    BM25 hits of its body among the top ``depth`` that are not gold."""
+    out: list[Mined] = []
+    skipped = 0
+    for q in questions:
+        arts = store.get_many(list(q.gold))
+        gold = known_gold(q, arts)
+        if not gold:
+            skipped += 1
+            continue
+        positives = [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold]
+        gold_set = set(q.gold)
+        neg_ids: list[str] = []
+        if negatives:
+            neg_ids = [h.pmid for h in searcher.search(q.body, depth) if h.pmid not in gold_set]
+            neg_ids = neg_ids[: negatives * len(gold)]
+        neg_arts = store.get_many(neg_ids)
+        out.append(Mined(q, positives, [Pair(q.id, p, q.body, neg_arts[p].text, 0.0)
+                                        for p in neg_ids if p in neg_arts]))
+    if skipped:
+        log.warning("%d questions have no gold document in the store and were skipped", skipped)
+    return out
+
+
 def mine_pairs(
     questions: Sequence[Question],
     store: DocumentStore,
@@ -149,29 +195,13 @@ def mine_pairs(
     max_pairs: int | None = None,
     seed: int = 0,
 ) -> list[Pair]:
-    """Gold (label 1) and BM25 hard-negative (label 0) pairs, shuffled by ``seed``.
+    """Gold (label 1) and BM25 hard-negative (label 0) pairs of :func:`mine_questions`, shuffled by ``seed``.
 
-    For each question, the ``negatives * |gold in store|`` best BM25 hits of its body among the top
-    ``depth`` that are not gold. ``max_pairs`` caps the result after shuffling, whole questions at a time
-    so a question never keeps negatives without its positives.
+    ``max_pairs`` caps the result after shuffling, whole questions at a time so a question never keeps
+    negatives without its positives.
     """
-    per_question: list[list[Pair]] = []
-    skipped = 0
-    for q in questions:
-        arts = store.get_many(list(q.gold))
-        gold = known_gold(q, arts)
-        if not gold:
-            skipped += 1
-            continue
-        pairs = [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold]
-        gold_set = set(q.gold)
-        neg_ids = [h.pmid for h in searcher.search(q.body, depth) if h.pmid not in gold_set]
-        neg_ids = neg_ids[: negatives * len(gold)]
-        neg_arts = store.get_many(neg_ids)
-        pairs += [Pair(q.id, p, q.body, neg_arts[p].text, 0.0) for p in neg_ids if p in neg_arts]
-        per_question.append(pairs)
-    if skipped:
-        log.warning("%d questions have no gold document in the store and were skipped", skipped)
+    per_question = [m.positives + m.negatives
+                    for m in mine_questions(questions, store, searcher, negatives=negatives, depth=depth)]
     random.Random(seed).shuffle(per_question)
     out: list[Pair] = []
     for pairs in per_question:

@@ -7,20 +7,59 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.train.data import Pair
-from medcite.train.encoder import unique_batches
+from medcite.train.data import Mined, Pair, Question
+from medcite.train.encoder import Example, make_examples, unique_batches
 
 st = pytest.importorskip("sentence_transformers")
 
 
 def test_unique_batches_never_repeat_a_question_or_document() -> None:
-    pairs = [Pair(f"q{i % 5}", f"p{i % 7}", "q", "t", 1.0) for i in range(35)]
-    batches = unique_batches(pairs, 4, seed=0)
+    examples = [Example(Pair(f"q{i % 5}", f"p{i % 7}", "q", "t", 1.0)) for i in range(35)]
+    batches = unique_batches(examples, 4, seed=0)
     for batch in batches:
-        assert len({p.qid for p in batch}) == len(batch) == len({p.pmid for p in batch})
+        assert len({ex.pair.qid for ex in batch}) == len(batch) == len({ex.pair.pmid for ex in batch})
         assert 2 <= len(batch) <= 4
     assert sum(len(b) for b in batches) >= 33  # at most a few leftovers of one
-    assert unique_batches(pairs, 4, seed=0) == batches
+    assert unique_batches(examples, 4, seed=0) == batches
+
+
+def test_unique_batches_keep_other_questions_gold_out() -> None:
+    """g is gold for q0 and q1's row brings it: those rows never meet, nor does q2's, whose hard negative is g."""
+    rows = [
+        Example(Pair("q0", "a", "q", "t", 1.0), gold=frozenset({"a", "g"})),
+        Example(Pair("q1", "g", "q", "t", 1.0), gold=frozenset({"b", "g"})),
+        Example(Pair("q2", "c", "q", "t", 1.0), (Pair("q2", "g", "q", "t", 0.0),), frozenset({"c"})),
+        *[Example(Pair(f"x{i}", f"d{i}", "q", "t", 1.0), gold=frozenset({f"d{i}"})) for i in range(20)],
+    ]
+    for seed in range(20):
+        for batch in unique_batches(rows, 8, seed=seed):
+            qids = {ex.pair.qid for ex in batch}
+            assert len(qids & {"q0", "q1", "q2"}) <= 1
+            docs = [p for ex in batch for p in ex.pmids]
+            assert len(docs) == len(set(docs))
+            for ex in batch:
+                others = {p for other in batch if other is not ex for p in other.pmids}
+                assert not ex.gold & others
+
+
+def test_make_examples_cycle_hard_negatives_and_keep_whole_questions() -> None:
+    def mined(qid: str, n_pos: int, n_neg: int) -> Mined:
+        pos = [Pair(qid, f"{qid}-g{i}", "q", "t", 1.0) for i in range(n_pos)]
+        neg = [Pair(qid, f"{qid}-n{i}", "q", "t", 0.0) for i in range(n_neg)]
+        return Mined(Question(qid, "q", tuple(p.pmid for p in pos)), pos, neg)
+
+    material = [mined("a", 2, 3), mined("b", 3, 1), mined("c", 1, 0)]
+    rows = make_examples(material, negatives=1, max_pairs=None, seed=0)
+    assert {ex.pair.qid for ex in rows} == {"a", "b"}  # c has no hard negative
+    a = sorted((ex for ex in rows if ex.pair.qid == "a"), key=lambda ex: ex.pair.pmid)
+    assert [ex.negatives[0].pmid for ex in a] == ["a-n0", "a-n1"]  # different negatives per gold
+    assert all(ex.negatives[0].pmid == "b-n0" for ex in rows if ex.pair.qid == "b")
+    assert all(ex.gold == {f"{ex.pair.qid}-g{i}" for i in range(3 if ex.pair.qid == "b" else 2)} for ex in rows)
+    in_batch = make_examples(material, negatives=0, max_pairs=None, seed=0)
+    assert len(in_batch) == 6 and all(not ex.negatives for ex in in_batch)
+    capped = make_examples(material, negatives=0, max_pairs=4, seed=0)
+    for qid in {ex.pair.qid for ex in capped}:  # whole questions only
+        assert sum(ex.pair.qid == qid for ex in capped) == {"a": 2, "b": 3, "c": 1}[qid]
 
 
 def test_cli_train_encoder_end_to_end(tiny_corpus: tuple[Path, Path], tiny_body: Path, tmp_path: Path) -> None:
@@ -42,3 +81,8 @@ def test_cli_train_encoder_end_to_end(tiny_corpus: tuple[Path, Path], tiny_body:
     again = CliRunner().invoke(cli, [*args[:10], str(tmp_path / "enc2"), *args[11:]])
     assert again.exit_code == 0
     assert json.loads((tmp_path / "enc2" / "training.json").read_text())["loss"] == report["loss"]
+    hard = CliRunner().invoke(cli, [*args[:10], str(tmp_path / "enc3"), *args[11:], "--negatives", "1"])
+    assert hard.exit_code == 0, hard.output
+    hard_report = json.loads((tmp_path / "enc3" / "training.json").read_text())
+    assert hard_report["pairs"]["positive"] == 18 and hard_report["pairs"]["hard_negatives"] == 18
+    assert hard_report["options"]["negatives"] == 1 and hard_report["loss"] != report["loss"]
