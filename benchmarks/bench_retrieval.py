@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def first(name: str, preset: str, *over: str) -> None:
         cfg = rs.settings(preset, *over)
-        cached = work / "first_stage" / f"{cfg.hash()}.json"
+        # the dense folder's name carries a trained model's content identity: a retrained encoder reruns
+        cached = work / "first_stage" / f"{cfg.hash()}-{rs.dense_folder(cfg, store).name}.json"
         if cached.is_file() and not args.fresh:  # the same settings, store and questions: reuse the run
             got = json.loads(cached.read_text())
             if got["questions"] == [t.id for t in topics] and got["store_seq"] == store_seq:

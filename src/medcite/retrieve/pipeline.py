@@ -70,10 +70,29 @@ def _digest(data: Mapping[str, Any]) -> str:
 
 
 def index_folder(store_path: str | Path, kind: str, settings: SparseSettings | DenseSettings) -> Path:
-    """``<store>/indexes/<kind>-<hash of the settings that shape the index>``."""
+    """``<store>/indexes/<kind>-<hash of the settings that shape the index>``.
+
+    A dense index on a model folder (``models:NAME`` or a local path) also hashes the folder's content
+    identity, so retraining a model under the same name gets a new index instead of a mismatch error.
+    """
     runtime = _SPARSE_RUNTIME if kind == "bm25" else _DENSE_RUNTIME
     shaping = settings.model_dump(mode="json", exclude=runtime)
+    if isinstance(settings, DenseSettings):
+        models = {k: _folder_identity(shaping[k]) for k in ("encoder", "query_encoder") if shaping.get(k)}
+        shaping.update({f"{k}_identity": v for k, v in models.items() if v})
     return Path(store_path) / INDEXES / f"{kind}-{_digest(shaping)}"
+
+
+def _folder_identity(name: str) -> str | None:
+    """The content identity of the model folder ``name`` refers to, or None for hub names and aliases."""
+    from ..paths import MODELS_PREFIX, models_dir
+
+    folder = models_dir() / name[len(MODELS_PREFIX):].strip() if name.startswith(MODELS_PREFIX) else Path(name)
+    if not (folder / "config.json").is_file():
+        return None  # a hub name or alias (its index is named by the settings), or a missing model (error later)
+    from ..index.dense.encoders import model_identity
+
+    return model_identity(str(folder))
 
 
 def ensure_sparse(store: DocumentStore, settings: SparseSettings) -> Any:

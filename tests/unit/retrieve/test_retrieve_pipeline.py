@@ -194,6 +194,26 @@ class HashEncoder:
         return np.stack([self._vec(a.text) for a in articles])
 
 
+def test_dense_index_folder_follows_the_model_folder_content(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retraining models:NAME in place gives a new index folder; hub names and aliases hash settings only."""
+    monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path / "models"))
+    model = tmp_path / "models" / "enc"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text('{"hidden_size": 8}')
+    dense = settings().index.dense
+    ref = dense.model_copy(update={"encoder": "models:enc"})
+    by_path = dense.model_copy(update={"encoder": str(model)})
+    first, first_path = index_folder(tmp_path, "dense", ref), index_folder(tmp_path, "dense", by_path)
+    assert index_folder(tmp_path, "dense", ref) == first
+    (model / "config.json").write_text('{"hidden_size": 16}')  # retrained in place
+    assert index_folder(tmp_path, "dense", ref) != first
+    assert index_folder(tmp_path, "dense", by_path) != first_path
+    hub = dense.model_copy(update={"encoder": "org/some-model"})
+    assert index_folder(tmp_path, "dense", hub) == index_folder(tmp_path, "dense", hub)
+    assert index_folder(tmp_path, "dense", dense).name == index_folder(tmp_path / "x", "dense", dense).name
+
+
 def test_hybrid_bm25_and_dense_with_rrf(store: DocumentStore, tmp_path: Path) -> None:
     pytest.importorskip("faiss")
     build = pytest.importorskip("medcite.index.dense.build")
