@@ -14,6 +14,7 @@ names ``training.json`` files whose training time goes into the table.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import random
@@ -42,6 +43,7 @@ log = logging.getLogger("bench_retrieval")
 CE_MODEL = "medcite-minilm-ce-bioasq"
 BI_MODEL = "medcite-minilm-bi-bioasq"
 METRICS = ["MAP@10", "R@100", "nDCG@10"]
+DENSE_ONLY = 'retrieve.branches=[{"name": "dense"}]'
 CV_SEED = 7
 
 
@@ -106,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--training-report", type=Path, action="append", default=[])
     ap.add_argument("--fresh", action="store_true", help="rerun first stages even when a cached run matches")
     ap.add_argument("--first-stage-only", action="store_true", help="run (and cache) the first stages, then stop")
+    ap.add_argument("--full-corpus", action="store_true",
+                    help="first stages on the whole snippet-level corpus (benchmarks/work/store) instead of the "
+                         "sub-corpus; writes results/retrieval_full.json and its docs section")
     ap.add_argument("--no-docs", action="store_true", help="write JSON only (no docs section, no plot)")
     ap.add_argument("--docs-only", action="store_true",
                     help="only rewrite the plot, docs section and best preset from benchmarks/results/retrieval.json")
@@ -128,45 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     questions = questions[: args.questions] if args.questions else questions
     topics = [Topic(q.id, q.body) for q in questions]
     qrels = {q.id: {p: 1 for p in q.gold} for q in questions}
-    with DocumentStore.open(store) as db:
-        store_seq = db.seq
-        FINDABLE.update({q.id: {p: 1 for p in db.existing(q.gold)} for q in questions})
-    oracle = {q: [Hit(p, 1.0, i + 1) for i, p in enumerate(sorted(g))] for q, g in FINDABLE.items()}
-    ceiling = {k: round(v, 4) for k, v in evaluate_retrieval(oracle, qrels, METRICS).aggregate.items()}
-    systems: list[dict[str, Any]] = []
-    runs: dict[str, dict[str, list[Hit]]] = {}
-    per_topic: dict[str, dict[str, float]] = {}
-
-    def first(name: str, preset: str, *over: str) -> None:
-        cfg = rs.settings(preset, *over)
-        # the dense folder's name carries a trained model's content identity: a retrained encoder reruns
-        cached = work / "first_stage" / f"{cfg.hash()}-{rs.dense_folder(cfg, store).name}.json"
-        if cached.is_file() and not args.fresh:  # the same settings, store and questions: reuse the run
-            got = json.loads(cached.read_text())
-            if got["questions"] == [t.id for t in topics] and got["store_seq"] == store_seq:
-                runs[name] = {q: [Hit(p, sc, i + 1) for i, (p, sc) in enumerate(hits)]
-                              for q, hits in got["run"].items()}
-                secs = got["seconds"]
-                log.info("%s: first-stage run and timings reused from %s", name, cached)
-        if name not in runs:
-            runs[name], secs = rs.first_stage(cfg, store, topics)
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            cached.write_text(json.dumps({"questions": [t.id for t in topics], "store_seq": store_seq,
-                                          "seconds": secs, "run": {q: [(h.pmid, h.score) for h in hits]
-                                                                   for q, hits in runs[name].items()}}))
-        per_topic[name] = {t.id: s for t, s in zip(topics, secs, strict=True)}
-        systems.append(system(name, runs[name], secs, qrels, preset=preset, overrides=list(over), stage="first"))
-
-    first("BM25", "bm25")
-    first("Dense (MiniLM)", "hybrid", 'retrieve.branches=[{"name": "dense"}]')
-    first("Hybrid RRF (BM25 + MiniLM)", "hybrid")
-    adapted = (models_dir() / BI_MODEL / "config.json").is_file()
-    if adapted:
-        enc = f"index.dense.encoder=models:{BI_MODEL}"
-        first("Dense (MiniLM adapted)", "hybrid", 'retrieve.branches=[{"name": "dense"}]', enc)
-        first("Hybrid RRF (BM25 + MiniLM adapted)", "hybrid-adapted")
-    else:
-        log.warning("no adapted encoder at %s: skipped", models_dir() / BI_MODEL)
+    if args.full_corpus:
+        return full_corpus(args, questions, started)
+    ceiling = findable_and_ceiling(store, questions, qrels)
+    first = FirstStages(store, topics, qrels, work / "first_stage", args.fresh)
+    adapted = first.run_all()
+    systems, runs, per_topic = first.systems, first.runs, first.per_topic
 
     if args.first_stage_only:
         return 0
@@ -250,6 +222,87 @@ def main(argv: list[str] | None = None) -> int:
     log.info("results in %s", path)
     if not args.no_docs:
         write_docs(path)
+    return 0
+
+
+def findable_and_ceiling(store: Path, questions: list[Any], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Fill FINDABLE (the gold with a document in ``store``) and return the oracle's metrics."""
+    FINDABLE.clear()
+    with DocumentStore.open(store) as db:
+        FINDABLE.update({q.id: {p: 1 for p in db.existing(q.gold)} for q in questions})
+    oracle = {q: [Hit(p, 1.0, i + 1) for i, p in enumerate(sorted(g))] for q, g in FINDABLE.items()}
+    return {k: round(v, 4) for k, v in evaluate_retrieval(oracle, qrels, METRICS).aggregate.items()}
+
+
+class FirstStages:
+    """BM25, dense MiniLM, their RRF hybrid and, when the adapted encoder is there, its dense and hybrid:
+    each run over all topics, or reused from ``cache`` when the settings, encoder, store and questions match."""
+
+    def __init__(self, store: Path, topics: list[Topic], qrels: dict[str, dict[str, int]], cache: Path,
+                 fresh: bool) -> None:
+        self.store, self.topics, self.qrels, self.cache, self.fresh = store, topics, qrels, cache, fresh
+        with DocumentStore.open(store) as db:
+            self.store_seq = db.seq
+        self.systems: list[dict[str, Any]] = []
+        self.runs: dict[str, dict[str, list[Hit]]] = {}
+        self.per_topic: dict[str, dict[str, float]] = {}
+
+    def run_all(self) -> bool:
+        """Run every first stage; True when the adapted encoder was there."""
+        self.run("BM25", "bm25")
+        self.run("Dense (MiniLM)", "hybrid", DENSE_ONLY)
+        self.run("Hybrid RRF (BM25 + MiniLM)", "hybrid")
+        adapted = (models_dir() / BI_MODEL / "config.json").is_file()
+        if adapted:
+            self.run("Dense (MiniLM adapted)", "hybrid", DENSE_ONLY, f"index.dense.encoder=models:{BI_MODEL}")
+            self.run("Hybrid RRF (BM25 + MiniLM adapted)", "hybrid-adapted")
+        else:
+            log.warning("no adapted encoder at %s: skipped", models_dir() / BI_MODEL)
+        return adapted
+
+    def run(self, name: str, preset: str, *over: str) -> None:
+        cfg = rs.settings(preset, *over)
+        ids = [t.id for t in self.topics]
+        # the dense folder's name carries a trained model's content identity: a retrained encoder reruns
+        questions = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:8]
+        cached = self.cache / f"{cfg.hash()}-{rs.dense_folder(cfg, self.store).name}-q{questions}.json"
+        if cached.is_file() and not self.fresh:  # the same settings, store and questions: reuse the run
+            got = json.loads(cached.read_text())
+            if got["questions"] == ids and got["store_seq"] == self.store_seq:
+                self.runs[name] = {q: [Hit(p, sc, i + 1) for i, (p, sc) in enumerate(hits)]
+                                   for q, hits in got["run"].items()}
+                secs = got["seconds"]
+                log.info("%s: first-stage run and timings reused from %s", name, cached)
+        if name not in self.runs:
+            self.runs[name], secs = rs.first_stage(cfg, self.store, self.topics)
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps({"questions": ids, "store_seq": self.store_seq, "seconds": secs,
+                                          "run": {q: [(h.pmid, h.score) for h in hits]
+                                                  for q, hits in self.runs[name].items()}}))
+        self.per_topic[name] = {t.id: s for t, s in zip(self.topics, secs, strict=True)}
+        self.systems.append(system(name, self.runs[name], secs, self.qrels, preset=preset, overrides=list(over),
+                                   stage="first"))
+
+
+def full_corpus(args: argparse.Namespace, questions: list[Any], started: float) -> int:
+    """The first stages on the whole snippet-level corpus (the foundation store, ~60k documents)."""
+    store = args.work_dir / "store"
+    if not store.exists():
+        raise SystemExit(f"no full store at {store}: run benchmarks/bench_bm25.py first")
+    topics = [Topic(q.id, q.body) for q in questions]
+    qrels = {q.id: {p: 1 for p in q.gold} for q in questions}
+    ceiling = findable_and_ceiling(store, questions, qrels)
+    first = FirstStages(store, topics, qrels, args.work_dir / "retrieval" / "first_stage_full", args.fresh)
+    first.run_all()
+    with DocumentStore.open(store) as db:
+        documents = len(db)
+    result = {"split": {"dev_fraction": rc.DEV_FRACTION, "seed": rc.SPLIT_SEED, "held_back_questions": len(topics)},
+              "corpus": {"documents": documents, "store": str(store.relative_to(REPO))}, "ceiling": ceiling,
+              "systems": first.systems, "wall_s": round(time.time() - started, 1)}
+    path = write_result("retrieval_full", result, None if not args.no_docs else args.work_dir / "retrieval")
+    log.info("results in %s", path)
+    if not args.no_docs:
+        update_markdown_section("retrieval_full", retrieval_report.markdown_full(result))
     return 0
 
 

@@ -240,3 +240,34 @@ def markdown(result: Mapping[str, Any]) -> str:
               "a fixed cost); the re-rank reads float16 vectors memory-mapped from disk.", "",
               "**Targets**", "", markdown_table(["target", "measured", "verdict"], targets(result)), ""]
     return "\n".join(lines)
+
+
+def markdown_full(result: Mapping[str, Any]) -> str:
+    """The ``retrieval_full`` section: the first stages on the whole snippet-level corpus."""
+    systems = result["systems"]
+    bm25 = next(s["MAP@10"] for s in systems if s["preset"] == "bm25" and not s.get("overrides"))
+    rows = [[s["name"], s["questions"], f"{s['MAP@10']:.4f}", f"{s['MAP@10'] / bm25:.2f}×", f"{s['R@100']:.4f}",
+             f"{s['R@100_findable']:.4f}", f"{s['nDCG@10']:.4f}", _ms(s["latency_s"]), s.get("preset") or "–"]
+            for s in systems]
+    best = max((s for s in systems if not s.get("overrides")), key=lambda s: s["MAP@10"])
+    ceiling, corpus = result["ceiling"], result["corpus"]
+    return "\n".join([
+        "## Retrieval on the whole snippet-level corpus (first stages)",
+        "",
+        f"Measured {result['measured_at']} at `{result['git_commit']}` with `{result['command']}` "
+        f"({result['wall_s']:.0f} s, including building the dense indexes; {result['machine'].get('cpus')} shared "
+        f"cores, load average {result['machine'].get('load_avg_1m_at_start')} at start).",
+        "",
+        f"The same {result['split']['held_back_questions']} held-back questions as above, searched in the whole "
+        f"foundation store (`{corpus['store']}`, **{corpus['documents']:,} documents**: every BioASQ dev gold "
+        "snippet document plus the PubMed baseline and update files and the PubMedQA abstracts, see the BM25 "
+        "section). Rerankers are not repeated here: they reorder a first stage's top 100, whose cost does "
+        "not depend on the corpus size.",
+        "",
+        markdown_table(["system", "questions", "MAP@10", "× BM25", "R@100", "R@100 (findable gold)", "nDCG@10",
+                        "latency p50 / question", "preset"], rows),
+        "",
+        f"Ceiling (every findable gold document ranked first): MAP@10 {ceiling['MAP@10']:.4f}, R@100 "
+        f"{ceiling['R@100']:.4f}. Best: {best['name']}, MAP@10 {best['MAP@10']:.4f} = "
+        f"{best['MAP@10'] / bm25:.2f}× BM25's {bm25:.4f}.",
+    ])

@@ -110,3 +110,24 @@ def test_build_writes_topics_qrels_and_checks_the_dev_list(tmp_path: Path) -> No
     (data / corpus.DEV_IDS_FILE).write_text("q1\n")
     with pytest.raises(ValueError, match="1 questions not in the dev list"):
         corpus.build(data, tmp_path / "out2")
+
+
+def test_full_corpus_section_gives_ratios_to_bm25_and_the_best_system() -> None:
+    report = load_bench("retrieval_report")
+    lat = {"p50_ms": 12.0}
+
+    def row(name: str, preset: str, map10: float, *over: str) -> dict[str, object]:
+        return {"name": name, "preset": preset, "overrides": list(over), "questions": 300, "MAP@10": map10,
+                "R@100": 0.8, "R@100_findable": 0.9, "nDCG@10": 0.7, "latency_s": lat}
+
+    result = {"measured_at": "T", "git_commit": "abc", "command": "python bench_retrieval.py --full-corpus",
+              "wall_s": 10.0, "machine": {"cpus": 2, "load_avg_1m_at_start": 0.1},
+              "split": {"held_back_questions": 300}, "corpus": {"documents": 59837, "store": "benchmarks/work/store"},
+              "ceiling": {"MAP@10": 0.95, "R@100": 0.9},
+              "systems": [row("BM25", "bm25", 0.5), row("Dense", "hybrid", 0.9, "dense only"),
+                          row("Hybrid", "hybrid", 0.6)]}
+    text = report.markdown_full(result)
+    assert "59,837 documents" in text
+    assert "| Dense | 300 | 0.9000 | 1.80× |" in text and "| Hybrid | 300 | 0.6000 | 1.20× |" in text
+    # the best is chosen among runnable presets (no overrides): the dense-only row is not a preset
+    assert text.rstrip().endswith("Best: Hybrid, MAP@10 0.6000 = 1.20× BM25's 0.5000.")
