@@ -262,7 +262,10 @@ def markdown_full(result: Mapping[str, Any]) -> str:
         f"foundation store (`{corpus['store']}`, **{corpus['documents']:,} documents**: every BioASQ dev gold "
         "snippet document plus the PubMed baseline and update files and the PubMedQA abstracts, see the BM25 "
         "section). Rerankers are not repeated here: they reorder a first stage's top 100, whose cost does "
-        "not depend on the corpus size.",
+        "not depend on the corpus size."
+        + ("" if any(s["name"] == "Dense (MiniLM)" for s in systems) else
+           " The packaged MiniLM's dense and hybrid runs are in the sub-corpus table only (`--full-corpus-plain` "
+           "adds them here at the cost of a second encoding of the corpus)."),
         "",
         markdown_table(["system", "questions", "MAP@10", "× BM25", "R@100", "R@100 (findable gold)", "nDCG@10",
                         "latency p50 / question", "preset"], rows),
