@@ -216,9 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         "split": {"dev_fraction": rc.DEV_FRACTION, "seed": rc.SPLIT_SEED,
                                              "held_back_questions": len(questions)},
         "corpus": stats, "ceiling": ceiling, "rerank": rerank, "best": best, "systems": systems, "ivfpq": ivfpq,
-        "training": [{"kind": t.get("kind"), "store": t.get("store"), "seconds": t.get("seconds"),
-                      "pairs": t.get("pairs"),
-                      "options": t.get("options"), "metrics": t.get("metrics")} for t in training],
+        "training": [_training_summary(t) for t in training],
         "wall_s": round(time.time() - started, 1),
     }
     path = write_result("retrieval", result, None if not args.no_docs else work)
@@ -309,6 +307,21 @@ def full_corpus(args: argparse.Namespace, questions: list[Any], started: float) 
     if not args.no_docs:
         update_markdown_section("retrieval_full", retrieval_report.markdown_full(result))
     return 0
+
+
+def _training_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What the docs need from a ``training.json``; for a model trained from another trained model (a
+    cross-encoder on an adapted encoder's body), that base's options too, so the docs can reproduce it."""
+    keep = ("kind", "store", "seconds", "pairs", "options", "metrics")
+    out = {k: report.get(k) for k in keep}
+    if out["kind"] == "bi-encoder" and "hard_negatives" not in (out["pairs"] or {}):
+        # written before `train encoder --negatives` existed: those runs used in-batch negatives only
+        out["options"] = {**(out["options"] or {}), "negatives": 0}
+    base_report = Path(str(report.get("base", ""))) / "training.json"
+    if report.get("base") and base_report.is_file():
+        base = _training_summary(json.loads(base_report.read_text()))
+        out["base_training"] = {k: base.get(k) for k in ("kind", "store", "options")}
+    return out
 
 
 def write_docs(path: Path) -> None:

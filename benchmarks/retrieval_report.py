@@ -130,6 +130,31 @@ def _train_store(result: Mapping[str, Any], kind: str = "cross-encoder") -> str:
 def _train_options(result: Mapping[str, Any], kind: str = "cross-encoder") -> str:
     """A training run's options as ``medcite train reranker|encoder`` flags."""
     opts = next((t.get("options") or {} for t in result.get("training", []) if t.get("kind") == kind), {})
+    return _flags(opts)
+
+
+def _pairs(pairs: Mapping[str, Any]) -> str:
+    if pairs.get("hard_negatives"):
+        per = pairs["hard_negatives"] // max(1, pairs.get("positive") or 1)
+        return f"{pairs.get('positive')} gold pairs, each with {per} BM25 hard negative(s)"
+    return f"{pairs.get('total')} pairs"
+
+
+def _ce_base_commands(result: Mapping[str, Any]) -> tuple[list[str], str]:
+    """The cross-encoder's ``--base`` and, when it was another adapted encoder than the one measured above
+    (its ``training.json`` differs), the command that trains that base first."""
+    ce = next((t for t in result.get("training", []) if t.get("kind") == "cross-encoder"), {})
+    bi = next((t for t in result.get("training", []) if t.get("kind") == "bi-encoder"), {})
+    base = ce.get("base_training")
+    if not base or base.get("options") == bi.get("options"):
+        return [], "$MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq"
+    folder = "$MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq-ce-base"
+    return ["# the cross-encoder's base: an earlier adapted encoder (other options than the one above)",
+            f"medcite train encoder --data $D --corpus {base.get('store')} --base minilm \\",
+            f"  --out {folder} {_flags(base.get('options') or {})}"], folder
+
+
+def _flags(opts: Mapping[str, Any]) -> str:
     flags = [("epochs", "--epochs"), ("batch_size", "--batch-size"), ("lr", "--lr"), ("max_pairs", "--max-pairs"),
              ("negatives", "--negatives"), ("max_dev", "--max-dev"), ("seed", "--seed"),
              ("dev_fraction", "--dev-fraction"), ("max_length", "--max-length"), ("threads", "--threads")]
@@ -207,7 +232,7 @@ def markdown(result: Mapping[str, Any]) -> str:
     for t in result.get("training", []):
         sec, opts = t.get("seconds") or {}, t.get("options") or {}
         lines.append(f"**Training ({t.get('kind')})**: {sec.get('train')} s training, {sec.get('total')} s in all "
-                     f"({(t.get('pairs') or {}).get('total')} pairs, {opts.get('epochs')} epoch, batch "
+                     f"({_pairs(t.get('pairs') or {})}, {opts.get('epochs')} epoch, batch "
                      f"{opts.get('batch_size')}, {opts.get('threads')} threads, seed {opts.get('seed')}).")
     lines += ["", "**Reproduce** (the trained models' folders are what `models:medcite-minilm-bi-bioasq` and "
               "`models:medcite-minilm-ce-bioasq` in the `hybrid-adapted`, `trained-*` and `best` presets resolve "
@@ -218,8 +243,9 @@ def markdown(result: Mapping[str, Any]) -> str:
               "D=../shared/data/bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz",
               f"medcite train encoder --data $D --corpus {_train_store(result, 'bi-encoder')} --base minilm \\",
               f"  --out $MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq {_train_options(result, 'bi-encoder')}",
+              *_ce_base_commands(result)[0],
               f"medcite train reranker --data $D --corpus {_train_store(result)} \\",
-              "  --base $MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq \\",
+              f"  --base {_ce_base_commands(result)[1]} \\",
               f"  --out $MEDCITE_MODELS_DIR/medcite-minilm-ce-bioasq {_train_options(result)}",
               f".venv/bin/python benchmarks/bench_retrieval.py --rerank-questions {rr['questions']} \\",
               "  --training-report $MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq/training.json \\",
