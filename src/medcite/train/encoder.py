@@ -143,7 +143,7 @@ def train_encoder(
 ) -> dict[str, Any]:
     """Adapt a sentence-transformers bi-encoder and write it (plus ``training.json``) to ``out``."""
     st = require("sentence_transformers", "train", "training a bi-encoder")
-    opts = opts or TrainOptions(lr=3e-5, batch_size=32, negatives=0)
+    opts = opts or TrainOptions(lr=3e-5, batch_size=32, negatives=1)
     opts.check()
     if opts.batch_size < 2:
         raise InputError("in-batch negatives need --batch-size of at least 2")

@@ -81,8 +81,9 @@ def test_cli_train_encoder_end_to_end(tiny_corpus: tuple[Path, Path], tiny_body:
     again = CliRunner().invoke(cli, [*args[:10], str(tmp_path / "enc2"), *args[11:]])
     assert again.exit_code == 0
     assert json.loads((tmp_path / "enc2" / "training.json").read_text())["loss"] == report["loss"]
-    hard = CliRunner().invoke(cli, [*args[:10], str(tmp_path / "enc3"), *args[11:], "--negatives", "1"])
-    assert hard.exit_code == 0, hard.output
-    hard_report = json.loads((tmp_path / "enc3" / "training.json").read_text())
-    assert hard_report["pairs"]["positive"] == 18 and hard_report["pairs"]["hard_negatives"] == 18
-    assert hard_report["options"]["negatives"] == 1 and hard_report["loss"] != report["loss"]
+    assert report["pairs"]["hard_negatives"] == 18 and report["options"]["negatives"] == 1  # the default
+    in_batch = CliRunner().invoke(cli, [*args[:10], str(tmp_path / "enc3"), *args[11:], "--negatives", "0"])
+    assert in_batch.exit_code == 0, in_batch.output
+    in_batch_report = json.loads((tmp_path / "enc3" / "training.json").read_text())
+    assert in_batch_report["pairs"]["positive"] == 18 and in_batch_report["pairs"]["hard_negatives"] == 0
+    assert in_batch_report["options"]["negatives"] == 0 and in_batch_report["loss"] != report["loss"]
