@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     data = args.data_dir or shared_data_dir()
     questions = rc.held_back(data)
+    if args.full_corpus:
+        return full_corpus(args, questions[: args.questions] if args.questions else questions, started)
     work = args.work_dir / "retrieval"
     docs, store = work / "corpus" / "subset_docs.jsonl", work / "store"
     if not store.exists():
@@ -136,8 +138,6 @@ def main(argv: list[str] | None = None) -> int:
     questions = questions[: args.questions] if args.questions else questions
     topics = [Topic(q.id, q.body) for q in questions]
     qrels = {q.id: {p: 1 for p in q.gold} for q in questions}
-    if args.full_corpus:
-        return full_corpus(args, questions, started)
     ceiling = findable_and_ceiling(store, questions, qrels)
     first = FirstStages(store, topics, qrels, work / "first_stage", args.fresh)
     adapted = first.run_all()
@@ -266,8 +266,8 @@ class FirstStages:
     def run(self, name: str, preset: str, *over: str) -> None:
         cfg = rs.settings(preset, *over)
         ids = [t.id for t in self.topics]
-        # the dense folder's name carries a trained model's content identity: a retrained encoder reruns
         questions = hashlib.sha256("\n".join(ids).encode()).hexdigest()[:8]
+        # the dense folder's name carries a trained model's content identity: a retrained encoder reruns
         cached = self.cache / f"{cfg.hash()}-{rs.dense_folder(cfg, self.store).name}-q{questions}.json"
         if cached.is_file() and not self.fresh:  # the same settings, store and questions: reuse the run
             got = json.loads(cached.read_text())
