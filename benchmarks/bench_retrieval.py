@@ -116,11 +116,13 @@ def main(argv: list[str] | None = None) -> int:
                          "exists (a second encoding of the whole corpus)")
     ap.add_argument("--no-docs", action="store_true", help="write JSON only (no docs section, no plot)")
     ap.add_argument("--docs-only", action="store_true",
-                    help="only rewrite the plot, docs section and best preset from benchmarks/results/retrieval.json")
+                    help="only rewrite the plot, docs sections and best preset from benchmarks/results/retrieval*.json")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.docs_only:
         write_docs(REPO / "benchmarks" / "results" / "retrieval.json")
+        if (REPO / "benchmarks" / "results" / "retrieval_full.json").is_file():
+            write_full_docs(REPO / "benchmarks" / "results" / "retrieval_full.json")
         return 0
     started = time.time()
     data = args.data_dir or shared_data_dir()
@@ -305,8 +307,13 @@ def full_corpus(args: argparse.Namespace, questions: list[Any], started: float) 
     path = write_result("retrieval_full", result, None if not args.no_docs else args.work_dir / "retrieval")
     log.info("results in %s", path)
     if not args.no_docs:
-        update_markdown_section("retrieval_full", retrieval_report.markdown_full(result))
+        write_full_docs(path)
     return 0
+
+
+def write_full_docs(path: Path) -> None:
+    """The ``retrieval_full`` docs section from its results file."""
+    update_markdown_section("retrieval_full", retrieval_report.markdown_full(json.loads(path.read_text())))
 
 
 def _training_summary(report: dict[str, Any]) -> dict[str, Any]:
