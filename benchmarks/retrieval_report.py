@@ -299,4 +299,5 @@ def markdown_full(result: Mapping[str, Any]) -> str:
         f"Ceiling (every findable gold document ranked first): MAP@10 {ceiling['MAP@10']:.4f}, R@100 "
         f"{ceiling['R@100']:.4f}. Best: {best['name']}, MAP@10 {best['MAP@10']:.4f} = "
         f"{best['MAP@10'] / bm25:.2f}× BM25's {bm25:.4f}.",
+        *[f"\n**Note.** {note}" for note in result.get("notes", [])],
     ])
