@@ -234,6 +234,7 @@ def markdown(result: Mapping[str, Any]) -> str:
         lines.append(f"**Training ({t.get('kind')})**: {sec.get('train')} s training, {sec.get('total')} s in all "
                      f"({_pairs(t.get('pairs') or {})}, {opts.get('epochs')} epoch, batch "
                      f"{opts.get('batch_size')}, {opts.get('threads')} threads, seed {opts.get('seed')}).")
+    base_commands, ce_base = _ce_base_commands(result)
     lines += ["", "**Reproduce** (the trained models' folders are what `models:medcite-minilm-bi-bioasq` and "
               "`models:medcite-minilm-ce-bioasq` in the `hybrid-adapted`, `trained-*` and `best` presets resolve "
               "to: `$MEDCITE_MODELS_DIR/...`, default `~/.cache/medcite/models/...`; the cross-encoder starts from "
@@ -243,9 +244,9 @@ def markdown(result: Mapping[str, Any]) -> str:
               "D=../shared/data/bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz",
               f"medcite train encoder --data $D --corpus {_train_store(result, 'bi-encoder')} --base minilm \\",
               f"  --out $MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq {_train_options(result, 'bi-encoder')}",
-              *_ce_base_commands(result)[0],
+              *base_commands,
               f"medcite train reranker --data $D --corpus {_train_store(result)} \\",
-              f"  --base {_ce_base_commands(result)[1]} \\",
+              f"  --base {ce_base} \\",
               f"  --out $MEDCITE_MODELS_DIR/medcite-minilm-ce-bioasq {_train_options(result)}",
               f".venv/bin/python benchmarks/bench_retrieval.py --rerank-questions {rr['questions']} \\",
               "  --training-report $MEDCITE_MODELS_DIR/medcite-minilm-bi-bioasq/training.json \\",

@@ -85,9 +85,12 @@ def index_folder(store_path: str | Path, kind: str, settings: SparseSettings | D
 
 def _folder_identity(name: str) -> str | None:
     """The content identity of the model folder ``name`` refers to, or None for hub names and aliases."""
-    from ..paths import MODELS_PREFIX, models_dir
+    from ..paths import resolve_models_ref
 
-    folder = models_dir() / name[len(MODELS_PREFIX):].strip() if name.startswith(MODELS_PREFIX) else Path(name)
+    try:
+        folder = Path(resolve_models_ref(name, "medcite train encoder"))
+    except ConfigError:
+        return None  # a missing trained model: loading the encoder reports it
     if not (folder / "config.json").is_file():
         return None  # a hub name or alias (its index is named by the settings), or a missing model (error later)
     from ..index.dense.encoders import model_identity

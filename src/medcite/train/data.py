@@ -13,7 +13,7 @@ import logging
 import random
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,15 +200,32 @@ def mine_pairs(
     ``max_pairs`` caps the result after shuffling, whole questions at a time so a question never keeps
     negatives without its positives.
     """
-    per_question = [m.positives + m.negatives
-                    for m in mine_questions(questions, store, searcher, negatives=negatives, depth=depth)]
-    random.Random(seed).shuffle(per_question)
-    out: list[Pair] = []
-    for pairs in per_question:
-        if max_pairs is not None and out and len(out) + len(pairs) > max_pairs:
-            break
-        out.extend(pairs)
+    mined = mine_questions(questions, store, searcher, negatives=negatives, depth=depth)
+    kept = whole_questions(mined, max_pairs, seed, size=lambda m: len(m.positives) + len(m.negatives))
+    out = [p for m in kept for p in m.positives + m.negatives]
     random.Random(seed + 1).shuffle(out)
+    return out
+
+
+def whole_questions(
+    mined: Sequence[Mined],
+    max_pairs: int | None,
+    seed: int,
+    size: Callable[[Mined], int],
+    keep: Callable[[Mined], bool] = lambda m: True,
+) -> list[Mined]:
+    """Shuffle the questions by ``seed`` and take whole ones while their ``size`` (training rows) fits in
+    ``max_pairs`` (at least one question always); questions ``keep`` rejects are passed over."""
+    order = list(mined)
+    random.Random(seed).shuffle(order)
+    out: list[Mined] = []
+    total = 0
+    for m in order:
+        if max_pairs is not None and total and total + size(m) > max_pairs:
+            break
+        if keep(m):
+            out.append(m)
+            total += size(m)
     return out
 
 

@@ -29,7 +29,16 @@ from ..registry import require
 from ..rerank.embedding import EmbeddingReranker
 from ..types import Article
 from .common import LossLog, TrainLoop, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
-from .data import Mined, Pair, bm25_searcher, eval_pools, mine_questions, read_bioasq, split_questions
+from .data import (
+    Mined,
+    Pair,
+    bm25_searcher,
+    eval_pools,
+    mine_questions,
+    read_bioasq,
+    split_questions,
+    whole_questions,
+)
 from .reranker import rerank_map
 
 log = logging.getLogger(__name__)
@@ -69,21 +78,16 @@ def make_examples(mined: Sequence[Mined], negatives: int, max_pairs: int | None,
     list, so a question's gold documents get different ones), whole questions up to ``max_pairs`` gold
     pairs after a seeded shuffle. A question with no hard negative is left out when negatives are asked for.
     """
-    order = list(mined)
-    random.Random(seed).shuffle(order)
+    kept = whole_questions(mined, max_pairs, seed, size=lambda m: len(m.positives),
+                           keep=lambda m: not negatives or bool(m.negatives))
+    without = sum(not m.negatives for m in mined) if negatives else 0
+    if without:
+        log.warning("%d questions have no BM25 hard negative and were left out", without)
     out: list[Example] = []
-    dropped = 0
-    for m in order:
-        if max_pairs is not None and out and len(out) + len(m.positives) > max_pairs:
-            break
-        if negatives and not m.negatives:
-            dropped += 1
-            continue
+    for m in kept:
         for i, pair in enumerate(m.positives):
             negs = tuple(m.negatives[(i * negatives + j) % len(m.negatives)] for j in range(negatives))
             out.append(Example(pair, negs, m.gold))
-    if dropped:
-        log.warning("%d questions have no BM25 hard negative and were left out", dropped)
     return out
 
 
