@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+import medcite_fakes
 from medcite.paths import shared_data_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+medcite_fakes.register()  # fake backends (hash-bow encoder, rules/replies LLMs), reachable through --set
 
 
 @pytest.fixture(scope="session")

@@ -1,70 +1,152 @@
-"""Nested pydantic settings, JSON presets that override only what they change, and dotted overrides.
+"""The settings tree, JSON presets that override only what they change, and dotted overrides.
 
-Every stage owns one sub-model (in :mod:`medcite.stage_settings`, re-exported here). ``--set a.b=value``
-on the CLI overrides any field; the fully resolved settings and their hash are written into every run
-directory and index manifest.
+Each stage's settings hold the config of one registered backend (:func:`medcite.settings_base.stage_field`):
+``rerank``, ``evidence``, ``generate``, ``llm`` (and named extra LLMs in ``llms``), the named ``indexes``,
+and the lists ``retrieve.queries`` / ``retrieve.branches``. ``--set a.b=value`` overrides any field. When a
+preset or an override switches a section to another backend, the keys that backend does not have are
+dropped (``--set rerank.backend=none`` on a preset with a cross-encoder leaves no ``model`` behind).
+The fully resolved settings and their hash are written into every run directory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from . import registry
 from .errors import ConfigError
-from .stage_settings import (
-    BranchSettings,
-    CorpusSettings,
-    DenseSettings,
-    EvidenceSettings,
-    GenerateSettings,
-    IndexSettings,
-    LLMSettings,
-    MedCPTSettings,
-    PRFSettings,
-    RerankSettings,
-    RetrieveSettings,
-    SparseSettings,
-    _Section,
-)
+from .settings_base import Section, stage_field
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Settings",
+    "CorpusSettings",
+    "RetrieveSettings",
     "load_settings",
     "parse_override",
     "preset_names",
+    "preset_description",
     "settings_hash",
-    "CorpusSettings",
-    "SparseSettings",
-    "DenseSettings",
-    "IndexSettings",
-    "BranchSettings",
-    "PRFSettings",
-    "RetrieveSettings",
-    "EvidenceSettings",
-    "GenerateSettings",
-    "LLMSettings",
-    "MedCPTSettings",
-    "RerankSettings",
+    "DEFAULT_INDEXES",
 ]
 
+#: indexes every settings tree has unless it replaces them: BM25 and a dense index with the packaged MiniLM
+DEFAULT_INDEXES: dict[str, dict[str, Any]] = {"bm25": {"backend": "tantivy"}, "dense": {"backend": "faiss"}}
+
+# where in the settings tree a backend config of which stage sits ("*": any name)
+_STAGE_PATHS: dict[tuple[str, ...], str] = {
+    ("rerank",): "rerank",
+    ("evidence",): "evidence",
+    ("generate",): "generate",
+    ("llm",): "llm",
+    ("llms", "*"): "llm",
+    ("indexes", "*"): "index",
+    ("indexes", "*", "encoder"): "encoder",
+}
 
 
-class Settings(_Section):
+class CorpusSettings(Section):
+    on_error: Literal["raise", "skip"] = Field(
+        "raise", description="'raise' stops at the first bad record; 'skip' warns, counts and goes on."
+    )
+    batch_size: int = Field(2000, ge=1, description="Records written to the store per executemany batch.")
+
+
+class RetrieveSettings(Section):
+    k: int = Field(
+        100, ge=1, description="Documents retrieved per query (first-stage budget per sub-query and branch)."
+    )
+    queries: list[stage_field("querygen")] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: [registry.default_config("querygen", backend="original")],
+        description="Query generators run in order (registry stage 'querygen'): 'original', 'keywords', "
+        "'topic_narrative', 'llm_reformulate', 'llm_decompose' (names or full configs); duplicates are dropped "
+        "and queries numbered q0, q1, ...",
+    )
+    branches: list[stage_field("retriever")] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: [registry.default_config("retriever", backend="bm25")],
+        description="First-stage retrievers (registry stage 'retriever'): 'bm25', 'bm25+rocchio', 'bm25+rm3', "
+        "'dense'; each searches its named index (`index`) with every sub-query.",
+    )
+    fusion: Literal["rrf", "wsum", "pool"] = Field(
+        "rrf",
+        description="How the (branch, sub-query) runs merge: 'rrf' (reciprocal rank fusion), 'wsum' "
+        "(weighted sum of normalised scores) or 'pool' (by PMID, best score, union of branches).",
+    )
+    rrf_k: float = Field(60, ge=0, description="RRF constant k (Cormack et al. 2009 use 60).")
+    norm: Literal["minmax", "zscore", "none"] = Field(
+        "minmax", description="Per-run score normalisation for 'wsum' and 'pool'."
+    )
+    rerank_per_query: bool = Field(
+        False,
+        description="With a reranker: rerank each sub-query's candidates against that sub-query and pool by "
+        "the best reranker score (CLaC 2025), instead of reranking the fused list against the question.",
+    )
+    keep: int | None = Field(
+        None, ge=1, description="Hits kept per topic at the end, after reranking (None: keep all)."
+    )
+
+    @field_validator("branches")
+    @classmethod
+    def _distinct_branch_names(cls, branches: list[Any]) -> list[Any]:
+        names = [b.name for b in branches]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"two branches are named {', '.join(twice)}: give them different 'label's")
+        if not branches:
+            raise ValueError('name at least one branch, e.g. [{"backend": "bm25"}]')
+        return branches
+
+
+class Settings(Section):
     """The whole configuration of one medcite run."""
 
     preset: str = Field("offline", description="Name of the preset these settings started from.")
     corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="Ingest behaviour.")
-    index: IndexSettings = Field(default_factory=IndexSettings, description="Index backends.")
+    indexes: dict[str, stage_field("index")] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {n: registry.default_config("index", **v) for n, v in DEFAULT_INDEXES.items()},
+        description="Named indexes of the document store (registry stage 'index'); retrieval branches refer "
+        "to them by name. Defaults: 'bm25' (tantivy) and 'dense' (FAISS with the packaged MiniLM).",
+    )
     retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings, description="First-stage retrieval.")
-    evidence: EvidenceSettings = Field(default_factory=EvidenceSettings, description="Evidence selection.")
-    generate: GenerateSettings = Field(default_factory=GenerateSettings, description="Answer generation.")
-    llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model used by LLM stages.")
-    rerank: RerankSettings = Field(default_factory=RerankSettings, description="Reranking of retrieved hits.")
+    rerank: stage_field("rerank") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("rerank"), description="Reranking of retrieved hits."
+    )
+    evidence: stage_field("evidence") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("evidence"), description="Evidence selection."
+    )
+    generate: stage_field("generate") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("generate"), description="Answer generation."
+    )
+    llm: stage_field("llm") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("llm"),
+        description="The language model every LLM stage uses unless it names another in `llms`.",
+    )
+    llms: dict[str, stage_field("llm")] = Field(  # type: ignore[valid-type]
+        default_factory=dict,
+        description="More language models by name, for stages that name one (e.g. a reasoning model for "
+        "query rewrites and another for generation, as Dalhousie 2025 ran).",
+    )
+
+    @field_validator("indexes", mode="before")
+    @classmethod
+    def _with_default_indexes(cls, value: Any) -> Any:
+        """Keep the default indexes a preset does not mention; an entry without a backend keeps its default."""
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = dict(DEFAULT_INDEXES)
+        for name, entry in value.items():
+            if isinstance(entry, dict) and name in DEFAULT_INDEXES and "backend" not in entry:
+                entry = {**DEFAULT_INDEXES[name], **entry}
+            out[name] = entry
+        return out
 
     def hash(self) -> str:
         return settings_hash(self)
@@ -80,39 +162,84 @@ def preset_names() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
 
 
-def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
-    if name in chain:
-        raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
+def _preset_text(name: str) -> str:
     path = Path(name)
-    if path.suffix == ".json" and path.exists():
-        text = path.read_text(encoding="utf-8")
-    else:
-        res = resources.files("medcite") / "presets" / f"{name}.json"
-        if not res.is_file():
-            raise ConfigError(
-                f"unknown preset {name!r}",
-                hint=f"choose one of: {', '.join(preset_names())} (or give a path to a .json preset file)",
-            )
-        text = res.read_text(encoding="utf-8")
+    if path.suffix == ".json" and path.is_file():
+        return path.read_text(encoding="utf-8")
+    res = resources.files("medcite") / "presets" / f"{name}.json"
+    if not res.is_file():
+        raise ConfigError(
+            f"unknown preset {name!r}",
+            hint=f"choose one of: {', '.join(preset_names())} (or give a path to a .json preset file)",
+        )
+    return res.read_text(encoding="utf-8")
+
+
+def _preset_json(name: str) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        data = json.loads(_preset_text(name))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"preset {name!r} is not valid JSON: {exc}") from exc
-    parent = data.pop("extends", None)
-    data.pop("description", None)
-    if parent:
-        return _deep_merge(_read_preset(parent, (*chain, name)), data)
+    if not isinstance(data, dict):
+        raise ConfigError(f"preset {name!r} is not a JSON object")
     return data
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def preset_description(name: str) -> str:
+    """The preset's own description (empty when it has none)."""
+    return str(_preset_json(name).get("description", ""))
+
+
+def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    if name in chain:
+        raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
+    data = _preset_json(name)
+    parent = data.pop("extends", None)
+    data.pop("description", None)
+    if parent:
+        return merge(_read_preset(parent, (*chain, name)), data)
+    return data
+
+
+def _stage_at(path: Sequence[str]) -> str | None:
+    for pattern, stage in _STAGE_PATHS.items():
+        if len(pattern) == len(path) and all(p in ("*", q) for p, q in zip(pattern, path, strict=True)):
+            return stage
+    return None
+
+
+def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Deep-merge ``over`` into ``base``. A stage section whose ``backend`` changes keeps only the keys
+    its new backend has (see the module docstring)."""
     out = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+        old = out.get(key)
+        where = (*path, key)
+        if isinstance(value, dict) and isinstance(old, str) and _stage_at(where):
+            old = registry.shorthand(_stage_at(where), old)  # type: ignore[arg-type]
+        if isinstance(value, dict) and isinstance(old, dict):
+            out[key] = merge(_for_backend(old, value, where), value, where)
+        elif isinstance(value, dict) and old is not None and not isinstance(old, dict):
+            raise ConfigError(f"{'.'.join(where)} is {old!r}, not a section: it has no {', '.join(value)}",
+                              hint=f"set {'.'.join(where)} itself, e.g. --set {'.'.join(where)}=VALUE")
         else:
             out[key] = value
     return out
+
+
+def _for_backend(old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    stage = _stage_at(path)
+    backend = new.get("backend")
+    if stage is None or not isinstance(backend, str) or backend == old.get("backend"):
+        return old
+    try:
+        fields = registry.config_class(stage, backend).model_fields
+    except ConfigError:
+        return old  # an unknown backend: validation says so, naming the choices
+    dropped = sorted(k for k in old if k not in fields)
+    if dropped:
+        log.info("%s: backend %r has no %s; dropped", ".".join(path), backend, ", ".join(dropped))
+    return {k: v for k, v in old.items() if k in fields}
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -124,21 +251,25 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
-    return key.strip().split("."), value
+    path = key.strip().split(".")
+    if any(not p for p in path):
+        raise ConfigError(f"cannot read override {item!r}: empty name in {key!r}", hint="e.g. rerank.k=30")
+    return path, value
 
 
-def load_settings(preset: str = "offline", overrides: list[str] | tuple[str, ...] = ()) -> Settings:
+def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Settings:
     """Resolve a preset (with its ``extends`` chain) and dotted overrides into validated Settings."""
     data = _read_preset(preset)
     data["preset"] = preset
     for item in overrides:
         path, value = parse_override(item)
-        node = data
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"override {item!r}: {part!r} is not a section")
-        node[path[-1]] = value
+        nested: Any = value
+        for part in reversed(path):
+            nested = {part: nested}
+        try:
+            data = merge(data, nested)
+        except ConfigError as exc:
+            raise ConfigError(f"override {item!r}: {exc.message}", hint=exc.hint) from None
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

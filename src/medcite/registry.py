@@ -1,84 +1,252 @@
-"""Backend name -> lazily imported implementation. A missing extra raises with the install hint."""
+"""Stages and their backends by name: the one way medcite builds a stage.
+
+Every backend is a class registered here with one line (``stage``, ``name``, ``"module:Class"``, the extra
+that provides its dependencies). The class carries its settings model as ``Config`` (a subclass of the
+stage's base config with ``backend: Literal["name"]``) and a classmethod ``from_config(cfg, ctx)`` that
+builds it, where ``ctx`` (:class:`medcite.context.BuildContext`) hands over what stages share: the document
+store, named LLMs, named indexes and a model cache. Modules are imported only when a backend is used or
+its settings are validated, and importing one never needs its extra: the extra is required when the
+backend is *built*, and a missing one raises :class:`MissingExtraError` with the pip command.
+
+Plugins register more backends with :func:`register`, or through the ``medcite.backends`` entry-point
+group (entry name ``"<stage>:<name>"``, value ``"module:Class"``).
+"""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, MissingExtraError
 
-# stage -> name -> ("module:attribute", extra that provides its dependencies)
-_BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
-    "encoder": {
-        "sentence-transformers": ("medcite.index.dense.st_encoder:SentenceTransformerEncoder", "dense"),
-        "hf-asymmetric": ("medcite.index.dense.hf_asymmetric:AsymmetricEncoder", "dense"),
-        "onnx-minilm": ("medcite.index.dense.onnx_minilm:OnnxMiniLMEncoder", "onnx"),
-    },
-    "querygen": {
-        "original": ("medcite.retrieve.queries:OriginalQuery", "core"),
-        "keywords": ("medcite.retrieve.queries:KeywordQueries", "core"),
-        "topic_narrative": ("medcite.retrieve.queries:TopicNarrative", "core"),
-        "llm_reformulate": ("medcite.llm.query_generators:LLMReformulator", "core"),
-        "llm_decompose": ("medcite.llm.query_generators:LLMDecomposer", "core"),
-    },
-    "sparse": {
-        "tantivy": ("medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),
-        "bm25s": ("medcite.index.sparse.bm25s_backend:BM25SIndex", "bm25s"),
-    },
-    "llm": {
-        "openai": ("medcite.llm.openai_backend:OpenAIBackend", "llm"),
-        "local": ("medcite.llm.local_backend:LocalBackend", "llm"),
-        "llamacpp": ("medcite.llm.llamacpp_backend:LlamaCppBackend", "llamacpp"),
-        "none": ("medcite.llm.none_backend:NoneLLM", "core"),
-    },
-    "rerank": {
-        "cross-encoder": ("medcite.rerank.cross_encoder:CrossEncoderReranker", "rerank"),
-        "medcpt": ("medcite.rerank.medcpt:MedCPTReranker", "rerank"),
-        "monot5": ("medcite.rerank.monot5:MonoT5Reranker", "rerank"),
-        "embedding": ("medcite.rerank.embedding:EmbeddingReranker", "dense"),
-        "ensemble-union": ("medcite.rerank.ensemble:UnionEnsemble", "core"),
-        "ensemble-weighted": ("medcite.rerank.ensemble:WeightedEnsemble", "core"),
-        "llm-listwise": ("medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
-    },
-    "evidence": {
-        "snippets": ("medcite.evidence.snippets:SnippetSelector", "evidence"),
-        "summaries": ("medcite.evidence.summaries:SummarySelector", "evidence"),
-    },
-    "generate": {
-        "extractive": ("medcite.generate.extractive:ExtractiveGenerator", "evidence"),
-        "llm": ("medcite.generate.llm_generator:LLMGenerator", "evidence"),
-    },
+if TYPE_CHECKING:
+    from .context import BuildContext
+    from .settings_base import BackendConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage: what it does, the backend a config gets when it names none, and its string shorthand."""
+
+    name: str
+    description: str
+    default: str | None = None
+    #: ``"module:function"`` turning a shorthand string into a config dict; None: the string is a backend name
+    shorthand: str | None = None
+
+
+_STAGES: dict[str, Stage] = {
+    s.name: s
+    for s in (
+        Stage("index", "a searchable index of the document store (sparse BM25 or dense vectors)"),
+        Stage("encoder", "turns queries and articles into vectors", "sentence-transformers",
+              "medcite.index.dense.encoders:parse_encoder"),
+        Stage("querygen", "turns a topic into queries"),
+        Stage("retriever", "first-stage search of one index by each query"),
+        Stage("rerank", "rescores retrieved hits", "none", "medcite.rerank.base:parse_reranker"),
+        Stage("evidence", "picks the evidence shown to the generator", "snippets"),
+        Stage("generate", "writes the cited answer", "extractive"),
+        Stage("llm", "a chat language model", "none"),
+        Stage("task", "an official input/output format: reader, stages, writer and validator"),
+    )
 }
+
+# stage -> name -> ("module:Class", extra that provides its dependencies)
+_BACKENDS: dict[str, dict[str, tuple[str, str]]] = {stage: {} for stage in _STAGES}
 
 
 def register(stage: str, name: str, target: str, extra: str = "core") -> None:
-    """Register a backend: ``target`` is ``"package.module:Attribute"``."""
-    _BACKENDS.setdefault(stage, {})[name] = (target, extra)
+    """Make the class ``target`` (``"package.module:Class"``) the ``stage`` backend called ``name``.
+
+    It becomes reachable from presets, ``--set stage.backend=name`` and the CLI; nothing else names it.
+    """
+    if stage not in _STAGES:
+        raise ConfigError(f"unknown stage {stage!r}", hint=f"stages: {', '.join(_STAGES)}")
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"backend target {target!r} is not 'package.module:Class'")
+    _BACKENDS[stage][name] = (target, extra)
 
 
-def names(stage: str) -> list[str]:
-    return sorted(_BACKENDS.get(stage, {}))
+for _stage, _name, _target, _extra in (
+    ("index", "tantivy", "medcite.index.sparse.tantivy_backend:TantivyIndex", "core"),
+    ("index", "bm25s", "medcite.index.sparse.bm25s_backend:BM25SIndex", "bm25s"),
+    ("index", "faiss", "medcite.index.dense.faiss_backend:FaissIndex", "dense"),
+    ("encoder", "sentence-transformers", "medcite.index.dense.st_encoder:SentenceTransformerEncoder", "dense"),
+    ("encoder", "hf-asymmetric", "medcite.index.dense.hf_asymmetric:AsymmetricEncoder", "dense"),
+    ("encoder", "onnx-minilm", "medcite.index.dense.onnx_minilm:OnnxMiniLMEncoder", "onnx"),
+    ("querygen", "original", "medcite.retrieve.queries:OriginalQuery", "core"),
+    ("querygen", "keywords", "medcite.retrieve.queries:KeywordQueries", "core"),
+    ("querygen", "topic_narrative", "medcite.retrieve.queries:TopicNarrative", "core"),
+    ("querygen", "llm_reformulate", "medcite.retrieve.llm_queries:LLMReformulator", "core"),
+    ("querygen", "llm_decompose", "medcite.retrieve.llm_queries:LLMDecomposer", "core"),
+    ("retriever", "bm25", "medcite.retrieve.bm25:BM25Retriever", "core"),
+    ("retriever", "bm25+rocchio", "medcite.retrieve.prf:PRFRetriever", "core"),
+    ("retriever", "bm25+rm3", "medcite.retrieve.prf:PRFRetriever", "core"),
+    ("retriever", "dense", "medcite.retrieve.dense:DenseRetriever", "dense"),
+    ("rerank", "none", "medcite.rerank.base:NoReranker", "core"),
+    ("rerank", "cross-encoder", "medcite.rerank.cross_encoder:CrossEncoderReranker", "rerank"),
+    ("rerank", "medcpt", "medcite.rerank.medcpt:MedCPTReranker", "rerank"),
+    ("rerank", "monot5", "medcite.rerank.monot5:MonoT5Reranker", "rerank"),
+    ("rerank", "embedding", "medcite.rerank.embedding:EmbeddingReranker", "dense"),
+    ("rerank", "ensemble-union", "medcite.rerank.ensemble:UnionEnsemble", "core"),
+    ("rerank", "ensemble-weighted", "medcite.rerank.ensemble:WeightedEnsemble", "core"),
+    ("rerank", "llm-listwise", "medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
+    ("evidence", "snippets", "medcite.evidence.snippets:SnippetSelector", "evidence"),
+    ("evidence", "summaries", "medcite.evidence.summaries:SummarySelector", "evidence"),
+    ("generate", "extractive", "medcite.generate.extractive:ExtractiveGenerator", "evidence"),
+    ("generate", "llm", "medcite.generate.llm_generator:LLMGenerator", "evidence"),
+    ("llm", "openai", "medcite.llm.openai_backend:OpenAIBackend", "llm"),
+    ("llm", "local", "medcite.llm.local_backend:LocalBackend", "llm"),
+    ("llm", "llamacpp", "medcite.llm.llamacpp_backend:LlamaCppBackend", "llamacpp"),
+    ("llm", "none", "medcite.llm.none_backend:NoneLLM", "core"),
+    ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
+    ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
+):
+    register(_stage, _name, _target, _extra)
+
+_plugins_loaded = False
 
 
-def load(stage: str, name: str) -> Any:
-    """Import and return the backend class/factory registered as ``name`` for ``stage``."""
+def _load_plugins() -> None:
+    """Register the backends other installed packages declare (entry-point group ``medcite.backends``)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="medcite.backends"):
+        stage, sep, name = ep.name.partition(":")
+        if not sep or stage not in _STAGES:
+            log.warning("ignoring entry point %r: its name must be '<stage>:<backend>'", ep.name)
+            continue
+        register(stage, name, ep.value, extra="plugin")
+
+
+def stages() -> list[Stage]:
+    return list(_STAGES.values())
+
+
+def stage(name: str) -> Stage:
     try:
-        target, extra = _BACKENDS[stage][name]
+        return _STAGES[name]
     except KeyError:
-        known = ", ".join(names(stage)) or "(none)"
-        raise ConfigError(
-            f"unknown {stage} backend {name!r}",
-            hint=f"choose one of: {known}",
-        ) from None
+        raise ConfigError(f"unknown stage {name!r}", hint=f"stages: {', '.join(_STAGES)}") from None
+
+
+def names(stage_name: str) -> list[str]:
+    """The backends registered for a stage, sorted."""
+    _load_plugins()
+    return sorted(_BACKENDS.get(stage_name, {}))
+
+
+def load(stage_name: str, name: str) -> Any:
+    """Import and return the class registered as ``name`` for ``stage_name``."""
+    _load_plugins()
+    try:
+        target, extra = _BACKENDS[stage_name][name]
+    except KeyError:
+        known = ", ".join(names(stage_name)) or "(none)"
+        raise ConfigError(f"unknown {stage_name} backend {name!r}", hint=f"choose one of: {known}") from None
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         if isinstance(exc, MissingExtraError):
             raise
-        missing = exc.name or str(exc)
-        raise MissingExtraError(missing, extra, f"the {stage} backend {name!r}") from exc
-    return getattr(module, attr)
+        raise MissingExtraError(exc.name or str(exc), extra, f"the {stage_name} backend {name!r}") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ConfigError(f"{module_name} has no {attr!r} (registered as {stage_name} backend {name!r})") from None
+
+
+def config_class(stage_name: str, name: str) -> type[BackendConfig]:
+    """The settings model of a backend (its class's ``Config``)."""
+    cls = load(stage_name, name)
+    config = getattr(cls, "Config", None)
+    if config is None:
+        raise ConfigError(f"the {stage_name} backend {name!r} ({cls.__name__}) declares no Config model")
+    return config  # type: ignore[no-any-return]
+
+
+def shorthand(stage_name: str, text: str) -> dict[str, Any]:
+    """The config dict a shorthand string of ``stage_name`` stands for (``"minilm"``, ``"none"``, ...)."""
+    spec = stage(stage_name).shorthand
+    if spec is None:
+        return {"backend": text.strip()}
+    module, _, attr = spec.partition(":")
+    parse: Callable[[str], dict[str, Any]] = getattr(importlib.import_module(module), attr)
+    return parse(text)
+
+
+def validate_config(stage_name: str, value: Any) -> BackendConfig:
+    """One backend config of ``stage_name`` from a dict, a shorthand string or a config object.
+
+    The ``backend`` key picks the model; a dict without one gets the stage's default backend. Raises
+    ConfigError naming what is wrong (inside a settings tree, :func:`check_config` reports it instead).
+    """
+    from pydantic import ValidationError
+    from pydantic_core import PydanticCustomError
+
+    try:
+        return check_config(stage_name, value)
+    except PydanticCustomError as exc:
+        raise ConfigError(f"{stage_name}: {exc.message()}") from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or stage_name}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid {stage_name} settings: {problems}") from None
+
+
+def check_config(stage_name: str, value: Any) -> BackendConfig:
+    """:func:`validate_config` for use inside pydantic validation: errors are pydantic errors, so the
+    settings tree's ValidationError says where they are."""
+    from pydantic_core import PydanticCustomError
+
+    from .settings_base import BackendConfig
+
+    if isinstance(value, BackendConfig):
+        value = value.model_dump()
+    if isinstance(value, str):
+        value = shorthand(stage_name, value)
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError(
+            "stage_config", "a {stage} setting must be an object with a 'backend' key or a name, got {got}",
+            {"stage": stage_name, "got": type(value).__name__},
+        )
+    data = dict(value)
+    name = data.get("backend") or stage(stage_name).default
+    if not name:
+        raise PydanticCustomError(
+            "backend_missing", "name the {stage} backend with 'backend' (one of: {known})",
+            {"stage": stage_name, "known": ", ".join(names(stage_name))},
+        )
+    if not isinstance(name, str) or name not in _BACKENDS[stage_name]:
+        _load_plugins()
+    if not isinstance(name, str) or name not in _BACKENDS[stage_name]:
+        raise PydanticCustomError(
+            "backend_unknown", "unknown {stage} backend '{name}'; choose one of: {known}",
+            {"stage": stage_name, "name": str(name), "known": ", ".join(names(stage_name))},
+        )
+    data["backend"] = name
+    return config_class(stage_name, name).model_validate(data)
+
+
+def default_config(stage_name: str, **values: Any) -> BackendConfig:
+    """The config of the stage's default backend (or of ``values['backend']``) with ``values`` set."""
+    return validate_config(stage_name, values)
+
+
+def build(stage_name: str, cfg: BackendConfig, ctx: BuildContext) -> Any:
+    """The one construction path: ``load(stage, cfg.backend).from_config(cfg, ctx)``."""
+    cls = load(stage_name, cfg.backend)
+    return cls.from_config(cfg, ctx)
 
 
 def require(module: str, extra: str, feature: str) -> Any:

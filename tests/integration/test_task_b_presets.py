@@ -1,14 +1,15 @@
-"""Every Task B preset end to end on a tiny store: offline swaps, a scripted LLM, validation, cache re-runs.
+"""Every Task B preset end to end on a tiny store: offline swaps, a rule-following LLM, validation, cache re-runs.
 
-The scripted LLM is a real :class:`~medcite.llm.base.BaseLLM` backend whose answers follow fixed rules of the
-prompt it receives (summaries copy the abstract's first sentence; the first answer cites an index outside
-the block so the constraint-retry path runs; the retry cites correctly), so every stage runs its real code.
+The LLM is the ``rules`` backend registered for the tests (tests/medcite_fakes.py), chosen with
+``--set llm.backend=rules`` like any other: a real :class:`~medcite.llm.base.BaseLLM` whose answers follow
+fixed rules of the prompt (summaries copy the abstract's first sentence; the first answer cites an index
+outside the block so the constraint-retry path runs; the retry cites correctly), so every stage runs its
+real code and nothing is injected by hand.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,6 @@ from click.testing import CliRunner
 from medcite.cli.main import cli
 from medcite.config import load_settings, preset_names
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.llm.base import BaseLLM, Completion, Message
-from medcite.llm.cache import LLMCache
 from medcite.pipeline import Pipeline, needs_llm, offline_overrides
 from medcite.rundir import read_answers
 from medcite.tasks.biogen import write_biogen25
@@ -60,55 +59,24 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _store(tmp_path_factory.mktemp("taskb") / "store")
 
 
-class RuleLLM(BaseLLM):
-    """Answers by fixed rules of the prompt (see the module docstring)."""
-
-    name = "rules"
-
-    def __init__(self, cache: LLMCache | None = None) -> None:
-        super().__init__("rules-v1", cache=cache)
-        self.calls = 0
-
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
-        self.calls += 1
-        return Completion(text=self.answer(messages), model=self.model)
-
-    @staticmethod
-    def answer(messages: list[Message]) -> str:
-        first = messages[1]["content"] if len(messages) > 1 else messages[0]["content"]
-        last = messages[-1]["content"]
-        if "Summarize the abstract" in first:
-            abstract = first.split("Abstract: ", 1)[1]
-            return "Summary: " + abstract.split(". ")[0].rstrip(".") + "."
-        if "exactly three different search queries" in first:
-            return "1. statin LDL cholesterol\n2. can statins hurt my muscles\n3. statin myopathy"
-        if "keyword queries" in first:
-            return '["statin LDL", "blood pressure exercise", "vitamin D fracture"]'
-        if "Shorten the answer" in first:
-            return last.split("Answer:\n", 1)[1].split(". ")[0] + "."
-        evidence = re.findall(r"^\[(\d+)\] \(\d+\) (.+)$", first, re.MULTILINE)
-        if "Do not write citations" in first:
-            return " ".join(text for _, text in evidence[:2])
-        if len(messages) <= 2:  # first attempt: one index outside the block
-            return f"{evidence[0][1]} [{len(evidence) + 5}]."
-        return " ".join(f"{text.rstrip('.')} [{i}]." for i, text in evidence[:2])
-
-
-def _run(preset: str, store: Path, out: Path, llm: BaseLLM | None, extra: list[str] | None = None) -> Any:
+def _run(preset: str, store: Path, out: Path, extra: list[str] | None = None) -> tuple[Any, Any, int]:
+    """Answers, validation report and the number of LLM calls of one preset run with the rules LLM."""
     base = load_settings(preset)
     overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + (extra or [])
-    pipeline = Pipeline(load_settings(preset, overrides), store, llm=llm if needs_llm(base) else None)
-    try:
+    if needs_llm(base):
+        overrides += ["llm.backend=rules"]
+    calls = 0
+    with Pipeline(load_settings(preset, overrides), store) as pipeline:
         pipeline.run(TOPICS, out)
-    finally:
-        pipeline.store.close()
+        if needs_llm(base):
+            calls = pipeline.context.llm().calls  # type: ignore[attr-defined]
     answers = read_answers(out)
     sub = out / "submission.jsonl"
     write_biogen25(sub, answers, "medcite", out.name)
     with DocumentStore.open(store) as s:
         report = validate_biogen25(sub, in_corpus=s.existing, expected_topics=[t.id for t in TOPICS],
                                    evidence=evidence_by_topic(out))
-    return answers, report
+    return answers, report, calls
 
 
 def test_task_b_presets_exist() -> None:
@@ -117,8 +85,7 @@ def test_task_b_presets_exist() -> None:
 
 @pytest.mark.parametrize("preset", TASK_B)
 def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: Path) -> None:
-    llm = RuleLLM()
-    answers, report = _run(preset, store, tmp_path / preset, llm)
+    answers, report, calls = _run(preset, store, tmp_path / preset)
     assert report.ok, report.errors
     evidence = {}
     for line in (tmp_path / preset / "evidence.jsonl").read_text().splitlines():
@@ -131,12 +98,12 @@ def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: P
             assert 1 <= len(s.pmids) <= 3 and set(s.pmids) <= evidence[a.topic_id]
     settings = load_settings(preset)
     if settings.generate.backend == "llm":
-        assert llm.calls > 0
+        assert calls > 0
         assert {a.generator for a in answers} <= {"llm", "llm+extractive-fallback"}
         rows = [json.loads(x) for x in (tmp_path / preset / "trace.jsonl").read_text().splitlines()]
         assert {r["topic_id"] for r in rows} == {t.id for t in TOPICS}
         assert "generation" in {r["stage"] for r in rows}
-        if settings.evidence.selector == "summaries":
+        if settings.evidence.backend == "summaries":
             assert "summary" in {r["stage"] for r in rows}
             kinds = {e["kind"] for line in (tmp_path / preset / "evidence.jsonl").read_text().splitlines()
                      for e in json.loads(line)["evidence"]}
@@ -144,12 +111,11 @@ def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: P
 
 
 def test_rerun_is_served_wholly_from_the_cache(store: Path, tmp_path: Path) -> None:
-    cache = LLMCache(tmp_path / "cache")
-    first, _ = _run("clac25-b", store, tmp_path / "run1", RuleLLM(cache))
-    llm = RuleLLM(cache)
-    second, report = _run("clac25-b", store, tmp_path / "run2", llm)
+    cache = [f"llm.cache_dir={tmp_path / 'cache'}", "llm.cache=true"]
+    first, _, calls = _run("clac25-b", store, tmp_path / "run1", cache)
+    second, report, again = _run("clac25-b", store, tmp_path / "run2", cache)
     assert report.ok
-    assert llm.calls == 0
+    assert calls > 0 and again == 0
     rows = [json.loads(x) for x in (tmp_path / "run2" / "trace.jsonl").read_text().splitlines()]
     assert rows and all(r["cache_hit"] for r in rows)
     assert [(a.topic_id, a.text) for a in first] == [(a.topic_id, a.text) for a in second]
@@ -164,7 +130,7 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
     assert "--set llm.backend=local --set llm.model=null --set rerank.backend=none" in result.output
-    assert "--set index.dense.encoder=minilm" in result.output
+    assert "--set indexes.dense.encoder=minilm" in result.output
     # the no-LLM swaps really run the preset offline, through the CLI, into a valid submission
     none = offline_overrides(load_settings("clac25-b"), "none")
     args = ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(tmp_path / "r2"),
@@ -177,7 +143,7 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
 @pytest.mark.slow
 def test_packaged_smollm2_runs_a_preset_offline_and_reruns_from_cache(store: Path, tmp_path: Path) -> None:
     """The real in-process LLM through the preset's own swaps; outputs are validated whatever it writes."""
-    budget = [f"llm.cache_dir={tmp_path / 'cache'}", "evidence.summary_docs=1", "evidence.summary_max_tokens=16",
+    budget = [f"llm.cache_dir={tmp_path / 'cache'}", "evidence.docs=1", "evidence.max_tokens=16",
               "generate.max_tokens=24", "generate.max_attempts=1"]
     topics = TOPICS[:1]
 

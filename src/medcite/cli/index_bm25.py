@@ -14,10 +14,13 @@ from .options import resolve, settings_options
 @click.option("--store", required=True, type=click.Path(path_type=Path), help="Document store folder to index.")
 @click.option(
     "--out",
-    required=True,
+    default=None,
     type=click.Path(path_type=Path),
-    help="Index folder: built when new or empty, updated in place when it holds an index of the same store.",
+    help="Index folder: built when new or empty, updated in place when it holds an index of the same store "
+    "(default: the folder under STORE/indexes/ that presets use for these settings).",
 )
+@click.option("--index", "name", default="bm25", show_default=True,
+              help="Which entry of the settings' `indexes` to build (a sparse one).")
 @click.option(
     "--backend",
     default=None,
@@ -30,7 +33,8 @@ from .options import resolve, settings_options
 @settings_options
 def bm25(
     store: Path,
-    out: Path,
+    out: Path | None,
+    name: str,
     backend: str | None,
     k1: float | None,
     b: float | None,
@@ -45,13 +49,19 @@ def bm25(
     (the bm25s backend rebuilds instead).
     """
     from ..corpus.store import DocumentStore
-    from ..index.sparse.base import build_sparse
+    from ..errors import ConfigError
+    from ..index.base import index_folder
+    from ..index.sparse.base import SparseConfig, build_sparse
 
-    extra = [f"index.sparse.{k}={v}" for k, v in (("backend", backend), ("k1", k1), ("b", b)) if v is not None]
-    settings = resolve(preset, (*overrides, *extra)).index.sparse
+    extra = [f"indexes.{name}.{k}={v}" for k, v in (("backend", backend), ("k1", k1), ("b", b)) if v is not None]
+    cfg = resolve(preset, (*overrides, *extra)).indexes.get(name)
+    if not isinstance(cfg, SparseConfig):
+        raise ConfigError(f"the settings have no sparse index named {name!r}",
+                          hint="use --index bm25, or define it: --set indexes.NAME.backend=tantivy")
+    out = out or index_folder(store, cfg)
     existed = (out / "manifest.json").exists() and not rebuild
     with DocumentStore.open(store) as docs:
-        report = build_sparse(docs, out, settings, rebuild=rebuild)
+        report = build_sparse(docs, out, cfg, rebuild=rebuild)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
         return

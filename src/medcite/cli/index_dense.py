@@ -13,8 +13,11 @@ from .options import resolve, settings_options
 @click.command("dense")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Document store folder to index (optional with --from-embeddings).")
-@click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Index folder: created, resumed after an interruption, or updated to the store.")
+@click.option("--out", default=None, type=click.Path(path_type=Path),
+              help="Index folder: created, resumed after an interruption, or updated to the store (default: the "
+                   "folder under STORE/indexes/ that presets use for this encoder).")
+@click.option("--index", "name", default="dense", show_default=True,
+              help="Which entry of the settings' `indexes` to build (a vector one).")
 @click.option("--encoder", default=None,
               help="Article/symmetric encoder: minilm (default, offline), minilm-onnx, medcpt, a Hugging Face "
                    "name or a local model folder.")
@@ -30,7 +33,8 @@ from .options import resolve, settings_options
 @settings_options
 def dense(
     store: Path | None,
-    out: Path,
+    out: Path | None,
+    name: str,
     encoder: str | None,
     query_encoder: str | None,
     index_type: str | None,
@@ -42,17 +46,35 @@ def dense(
     overrides: tuple[str, ...],
 ) -> None:
     """Build or update the dense index of a document store, or import precomputed embeddings."""
+    import json
+
     from ..corpus.store import DocumentStore
+    from ..errors import ConfigError
+    from ..index.base import index_folder
     from ..index.dense import folder as fo
     from ..index.dense.build import build_dense_index
     from ..index.dense.encoders import load_encoder
+    from ..index.dense.faiss_backend import FaissConfig
     from ..index.dense.importer import import_embeddings
 
-    settings = resolve(preset, overrides).index.dense
-    for field, value in (("encoder", encoder), ("query_encoder", query_encoder), ("index_type", index_type),
-                         ("batch_size", batch_size), ("chunk_size", chunk_size)):
+    extra: list[str] = []
+    if query_encoder is not None:
+        pair = {"backend": "hf-asymmetric", "model": encoder or "ncbi/MedCPT-Article-Encoder",
+                "query_model": query_encoder}
+        extra.append(f"indexes.{name}.encoder={json.dumps(pair)}")
+    elif encoder is not None:
+        extra.append(f"indexes.{name}.encoder={encoder}")
+    for field, value in (("index_type", index_type), ("chunk_size", chunk_size), ("encoder.batch_size", batch_size)):
         if value is not None:
-            setattr(settings, field, value)
+            extra.append(f"indexes.{name}.{field}={value}")
+    settings = resolve(preset, (*overrides, *extra)).indexes.get(name)
+    if not isinstance(settings, FaissConfig):
+        raise ConfigError(f"the settings have no FAISS index named {name!r}",
+                          hint="use --index dense, or define it: --set indexes.NAME.backend=faiss")
+    if out is None:
+        if store is None:
+            raise InputError("give --out DIR (there is no --store to put the index under)")
+        out = index_folder(store, settings)
     docs = DocumentStore.open(store) if store is not None else None
     try:
         if from_embeddings is not None:
@@ -65,7 +87,7 @@ def dense(
                              hint="e.g. medcite index dense --store corpus/ --out indexes/dense")
         else:
             fresh = rebuild or not fo.has_index(out)
-            enc = load_encoder(settings) if (fresh or encoder or query_encoder) else None
+            enc = load_encoder(settings.encoder) if (fresh or encoder or query_encoder) else None
             manifest = build_dense_index(docs, out, settings, encoder=enc, rebuild=rebuild,
                                          relayout=index_type is not None)
     finally:

@@ -36,7 +36,7 @@ def search_preset(
 ) -> None:
     """The ``--preset``/``--corpus`` form of ``medcite search`` (see the module docstring)."""
     from ..config import load_settings
-    from ..retrieve.pipeline import RetrievalPipeline
+    from ..pipeline import RetrievalPipeline
     from ..tasks.topics import read_topics
 
     if corpus is None or preset is None:

@@ -8,10 +8,14 @@ from pathlib import Path
 
 import click
 
+from .. import registry
 from ..corpus.store import DocumentStore
-from ..tasks.validate import Report, evidence_by_topic, validate_biogen24, validate_biogen25, write_errlog
+from ..tasks.validate import Report, evidence_by_topic, write_errlog
 
-VALIDATORS: dict[str, Callable[..., Report]] = {"biogen-b": validate_biogen25, "biogen24": validate_biogen24}
+
+def _kinds() -> dict[str, str]:
+    """Validation KIND -> task name (each task says which KIND its validator answers to)."""
+    return {registry.load("task", name).validate_kind: name for name in registry.names("task")}
 
 
 def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> Report:
@@ -26,14 +30,15 @@ def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | No
         expected = [t.id for t in read_topics(topics)]
     evidence = evidence_by_topic(run_dir) if run_dir is not None else None
     try:
-        return VALIDATORS[kind](path, in_corpus=in_corpus, expected_topics=expected, evidence=evidence)
+        task = registry.load("task", _kinds()[kind])()
+        return task.validate(path, in_corpus=in_corpus, expected_topics=expected, evidence=evidence)
     finally:
         if store is not None:
             store.close()
 
 
 @click.command("validate")
-@click.argument("kind", type=click.Choice(sorted(VALIDATORS)))
+@click.argument("kind", type=click.Choice(sorted(_kinds())))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--corpus", type=click.Path(path_type=Path), help="Document store: every PMID must be in it.")
 @click.option("--topics", type=click.Path(exists=True, path_type=Path),

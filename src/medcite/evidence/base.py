@@ -1,11 +1,22 @@
-"""The evidence-selector protocol and the evidence block shown to generators."""
+"""The evidence-selector protocol, its base config, and the evidence block shown to generators."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
+from pydantic import Field
+
+from ..settings_base import BackendConfig
 from ..types import Article, Evidence, Hit, Query
+
+
+class EvidenceConfig(BackendConfig):
+    """Base of every evidence selector's settings."""
+
+    docs: int = Field(10, ge=1, description="Top documents that evidence is taken from.")
+    max_items: int = Field(10, ge=1, description="Evidence items shown to the generator.")
+    lam: float = Field(0.75, ge=0, le=1, description="MMR lambda: relevance against redundancy (CLaC 2025: 0.75).")
 
 
 @runtime_checkable

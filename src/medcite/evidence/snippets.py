@@ -13,8 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field
 
 from ..types import Article, Evidence, Hit, Query
+from .base import EvidenceConfig
 from .sentences import SentenceSpan, article_sentences
 from .tfidf_mmr import mmr, relevance, similarity_matrix
 
@@ -30,6 +34,17 @@ _AIM_OPENINGS = re.compile(
     r"to (investigate|evaluate|assess|determine|examine|explore|compare))",
     re.IGNORECASE,
 )
+
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+
+
+class SnippetsConfig(EvidenceConfig):
+    """Sentences of the top documents (TF-IDF relevance to the query set + MMR), exact spans; no LLM."""
+
+    backend: Literal["snippets"] = "snippets"
+    per_doc: int = Field(2, ge=1, description="Most evidence sentences taken from one document.")
 
 
 def role_weight(span: SentenceSpan) -> float:
@@ -53,6 +68,12 @@ class SnippetSelector:
     prior_weight: float = 0.2
     splitter: str = "syntok"
     include_titles: bool = True
+
+    Config: ClassVar[type[SnippetsConfig]] = SnippetsConfig
+
+    @classmethod
+    def from_config(cls, cfg: SnippetsConfig, ctx: BuildContext) -> SnippetSelector:
+        return cls(docs=cfg.docs, max_items=cfg.max_items, per_doc=cfg.per_doc, lam=cfg.lam)
 
     def candidates(self, hits: Sequence[Hit], articles: Mapping[str, Article]) -> list[tuple[SentenceSpan, Hit]]:
         out = []

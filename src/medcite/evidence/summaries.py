@@ -17,21 +17,36 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from ..errors import ConfigError
+from pydantic import Field
+
+from ..settings_base import UsesLLM
 from ..types import Article, Evidence, Hit, Query
+from .base import EvidenceConfig
 from .sentences import split_spans
 from .snippets import SnippetSelector
 from .tfidf_mmr import mmr, relevance, similarity_matrix
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..context import BuildContext
     from ..llm.base import LLM
 
 log = logging.getLogger(__name__)
 
 MIN_BULLET_WORDS = 4
+
+
+class SummariesConfig(UsesLLM, EvidenceConfig):
+    """CLaC 2025: LLM summaries of the top ``docs`` abstracts (one call each), split into bullets."""
+
+    no_llm: ClassVar[dict[str, str]] = {"backend": "snippets"}
+
+    backend: Literal["summaries"] = "summaries"
+    summary_words: int = Field(80, ge=5, description="Most words kept of one summary.")
+    max_tokens: int = Field(160, ge=8, description="Most tokens generated per summary.")
+    bullet_words: int = Field(28, ge=5, description="Most words per bullet (CLaC 2025: 28).")
+    bullets_per_doc: int = Field(2, ge=1, description="Most bullets taken from one document's summary.")
 _CLAUSE = re.compile(r"(?<=[;:])\s+|,\s+(?=(?:and|but|whereas|while|which|although)\b)")
 
 
@@ -98,21 +113,16 @@ class SummarySelector:
     prior_weight: float = 0.2
     fallback: SnippetSelector = field(default_factory=SnippetSelector)
 
-    @classmethod
-    def from_settings(cls, settings: Settings, llm: LLM | None = None) -> SummarySelector:
-        from ..llm.base import llm_enabled
+    Config: ClassVar[type[SummariesConfig]] = SummariesConfig
 
-        if llm is None or not llm_enabled(llm):
-            raise ConfigError(
-                "evidence.selector 'summaries' needs a language model, but llm.backend is 'none'",
-                hint="choose one (e.g. --set llm.backend=local) or use sentence snippets: "
-                "--set evidence.selector=snippets",
-            )
-        ev = settings.evidence
-        return cls(llm, docs=ev.summary_docs, max_items=ev.max_items, bullets_per_doc=ev.bullets_per_doc,
-                   bullet_words=ev.bullet_words, summary_words=ev.summary_words,
-                   max_tokens=ev.summary_max_tokens, lam=ev.lam,
-                   fallback=SnippetSelector(docs=ev.docs, max_items=ev.max_items, per_doc=ev.per_doc, lam=ev.lam))
+    @classmethod
+    def from_config(cls, cfg: SummariesConfig, ctx: BuildContext) -> SummarySelector:
+        """When the LLM gives nothing usable, the sentence snippets of the same documents stand in."""
+        llm = ctx.llm(cfg.llm, purpose="the evidence selector 'summaries'")
+        return cls(llm, docs=cfg.docs, max_items=cfg.max_items, bullets_per_doc=cfg.bullets_per_doc,
+                   bullet_words=cfg.bullet_words, summary_words=cfg.summary_words, max_tokens=cfg.max_tokens,
+                   lam=cfg.lam, fallback=SnippetSelector(docs=cfg.docs, max_items=cfg.max_items,
+                                                         per_doc=cfg.bullets_per_doc, lam=cfg.lam))
 
     def summarize(self, question: str, articles: Sequence[Article]) -> list[str]:
         """One parsed summary per article (empty when the model gave nothing usable)."""

@@ -1,11 +1,30 @@
-"""The generator protocol: a question and numbered evidence in, a cited answer out."""
+"""The generator protocol and its base config: a question and numbered evidence in, a cited answer out."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from pydantic import Field
+
+from ..settings_base import BackendConfig, Section
 from ..types import Answer, Evidence, Query, Topic
+
+
+class GenerateConfig(BackendConfig):
+    """Base of every generator's settings: the caps every answer obeys."""
+
+    max_words: int = Field(250, ge=1, description="Hard cap on answer length in words.")
+    max_citations: int = Field(3, ge=1, description="Most PMIDs kept per sentence.")
+
+
+class ExtractiveOptions(Section):
+    """How the extractive generator picks sentences (also when it stands in for a failed LLM answer)."""
+
+    max_sentences: int = Field(5, ge=1, description="Most sentences in an extractive answer.")
+    min_relative_score: float = Field(
+        0.45, ge=0, le=1, description="Leave out evidence scoring under this share of the best item."
+    )
 
 
 @runtime_checkable

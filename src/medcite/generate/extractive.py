@@ -1,23 +1,39 @@
 """The extractive generator: no LLM, the offline default and the fallback when an LLM answer fails validation.
 
 It composes a concise answer from the best evidence sentences, in evidence order (already ranked by relevance
-and de-duplicated by MMR). Each sentence cites its own PMID plus the PMIDs of other selected evidence that says
-nearly the same thing (TF-IDF cosine >= ``corroborate``), so agreeing sources are cited together, at most
-``max_citations`` per sentence. Evidence scoring under ``min_relative`` of the best item is left out: a short
-answer of relevant findings beats a long one padded with loosely related sentences. The result goes
-through the same :func:`finalize` as LLM output, so the caps and the evidence-only rule hold by construction.
+and de-duplicated by MMR). Each sentence cites the PMID it was taken from, and only that one: a lexical
+similarity between two sentences cannot tell "prevented" from "did not prevent", so other sources are not
+attached until a stance check confirms they support the sentence. Evidence scoring under ``min_relative``
+of the best item is left out: a short answer of relevant findings beats a long one padded with loosely
+related sentences. The result goes through the same :func:`finalize` as LLM output, so the caps and the
+evidence-only rule hold by construction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field
 
 from ..types import Answer, Evidence, Query, Topic
+from .base import ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence
 from .postprocess import finalize
 
-_SECTION_LABEL_MIN = 3
+if TYPE_CHECKING:
+    from ..context import BuildContext
+
+
+class ExtractiveConfig(GenerateConfig):
+    """Answers composed of the best evidence sentences, each citing its own source (no LLM)."""
+
+    backend: Literal["extractive"] = "extractive"
+    max_sentences: int = Field(5, ge=1, description="Most sentences in the answer.")
+    min_relative_score: float = Field(
+        0.45, ge=0, le=1, description="Leave out evidence scoring under this share of the best item."
+    )
 
 
 @dataclass
@@ -26,13 +42,23 @@ class ExtractiveGenerator:
     max_sentences: int = 5
     max_words: int = 250
     max_citations: int = 3
-    corroborate: float = 0.5
     min_score: float = 0.0
     min_relative: float = 0.45  # keep evidence scoring at least this share of the best item's score
 
-    def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
-        from ..evidence.tfidf_mmr import similarity_matrix
+    Config: ClassVar[type[ExtractiveConfig]] = ExtractiveConfig
 
+    @classmethod
+    def from_config(cls, cfg: ExtractiveConfig, ctx: BuildContext | None = None) -> ExtractiveGenerator:
+        return cls(max_sentences=cfg.max_sentences, max_words=cfg.max_words, max_citations=cfg.max_citations,
+                   min_relative=cfg.min_relative_score)
+
+    @classmethod
+    def with_options(cls, options: ExtractiveOptions, *, max_words: int, max_citations: int) -> ExtractiveGenerator:
+        """The extractive generator an LLM generator falls back to (its caps, these options)."""
+        return cls(max_sentences=options.max_sentences, max_words=max_words, max_citations=max_citations,
+                   min_relative=options.min_relative_score)
+
+    def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         top = max((e.score for e in evidence), default=0.0)
         floor = max(self.min_score, self.min_relative * top)
         usable = [e for e in evidence if e.score >= floor and e.text.strip()]
@@ -50,19 +76,7 @@ class ExtractiveGenerator:
             chosen.append(e)
             if len(chosen) >= self.max_sentences:
                 break
-        sim = similarity_matrix([e.text for e in usable]) if usable else None
-        pos = {id(e): i for i, e in enumerate(usable)}
-        drafts = []
-        for e in chosen:
-            indices = [e.index]
-            if sim is not None:
-                i = pos[id(e)]
-                others = sorted(
-                    (j for j in range(len(usable)) if j != i and sim[i, j] >= self.corroborate),
-                    key=lambda j: -sim[i, j],
-                )
-                indices.extend(usable[j].index for j in others)
-            drafts.append(DraftSentence(_as_sentence(e.text), indices))
+        drafts = [DraftSentence(_as_sentence(e.text), [e.index]) for e in chosen]
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
         return Answer(topic_id=topic.id, sentences=sentences, dropped=dropped, generator=self.name)
 

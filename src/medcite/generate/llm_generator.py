@@ -9,8 +9,9 @@ Two modes:
   valid sentences) are fed back to the model (``retry.txt``) for up to ``max_attempts`` generations
   (Dalhousie 2025's citation-validation loop).
 * ``posthoc`` (CLaC 2024 "simpleqa"): the model answers without citations (``generate_plain.txt``); each
-  sentence is then attributed to the most similar evidence items by TF-IDF cosine (at most
-  ``max_citations``, at least ``posthoc_threshold``); sentences nothing supports are dropped.
+  sentence is then attributed to the one evidence item it was most plausibly written from
+  (:mod:`.attribution`: TF-IDF cosine at least ``posthoc_threshold``, same negation polarity); sentences
+  nothing supports are dropped.
 
 With ``condense`` (CLaC 2024) an answer over ``max_words`` is first shortened by the model (``condense.txt``)
 and only then trimmed. An answer still invalid after the last attempt is replaced by the
@@ -23,23 +24,60 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError
 from ..evidence.base import format_block
 from ..evidence.sentences import split_spans
+from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
+from .attribution import attribute
+from .base import ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence, split_cited_sentences
 from .extractive import ExtractiveGenerator
 from .postprocess import finalize, word_count
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..context import BuildContext
     from ..llm.base import LLM, Message
 
 log = logging.getLogger(__name__)
 
 FALLBACK = "llm+extractive-fallback"
+
+
+class LLMGenerateConfig(UsesLLM, GenerateConfig):
+    """Evidence-constrained LLM answers with a constraint-retry loop and an extractive fallback."""
+
+    no_llm: ClassVar[dict[str, str]] = {"backend": "extractive"}
+
+    backend: Literal["llm"] = "llm"
+    mode: Literal["cited", "posthoc"] = Field(
+        "cited", description="'cited' (the model cites evidence indices; Dalhousie/CLaC 2025) or 'posthoc' "
+        "(CLaC 2024 simpleqa: answer without citations, then cite each sentence by its source evidence)."
+    )
+    max_attempts: int = Field(
+        3, ge=1, description="Generations tried; each retry feeds the violations back (Dalhousie 2025: up to 20). "
+        "Still invalid after the last one: the extractive fallback."
+    )
+    fallback: bool = Field(
+        True, description="Answer extractively when the LLM answer stays invalid (else keep what survives)."
+    )
+    extractive: ExtractiveOptions = Field(
+        default_factory=ExtractiveOptions, description="The extractive fallback's options."
+    )
+    condense: bool = Field(
+        False, description="Ask the LLM to condense an answer over max_words before trimming (CLaC 2024)."
+    )
+    max_tokens: int | None = Field(None, ge=1, description="Most tokens generated per answer (None: the LLM's).")
+    posthoc_threshold: float = Field(
+        0.1, ge=0, le=1, description="'posthoc': least TF-IDF cosine for an evidence item to be cited."
+    )
+    min_sentences: int = Field(
+        1, ge=1, description="Fewest valid sentences an accepted answer has (fewer is a violation)."
+    )
 
 
 def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidence], *, max_citations: int = 3,
@@ -69,39 +107,6 @@ def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidenc
     if valid < min_sentences:
         out.append(f"only {valid} sentence(s) cite valid evidence; write at least {min_sentences}")
     return out
-
-
-def attribute(sentences: Sequence[str], evidence: Sequence[Evidence], *, max_citations: int = 3,
-              threshold: float = 0.1) -> list[DraftSentence]:
-    """CLaC 2024 post-hoc citation: each sentence cites its most similar evidence items (TF-IDF cosine).
-
-    Items are taken best first while their cosine is at least ``threshold``, one per PMID, at most
-    ``max_citations``; a sentence nothing reaches keeps no index (the post-processor drops it).
-    """
-    from ..evidence.tfidf_mmr import tfidf_vectors
-
-    if not sentences:
-        return []
-    if not evidence:
-        return [DraftSentence(s) for s in sentences]
-    try:
-        sent_vecs, ev_vecs = tfidf_vectors(list(sentences), [e.text for e in evidence])
-    except ValueError:  # nothing but stop words
-        return [DraftSentence(s) for s in sentences]
-    sims = (sent_vecs @ ev_vecs.T).toarray()  # type: ignore[attr-defined]
-    drafts = []
-    for row, text in zip(sims, sentences, strict=True):
-        chosen: list[int] = []
-        pmids: set[str] = set()
-        for j in sorted(range(len(evidence)), key=lambda j: (-row[j], j)):
-            if row[j] < threshold or len(chosen) >= max_citations:
-                break
-            if evidence[j].pmid in pmids:
-                continue
-            pmids.add(evidence[j].pmid)
-            chosen.append(evidence[j].index)
-        drafts.append(DraftSentence(text, chosen))
-    return drafts
 
 
 def _quote(text: str, words: int = 8) -> str:
@@ -142,22 +147,17 @@ class LLMGenerator:
         self.extractive = extractive or ExtractiveGenerator(max_words=max_words, max_citations=max_citations)
         self.prompt_dir = prompt_dir
 
-    @classmethod
-    def from_settings(cls, settings: Settings, llm: LLM | None = None) -> LLMGenerator:
-        from ..llm.base import llm_enabled
+    Config = LLMGenerateConfig
 
-        if llm is None or not llm_enabled(llm):
-            raise ConfigError(
-                "generate.backend 'llm' needs a language model, but llm.backend is 'none'",
-                hint="choose one (e.g. --set llm.backend=local) or answer extractively: "
-                "--set generate.backend=extractive",
-            )
-        g = settings.generate
-        extractive = ExtractiveGenerator(max_sentences=g.max_sentences, max_words=g.max_words,
-                                         max_citations=g.max_citations, min_relative=g.min_relative_score)
-        return cls(llm, mode=g.mode, max_words=g.max_words, max_citations=g.max_citations,
-                   max_attempts=g.max_attempts, fallback=g.fallback, condense=g.condense, max_tokens=g.max_tokens,
-                   posthoc_threshold=g.posthoc_threshold, min_sentences=g.min_sentences, extractive=extractive)
+    @classmethod
+    def from_config(cls, cfg: LLMGenerateConfig, ctx: BuildContext) -> LLMGenerator:
+        llm = ctx.llm(cfg.llm, purpose="generate.backend 'llm'")
+        extractive = ExtractiveGenerator.with_options(cfg.extractive, max_words=cfg.max_words,
+                                                      max_citations=cfg.max_citations)
+        return cls(llm, mode=cfg.mode, max_words=cfg.max_words, max_citations=cfg.max_citations,
+                   max_attempts=cfg.max_attempts, fallback=cfg.fallback, condense=cfg.condense,
+                   max_tokens=cfg.max_tokens, posthoc_threshold=cfg.posthoc_threshold,
+                   min_sentences=cfg.min_sentences, extractive=extractive)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -178,8 +178,7 @@ class LLMGenerator:
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
             return split_cited_sentences(text)
-        return attribute(_plain_sentences(text), evidence, max_citations=self.max_citations,
-                         threshold=self.posthoc_threshold)
+        return attribute(_plain_sentences(text), evidence, threshold=self.posthoc_threshold)
 
     def _violations(self, drafts: Sequence[DraftSentence], evidence: Sequence[Evidence]) -> list[str]:
         if self.mode == "cited":

@@ -14,17 +14,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pydantic import Field
+
 from .. import registry
 from ..errors import LLMError
+from ..settings_base import BackendConfig
 from . import trace
 
 if TYPE_CHECKING:
-    from ..config import LLMSettings, Settings
+    from ..config import Settings
     from .cache import LLMCache
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, str]
+
+
+class LLMConfig(BackendConfig):
+    """Base of every LLM backend's settings (``settings.llm``, and each named entry of ``settings.llms``)."""
+
+    model: str | None = Field(
+        None, description="Model name. Required for 'openai'; for 'local'/'llamacpp' None means the packaged "
+        "SmolLM2-135M-Instruct GGUF, else a Hugging Face model name or local folder/file."
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature; 0 is greedy and deterministic.")
+    max_tokens: int = Field(512, ge=1, description="Most tokens generated per call.")
+    seed: int | None = Field(0, description="Sampling seed sent with every call (None: not sent).")
+    cache: bool = Field(True, description="Keep every completion in a persistent cache so re-runs make no calls.")
+    cache_dir: str | None = Field(
+        None, description="Folder of the LLM cache (None: $MEDCITE_CACHE_DIR or ~/.cache/medcite)."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,26 +225,24 @@ def llm_enabled(llm: LLM | None) -> bool:
     return llm is not None and llm.name != "none"
 
 
-def make_llm(settings: Settings | LLMSettings, *, cache: LLMCache | None = None) -> LLM:
-    """Build the backend named by ``llm.backend`` (via :mod:`medcite.registry`, stage ``llm``).
+def make_llm(settings: Settings | LLMConfig, *, cache: LLMCache | None = None) -> LLM:
+    """Build the backend ``llm.backend`` names (registry stage ``llm``) from settings or one LLM config.
 
-    The persistent cache is opened from ``llm.cache_dir`` unless ``llm.cache`` is false; pass ``cache`` to
-    share one already open.
+    The persistent cache is opened from ``cache_dir`` unless ``cache`` is false; pass ``cache`` to share
+    one already open (the caller keeps owning it).
     """
-    from ..config import Settings
-
-    s = settings.llm if isinstance(settings, Settings) else settings
-    factory = registry.load("llm", s.backend)
-    owned = cache is None and s.cache and s.backend != "none"
+    cfg = settings if isinstance(settings, LLMConfig) else settings.llm
+    factory = registry.load("llm", cfg.backend)
+    owned = cache is None and cfg.cache and cfg.backend != "none"
     if owned:
         from .cache import LLMCache
 
-        cache = LLMCache.from_settings(s)
+        cache = LLMCache.from_settings(cfg)
     try:
-        llm: LLM = factory.from_settings(s, cache=cache)
+        llm: LLM = factory.from_config(cfg, None, cache=cache)
     except BaseException:
         if owned and cache is not None:
             cache.close()  # only the one opened here; a cache passed in stays the caller's
         raise
-    log.debug("LLM backend %s, model %s", s.backend, llm.model)
+    log.debug("LLM backend %s, model %s", cfg.backend, llm.model)
     return llm

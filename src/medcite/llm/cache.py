@@ -21,8 +21,7 @@ from ..errors import CorruptIndexError
 from ..paths import cache_dir
 
 if TYPE_CHECKING:
-    from ..config import LLMSettings
-    from .base import Completion, Message
+    from .base import Completion, LLMConfig, Message
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +74,7 @@ class LLMCache:
             ) from exc
 
     @classmethod
-    def from_settings(cls, settings: LLMSettings) -> LLMCache:
+    def from_settings(cls, settings: LLMConfig) -> LLMCache:
         folder = Path(settings.cache_dir) if settings.cache_dir else cache_dir()
         return cls(folder / CACHE_FILE)
 

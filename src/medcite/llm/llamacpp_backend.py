@@ -12,15 +12,17 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError, LLMError
 from ..registry import require
-from .base import BaseLLM, Completion, Message
+from .base import BaseLLM, Completion, LLMConfig, Message
 from .local_backend import PACKAGED_NAME, packaged_gguf
 
 if TYPE_CHECKING:
-    from ..config import LLMSettings
+    from ..context import BuildContext
     from .cache import LLMCache
 
 log = logging.getLogger(__name__)
@@ -29,10 +31,21 @@ _MODELS: dict[tuple[str, str | None, int], tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+class LlamaCppConfig(LLMConfig):
+    """A GGUF model run in-process by llama-cpp-python (an optional extra, compiled on install)."""
+
+    backend: Literal["llamacpp"] = "llamacpp"
+    gguf_file: str | None = Field(
+        None, description="GGUF file inside a repository named by `model` (None: `model` is a .gguf path, or "
+        "the packaged SmolLM2 when `model` is None)."
+    )
+
+
 class LlamaCppBackend(BaseLLM):
     """In-process llama.cpp; the chat template comes from the GGUF metadata."""
 
     name = "llamacpp"
+    Config = LlamaCppConfig
 
     def __init__(
         self,
@@ -82,9 +95,10 @@ class LlamaCppBackend(BaseLLM):
             return _MODELS[key]
 
     @classmethod
-    def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> LlamaCppBackend:
-        return cls(s.model, gguf_file=s.gguf_file, temperature=s.temperature, max_tokens=s.max_tokens,
-                   seed=s.seed, cache=cache)
+    def from_config(cls, cfg: LlamaCppConfig, ctx: BuildContext | None = None, *,
+                    cache: LLMCache | None = None) -> LlamaCppBackend:
+        return cls(cfg.model, gguf_file=cfg.gguf_file, temperature=cfg.temperature, max_tokens=cfg.max_tokens,
+                   seed=cfg.seed, cache=cache)
 
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
         extra = {k: v for k, v in params.items() if k not in ("temperature", "max_tokens", "stop", "seed")}

@@ -14,14 +14,16 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError, LLMError
 from ..registry import require
-from .base import BaseLLM, Completion, Message
+from .base import BaseLLM, Completion, LLMConfig, Message
 
 if TYPE_CHECKING:
-    from ..config import LLMSettings
+    from ..context import BuildContext
     from .cache import LLMCache
 
 log = logging.getLogger(__name__)
@@ -99,10 +101,21 @@ def _load(source: str, gguf_file: str | None, device: str) -> tuple[Any, Any, th
         return _MODELS[key]
 
 
+class LocalConfig(LLMConfig):
+    """An in-process transformers chat model (default: the packaged SmolLM2-135M GGUF)."""
+
+    backend: Literal["local"] = "local"
+    gguf_file: str | None = Field(
+        None, description="GGUF file name inside the model folder (None: the packaged SmolLM2 file)."
+    )
+    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', 'cuda:1', ...).")
+
+
 class LocalBackend(BaseLLM):
     """In-process transformers chat model; greedy (deterministic) unless a temperature above 0 is asked."""
 
     name = "local"
+    Config = LocalConfig
 
     def __init__(
         self,
@@ -120,9 +133,10 @@ class LocalBackend(BaseLLM):
         self.device = device
 
     @classmethod
-    def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> LocalBackend:
-        return cls(s.model, gguf_file=s.gguf_file, device=s.device, temperature=s.temperature,
-                   max_tokens=s.max_tokens, seed=s.seed, cache=cache)
+    def from_config(cls, cfg: LocalConfig, ctx: BuildContext | None = None, *,
+                    cache: LLMCache | None = None) -> LocalBackend:
+        return cls(cfg.model, gguf_file=cfg.gguf_file, device=cfg.device, temperature=cfg.temperature,
+                   max_tokens=cfg.max_tokens, seed=cfg.seed, cache=cache)
 
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
         unknown = set(params) - {"temperature", "max_tokens", "stop", "seed", "top_p"}

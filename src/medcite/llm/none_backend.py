@@ -6,27 +6,35 @@ without a model and is still asked to call this one gets a :class:`ConfigError` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
 from . import trace
-from .base import BaseLLM, Completion, Message
+from .base import BaseLLM, Completion, LLMConfig, Message
 
 if TYPE_CHECKING:
-    from ..config import LLMSettings
+    from ..context import BuildContext
     from .cache import LLMCache
+
+
+class NoneConfig(LLMConfig):
+    """No language model: every stage takes its no-LLM path."""
+
+    backend: Literal["none"] = "none"
 
 
 class NoneLLM(BaseLLM):
     """Refuses every call with a clear error; never cached or traced."""
 
     name = "none"
+    Config = NoneConfig
 
     def __init__(self) -> None:
         super().__init__("none", cache=None)
 
     @classmethod
-    def from_settings(cls, settings: LLMSettings, *, cache: LLMCache | None = None) -> NoneLLM:
+    def from_config(cls, cfg: NoneConfig, ctx: BuildContext | None = None, *,
+                    cache: LLMCache | None = None) -> NoneLLM:
         return cls()
 
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:

@@ -17,14 +17,16 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError, LLMError
 from ..registry import require
-from .base import BaseLLM, Completion, Message
+from .base import BaseLLM, Completion, LLMConfig, Message
 
 if TYPE_CHECKING:
-    from ..config import LLMSettings
+    from ..context import BuildContext
     from .cache import LLMCache
 
 log = logging.getLogger(__name__)
@@ -55,10 +57,26 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class OpenAIConfig(LLMConfig):
+    """Any OpenAI-compatible chat server: vLLM, Ollama, a llama.cpp server, OpenAI."""
+
+    backend: Literal["openai"] = "openai"
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="Root of the OpenAI-compatible API, including /v1.")
+    api_key_env: str = Field(
+        "OPENAI_API_KEY", description="Environment variable holding the API key (unset is fine for local servers)."
+    )
+    timeout_s: float = Field(120.0, gt=0, description="Seconds to wait for one HTTP response before retrying.")
+    max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx, timeouts and connection errors.")
+    backoff_s: float = Field(1.0, ge=0, description="First retry delay in seconds; doubles per retry, with jitter.")
+    concurrency: int = Field(4, ge=1, description="Most requests in flight at once.")
+    stream: bool = Field(False, description="Stream tokens from the server (server-sent events) instead of one body.")
+
+
 class OpenAIBackend(BaseLLM):
     """Chat completions from an OpenAI-compatible server. ``model`` is required (what the server serves)."""
 
     name = "openai"
+    Config = OpenAIConfig
 
     def __init__(
         self,
@@ -114,7 +132,8 @@ class OpenAIBackend(BaseLLM):
         self.retries = 0  # retries made over this backend's lifetime (for logs and tests)
 
     @classmethod
-    def from_settings(cls, s: LLMSettings, *, cache: LLMCache | None = None) -> OpenAIBackend:
+    def from_config(cls, s: OpenAIConfig, ctx: BuildContext | None = None, *,
+                    cache: LLMCache | None = None) -> OpenAIBackend:
         return cls(
             s.model, base_url=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
             max_retries=s.max_retries, backoff_s=s.backoff_s, concurrency=s.concurrency, stream=s.stream,

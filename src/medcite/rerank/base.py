@@ -1,15 +1,30 @@
-"""The reranker protocol. Every reranker scores (query, article) pairs and returns the top ``k``.
+"""The rerank stage: its protocol, its base config, the ``none`` backend and the stage's shorthand.
 
-Articles are passed in (looked up once from the document store by the pipeline), so rerankers never
-open stores themselves.
+Every reranker scores (query, article) pairs and returns the top ``k``. Articles are passed in (looked up
+once from the document store by the pipeline), so rerankers never open stores themselves. A reranker
+that can use several query variants (MedCPT averages their vectors) also implements
+:class:`VariantReranker`; the pipeline then hands it the whole query set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from pydantic import Field
+
+from ..settings_base import BackendConfig
 from ..types import Article, Hit
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+
+
+class RerankConfig(BackendConfig):
+    """Base of every reranker's settings: how many hits it reads and keeps."""
+
+    top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
+    k: int = Field(10, ge=1, description="Hits kept after reranking.")
 
 
 @runtime_checkable
@@ -22,3 +37,40 @@ class Reranker(Protocol):
         Hits whose PMID is missing from ``articles`` are dropped (they cannot be read, so they are never cited).
         """
         ...
+
+
+@runtime_checkable
+class VariantReranker(Reranker, Protocol):
+    """A reranker that reads the question together with its query variants (reformulations)."""
+
+    def rerank_variants(
+        self, queries: Sequence[str], hits: Sequence[Hit], articles: Mapping[str, Article], k: int
+    ) -> list[Hit]:
+        """Like :meth:`rerank`; ``queries[0]`` is the question, the rest are its variants."""
+        ...
+
+
+class NoRerankConfig(RerankConfig):
+    """No reranking: the first stage's fused ranking is final."""
+
+    backend: Literal["none"] = "none"
+
+
+class NoReranker:
+    """The ``none`` backend: builds to None, which the pipeline reads as 'no rerank stage'."""
+
+    Config = NoRerankConfig
+
+    @classmethod
+    def from_config(cls, cfg: NoRerankConfig, ctx: BuildContext) -> Any:
+        return None
+
+
+def parse_reranker(text: str) -> dict[str, Any]:
+    """The rerank shorthand: ``"backend"`` or ``"backend:model"`` (e.g. ``"cross-encoder:minilm-l12"``,
+    ``"embedding:models:medcite-minilm-bi-bioasq"``), as ensemble members are written."""
+    backend, sep, model = text.strip().partition(":")
+    data: dict[str, Any] = {"backend": backend.strip()}
+    if sep and model.strip():
+        data["model"] = model.strip()
+    return data

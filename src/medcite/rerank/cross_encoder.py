@@ -12,13 +12,16 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import Field
+
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
+from .base import RerankConfig
 from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
 
 if TYPE_CHECKING:
-    from ..config import RerankSettings
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +31,29 @@ MINILM_L12 = "cross-encoder/ms-marco-MiniLM-L-12-v2"
 ALIASES = {"minilm-l6": MINILM_L6, "minilm-l12": MINILM_L12, "medcpt-cross": "ncbi/MedCPT-Cross-Encoder"}
 
 Activation = Literal["sigmoid", "raw"]
+
+
+class CrossEncoderConfig(RerankConfig):
+    """A cross-encoder reads [query, title + abstract] and scores relevance."""
+
+    backend: Literal["cross-encoder"] = "cross-encoder"
+    model: str = Field(
+        MINILM_L6, description="Model name or folder: ms-marco MiniLM (minilm-l6, minilm-l12), "
+        "ncbi/MedCPT-Cross-Encoder, or models:NAME trained by `medcite train reranker`."
+    )
+    batch_size: int = Field(32, ge=1, description="Pairs scored per forward pass.")
+    max_length: int = Field(512, ge=8, description="Token limit of a (query, document) pair.")
+    activation: Activation = Field(
+        "sigmoid", description="Scores: 'sigmoid' probabilities or 'raw' logits (same order)."
+    )
+    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    quantize: bool = Field(
+        False, description="On CPU: dynamic int8 quantization of the linear layers (25-35 % less rerank time "
+        "on 2 cores; scores change, see docs/BENCHMARKS.md)."
+    )
+
+    def model_names(self) -> list[str]:
+        return [ALIASES.get(self.model, self.model)]
 
 
 def load_cross_encoder(
@@ -85,6 +111,7 @@ class CrossEncoderReranker(PointwiseReranker):
     """
 
     name = "cross-encoder"
+    Config = CrossEncoderConfig
 
     def __init__(
         self,
@@ -111,12 +138,13 @@ class CrossEncoderReranker(PointwiseReranker):
         self.model = loaded
 
     @classmethod
-    def from_settings(cls, settings: RerankSettings) -> CrossEncoderReranker:
-        return cls(
-            settings.model or MINILM_L6, batch_size=settings.batch_size, max_length=settings.max_length,
-            activation=settings.activation, top_n=settings.top_n, device=settings.device,
-            quantize=settings.quantize,
-        )
+    def from_config(cls, cfg: CrossEncoderConfig, ctx: BuildContext) -> CrossEncoderReranker:
+        """The model is loaded once per (name, length, device, quantization) and shared through ``ctx.models``."""
+        key = ("cross-encoder", cfg.model, cfg.max_length, cfg.device, cfg.quantize)
+        loaded = ctx.models.get(key, lambda: load_cross_encoder(
+            cfg.model, max_length=cfg.max_length, device=cfg.device, quantize=cfg.quantize))
+        return cls(cfg.model, batch_size=cfg.batch_size, max_length=cfg.max_length, activation=cfg.activation,
+                   top_n=cfg.top_n, device=cfg.device, quantize=cfg.quantize, loaded=loaded)
 
     def score_texts(self, query: str, texts: Sequence[str]) -> list[float]:
         """Scores of (query, text) pairs, in the order given."""

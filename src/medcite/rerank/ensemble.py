@@ -15,17 +15,50 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError
 from ..evaluate.bioasq_map import average_precision as bioasq_average_precision
 from ..retrieve.fusion import NORMALISERS, rrf, weighted_sum
+from ..settings_base import stage_field
 from ..types import Article, Hit, ranked
-from .base import Reranker
+from .base import RerankConfig, Reranker
 from .scoring import candidates, check_top_n
 
 if TYPE_CHECKING:
-    from ..config import RerankSettings
+    from ..context import BuildContext
+
+
+class _EnsembleConfig(RerankConfig):
+    members: list[stage_field("rerank")] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="Member rerankers: full rerank configs, or 'backend' / "
+        "'backend:model' shorthands, e.g. 'cross-encoder:minilm-l12'."
+    )
+
+    def model_names(self) -> list[str]:
+        return [name for m in self.members for name in m.model_names()]
+
+    def llm_names(self) -> set[str | None]:
+        return {name for m in self.members for name in m.llm_names()}
+
+
+class UnionConfig(_EnsembleConfig):
+    """PJs-team: the union of each member's top member_k, ordered by RRF of the members' rankings."""
+
+    backend: Literal["ensemble-union"] = "ensemble-union"
+    member_k: int = Field(5, ge=1, description="Top hits taken from each member.")
+
+
+class WeightedConfig(_EnsembleConfig):
+    """DS@GT: a weighted sum of the members' normalised scores."""
+
+    backend: Literal["ensemble-weighted"] = "ensemble-weighted"
+    weights: list[float] = Field(default_factory=list, description="One weight per member (empty: equal weights).")
+    normalize: Literal["minmax", "zscore", "none"] = Field(
+        "minmax", description="Per-query normalisation of each member's scores."
+    )
 
 
 def mean_average_precision(
@@ -54,15 +87,16 @@ def _check_members(members: Sequence[Reranker]) -> list[Reranker]:
     return list(members)
 
 
-def _members_from_settings(settings: RerankSettings) -> list[Reranker]:
-    from .factory import build_reranker, member_settings
-
+def _members_from_config(cfg: _EnsembleConfig, ctx: BuildContext) -> list[Reranker]:
     out = []
-    for spec in settings.members:
-        member = build_reranker(member_settings(settings, spec))
-        if member is None:
-            raise ConfigError(f"ensemble member {spec!r} is 'none'", hint="name a reranker backend")
-        out.append(member)
+    for member in cfg.members:
+        if member.backend in ("ensemble-union", "ensemble-weighted"):
+            raise ConfigError(f"ensemble member {member.backend!r} is not a single reranker",
+                              hint="write members as 'backend' or 'backend:model', e.g. 'cross-encoder:minilm-l12'")
+        built = ctx.build("rerank", member)
+        if built is None:
+            raise ConfigError(f"ensemble member {member.backend!r} is 'none'", hint="name a reranker backend")
+        out.append(built)
     return _check_members(out)
 
 
@@ -70,6 +104,7 @@ class UnionEnsemble:
     """PJs: union of each member's top ``member_k``, ordered by RRF over the members' rankings."""
 
     name = "ensemble-union"
+    Config = UnionConfig
 
     def __init__(self, members: Sequence[Reranker], *, member_k: int = 5, top_n: int | None = None,
                  rrf_k: float = 60) -> None:
@@ -81,8 +116,8 @@ class UnionEnsemble:
         self.rrf_k = rrf_k
 
     @classmethod
-    def from_settings(cls, settings: RerankSettings) -> UnionEnsemble:
-        return cls(_members_from_settings(settings), member_k=settings.member_k, top_n=settings.top_n)
+    def from_config(cls, cfg: UnionConfig, ctx: BuildContext) -> UnionEnsemble:
+        return cls(_members_from_config(cfg, ctx), member_k=cfg.member_k, top_n=cfg.top_n)
 
     def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
         pool = candidates(hits, articles, self.top_n)
@@ -98,6 +133,7 @@ class WeightedEnsemble:
     """DS@GT: ``score(d) = sum_m w_m * norm(score_m(d))`` over the members' scores of every candidate."""
 
     name = "ensemble-weighted"
+    Config = WeightedConfig
 
     def __init__(self, members: Sequence[Reranker], weights: Sequence[float] | None = None, *,
                  normalize: str = "minmax", top_n: int | None = None) -> None:
@@ -113,9 +149,8 @@ class WeightedEnsemble:
         self.top_n = check_top_n(top_n)
 
     @classmethod
-    def from_settings(cls, settings: RerankSettings) -> WeightedEnsemble:
-        return cls(_members_from_settings(settings), settings.weights or None, normalize=settings.normalize,
-                   top_n=settings.top_n)
+    def from_config(cls, cfg: WeightedConfig, ctx: BuildContext) -> WeightedEnsemble:
+        return cls(_members_from_config(cfg, ctx), cfg.weights or None, normalize=cfg.normalize, top_n=cfg.top_n)
 
     def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
         pool = candidates(hits, articles, self.top_n)

@@ -12,16 +12,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError
-from ..llm.base import LLM, llm_enabled
+from ..llm.base import LLM
 from ..llm.prompts import parse_permutation, render
 from ..llm.trace import trace_context
+from ..settings_base import UsesLLM
 from ..types import Article, Hit
+from .base import RerankConfig
 
 if TYPE_CHECKING:
-    from ..config import RerankSettings, Settings
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,18 @@ def passage(article: Article, max_words: int) -> str:
     return text + " ..." if len(words) > max_words else text
 
 
+class ListwiseConfig(UsesLLM, RerankConfig):
+    """RankGPT-style listwise reranking by an LLM with a sliding window (CLaC 2025: top 30 -> 10)."""
+
+    no_llm: ClassVar[dict[str, str]] = {"backend": "none"}
+
+    backend: Literal["llm-listwise"] = "llm-listwise"
+    window: int = Field(20, ge=2, description="Passages ranked per LLM call (RankGPT window).")
+    step: int = Field(10, ge=1, description="How far the window moves up after each call.")
+    passage_words: int = Field(120, ge=8, description="Words of title + abstract shown per passage.")
+    max_tokens: int = Field(200, ge=8, description="Most tokens generated per call.")
+
+
 class LLMListwiseReranker:
     """Reorders the top ``top_n`` hits with an LLM in windows of ``window``, moving up by ``step``.
 
@@ -40,6 +56,7 @@ class LLMListwiseReranker:
     """
 
     name = "llm-listwise"
+    Config = ListwiseConfig
 
     def __init__(self, llm: LLM, *, top_n: int = 30, window: int = 20, step: int = 10, max_words: int = 120,
                  max_tokens: int = 200, prompt_dir: str | Path | None = None) -> None:
@@ -58,30 +75,10 @@ class LLMListwiseReranker:
         self.calls = 0
 
     @classmethod
-    def from_settings(cls, settings: Settings | RerankSettings, llm: LLM | None = None) -> LLMListwiseReranker:
-        """Built from the whole :class:`~medcite.config.Settings` (``rerank`` and ``llm`` sections).
-
-        Given only the ``rerank`` section, ``llm`` must be passed (an LLM made by
-        :func:`medcite.llm.base.make_llm`), since that section does not say which model to call.
-        """
-        from ..config import Settings
-
-        if isinstance(settings, Settings):
-            rerank = settings.rerank
-            if llm is None:
-                from ..llm.base import make_llm
-
-                llm = make_llm(settings)
-        else:
-            rerank = settings
-        if llm is None or not llm_enabled(llm):
-            raise ConfigError(
-                "the llm-listwise reranker needs a language model, but none is configured",
-                hint="set llm.backend (e.g. --set llm.backend=local, or openai with llm.model and llm.base_url); "
-                "callers holding only the rerank settings must pass llm=make_llm(settings)",
-            )
-        return cls(llm, top_n=rerank.top_n, window=rerank.window, step=rerank.step,
-                   max_words=rerank.passage_words)
+    def from_config(cls, cfg: ListwiseConfig, ctx: BuildContext) -> LLMListwiseReranker:
+        llm = ctx.llm(cfg.llm, purpose="the llm-listwise reranker")
+        return cls(llm, top_n=cfg.top_n, window=cfg.window, step=cfg.step, max_words=cfg.passage_words,
+                   max_tokens=cfg.max_tokens)
 
     def windows(self, n: int) -> list[tuple[int, int]]:
         """The [start, end) spans ranked, bottom window first (RankGPT's sliding order)."""

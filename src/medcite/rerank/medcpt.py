@@ -10,46 +10,72 @@ systems run it:
    ``cross_top`` (24) are kept, and the final ``k`` (16 evidence documents) cuts further.
 
 The encoders come from the dense index's ``hf-asymmetric`` backend; the cross-encoder is loaded like
-any other (:mod:`.cross_encoder`), with raw logits as scores.
+any other (:mod:`.cross_encoder`), with raw logits as scores. The pipeline passes the whole query set
+(:class:`~medcite.rerank.base.VariantReranker`), so step 1 averages every variant; article vectors come
+from a dense index built with the same MedCPT article encoder when the branches opened one, else they are
+encoded once per article and cached.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ..errors import ConfigError
 from ..types import Article, Hit
-from .cross_encoder import CrossEncoderReranker
-from .embedding import TextEncoder
+from .base import RerankConfig
+from .cross_encoder import CrossEncoderReranker, load_cross_encoder
+from .embedding import DocumentVectors, TextEncoder, VectorLookup, index_vectors
 from .scoring import candidates, check_top_n, document_text, rescored
 
 if TYPE_CHECKING:
-    from ..config import RerankSettings
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
 
 
+class MedCPTConfig(RerankConfig):
+    """The MedCPT chain: bi-encoder rescoring with averaged query variants, then the MedCPT cross-encoder."""
+
+    backend: Literal["medcpt"] = "medcpt"
+    query_model: str = Field("ncbi/MedCPT-Query-Encoder", description="MedCPT query encoder (name or folder).")
+    article_model: str = Field("ncbi/MedCPT-Article-Encoder", description="MedCPT article encoder (name or folder).")
+    cross_model: str = Field("ncbi/MedCPT-Cross-Encoder", description="MedCPT cross-encoder (name or folder).")
+    bi_top: int = Field(80, ge=1, description="Pool hits kept after bi-encoder rescoring, read by the cross-encoder.")
+    cross_top: int = Field(24, ge=1, description="Hits kept after the cross-encoder (the final k cuts further).")
+    query_max_length: int = Field(64, ge=8, description="Query encoder truncation in tokens.")
+    article_max_length: int = Field(512, ge=8, description="Article encoder and cross-encoder truncation in tokens.")
+    batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
+    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+
+    def model_names(self) -> list[str]:
+        return [self.query_model, self.article_model, self.cross_model]
+
+
 def load_medcpt_encoder(query_model: str, article_model: str, *, query_max_length: int = 64,
-                        article_max_length: int = 512, batch_size: int = 32, device: str = "cpu") -> Any:
+                        article_max_length: int = 512, batch_size: int = 32, device: str = "cpu",
+                        models: Any = None) -> Any:
     """MedCPT's query and article encoders (CLS pooling, inner product) by name or folder."""
     from ..index.dense.encoders import load_encoder
 
-    spec = {"backend": "hf-asymmetric", "encoder": article_model, "query_encoder": query_model,
-            "normalize": False, "query_max_length": query_max_length, "doc_max_length": article_max_length}
-    return load_encoder(spec, batch_size=batch_size, device=device)
+    spec = {"backend": "hf-asymmetric", "model": article_model, "query_model": query_model,
+            "normalize": False, "query_max_length": query_max_length, "doc_max_length": article_max_length,
+            "batch_size": batch_size, "device": device}
+    return load_encoder(spec, models)
 
 
 class MedCPTReranker:
     """Averaged query-variant vectors -> bi-encoder top ``bi_top`` -> cross-encoder top ``cross_top`` -> ``k``."""
 
     name = "medcpt"
+    Config = MedCPTConfig
 
     def __init__(self, encoder: TextEncoder, cross: CrossEncoderReranker, *, bi_top: int = 80,
-                 cross_top: int = 24, top_n: int | None = None) -> None:
+                 cross_top: int = 24, top_n: int | None = None, lookup: VectorLookup | None = None) -> None:
         if bi_top < 1 or cross_top < 1:
             raise ConfigError(f"MedCPT budgets must be at least 1, got bi_top={bi_top}, cross_top={cross_top}",
                               hint="the paper's values are rerank.medcpt.bi_top=80 and cross_top=24")
@@ -58,17 +84,20 @@ class MedCPTReranker:
         self.bi_top = bi_top
         self.cross_top = cross_top
         self.top_n = check_top_n(top_n)
+        self.documents = DocumentVectors(encoder.encode_documents, lookup)
 
     @classmethod
-    def from_settings(cls, settings: RerankSettings) -> MedCPTReranker:
-        m = settings.medcpt
-        encoder = load_medcpt_encoder(m.query_model, m.article_model, query_max_length=m.query_max_length,
-                                      article_max_length=m.article_max_length, batch_size=settings.batch_size,
-                                      device=settings.device)
-        cross = CrossEncoderReranker(m.cross_model, batch_size=settings.batch_size,
-                                     max_length=m.article_max_length, activation="raw", top_n=None,
-                                     device=settings.device)
-        return cls(encoder, cross, bi_top=m.bi_top, cross_top=m.cross_top, top_n=settings.top_n)
+    def from_config(cls, cfg: MedCPTConfig, ctx: BuildContext) -> MedCPTReranker:
+        encoder = load_medcpt_encoder(cfg.query_model, cfg.article_model, query_max_length=cfg.query_max_length,
+                                      article_max_length=cfg.article_max_length, batch_size=cfg.batch_size,
+                                      device=cfg.device, models=ctx.models)
+        key = ("cross-encoder", cfg.cross_model, cfg.article_max_length, cfg.device, False)
+        loaded = ctx.models.get(key, lambda: load_cross_encoder(
+            cfg.cross_model, max_length=cfg.article_max_length, device=cfg.device))
+        cross = CrossEncoderReranker(cfg.cross_model, batch_size=cfg.batch_size, max_length=cfg.article_max_length,
+                                     activation="raw", top_n=None, device=cfg.device, loaded=loaded)
+        return cls(encoder, cross, bi_top=cfg.bi_top, cross_top=cfg.cross_top, top_n=cfg.top_n,
+                   lookup=index_vectors(ctx, encoder))
 
     def query_vector(self, queries: Sequence[str]) -> np.ndarray:
         """The mean of the query variants' vectors."""
@@ -78,7 +107,7 @@ class MedCPTReranker:
     def bi_encoder_stage(self, queries: Sequence[str], pool: Sequence[Hit],
                          articles: Mapping[str, Article]) -> list[Hit]:
         """The pool rescored by inner product with the averaged query vector, best ``bi_top``."""
-        docs = np.asarray(self.encoder.encode_documents([articles[h.pmid] for h in pool]), dtype=np.float64)
+        docs = np.asarray(self.documents([articles[h.pmid] for h in pool]), dtype=np.float64)
         return rescored(pool, list(docs @ self.query_vector(queries)), self.bi_top)
 
     def rerank_variants(self, queries: Sequence[str], hits: Sequence[Hit], articles: Mapping[str, Article],

@@ -10,19 +10,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
+from .base import RerankConfig
 from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
 
 if TYPE_CHECKING:
-    from ..config import RerankSettings
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "castorini/monot5-base-msmarco"
+
+
+class MonoT5Config(RerankConfig):
+    """monoT5: T5 reads 'Query: q Document: d Relevant:'; the score is log P(true)."""
+
+    backend: Literal["monot5"] = "monot5"
+    model: str = Field(DEFAULT_MODEL, description="monoT5 model name or folder.")
+    batch_size: int = Field(32, ge=1, description="Pairs scored per forward pass.")
+    max_length: int = Field(512, ge=8, description="Token limit of the prompt (the document is cut to fit).")
+    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+
+    def model_names(self) -> list[str]:
+        return [self.model]
 
 
 def load_monot5(name_or_path: str, device: str = "cpu") -> tuple[Any, Any]:
@@ -52,13 +68,14 @@ class MonoT5Reranker(PointwiseReranker):
     """Pointwise seq2seq relevance: score = log P(true) over {true, false} at the first decoder step."""
 
     name = "monot5"
+    Config = MonoT5Config
 
     def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 16, max_length: int = 512,
-                 top_n: int | None = 100, device: str = "cpu") -> None:
+                 top_n: int | None = 100, device: str = "cpu", loaded: tuple[Any, Any] | None = None) -> None:
         super().__init__(top_n)
         self._torch = require("torch", "rerank", "the monoT5 reranker")
         self.model_name = model
-        self.tokenizer, self.model = load_monot5(model, device)
+        self.tokenizer, self.model = loaded or load_monot5(model, device)
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
@@ -70,9 +87,10 @@ class MonoT5Reranker(PointwiseReranker):
         self.start_id = int(start if start is not None else self.pad_id)
 
     @classmethod
-    def from_settings(cls, settings: RerankSettings) -> MonoT5Reranker:
-        return cls(settings.model or DEFAULT_MODEL, batch_size=settings.batch_size, max_length=settings.max_length,
-                   top_n=settings.top_n, device=settings.device)
+    def from_config(cls, cfg: MonoT5Config, ctx: BuildContext) -> MonoT5Reranker:
+        loaded = ctx.models.get(("monot5", cfg.model, cfg.device), lambda: load_monot5(cfg.model, cfg.device))
+        return cls(cfg.model, batch_size=cfg.batch_size, max_length=cfg.max_length, top_n=cfg.top_n,
+                   device=cfg.device, loaded=loaded)
 
     def input_ids(self, query: str, document: str) -> list[int]:
         """``Query: q Document: d Relevant:`` + EOS, with only the document cut to fit ``max_length``."""

@@ -1,13 +1,16 @@
 """Shared code of the pointwise rerankers: pick the candidates, score them in batches, rank, cut to ``k``.
 
 A backend implements only :meth:`PointwiseReranker.score` (a query and the candidates' articles in, one
-score per article out); dropping unknown PMIDs, the ``top_n`` input cap, ordering and ``k`` live here.
+score per article out); dropping unknown PMIDs, the ``top_n`` input cap, ordering, ``k`` and a score
+cache live here. The cache holds (query, article) scores, so a pair seen before (the same sub-query over
+overlapping candidates, an ensemble's repeated member) is never scored twice.
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -91,13 +94,40 @@ def not_available(name: str, what: str, exc: BaseException) -> ConfigError:
     )
 
 
+def article_key(article: Article) -> tuple[str, int]:
+    """Identity of an article's text (a changed abstract under the same PMID is another article)."""
+    return article.pmid, hash(article.text)
+
+
+class LRU(OrderedDict[object, object]):
+    """A small least-recently-used map of at most ``size`` entries."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def lookup(self, key: object) -> object | None:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def store(self, key: object, value: object) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
 class PointwiseReranker(ABC):
     """Base of rerankers that score each (query, article) pair independently."""
 
     name: str = "pointwise"
+    cache_size: int = 50_000
 
     def __init__(self, top_n: int | None = None) -> None:
         self.top_n = check_top_n(top_n)
+        self._scores = LRU(self.cache_size)
 
     @abstractmethod
     def score(self, query: str, articles: Sequence[Article]) -> list[float]:
@@ -108,5 +138,18 @@ class PointwiseReranker(ABC):
         pool = candidates(hits, articles, self.top_n)
         if not pool or k <= 0:
             return []
-        scores = self.score(query, [articles[h.pmid] for h in pool])
-        return rescored(pool, scores, k)
+        return rescored(pool, self.cached_scores(query, [articles[h.pmid] for h in pool]), k)
+
+    def cached_scores(self, query: str, docs: Sequence[Article]) -> list[float]:
+        """:meth:`score` for the pairs not scored before; the others come from the cache."""
+        keys = [(query, *article_key(a)) for a in docs]
+        found = [self._scores.lookup(key) for key in keys]
+        todo = [i for i, f in enumerate(found) if f is None]
+        if todo:
+            fresh = self.score(query, [docs[i] for i in todo])
+            if len(fresh) != len(todo):
+                raise ValueError(f"{type(self).__name__}.score gave {len(fresh)} scores for {len(todo)} articles")
+            for i, value in zip(todo, fresh, strict=True):
+                found[i] = float(value)
+                self._scores.store(keys[i], float(value))
+        return [float(f) for f in found]  # type: ignore[arg-type]

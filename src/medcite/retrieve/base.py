@@ -1,19 +1,45 @@
-"""Protocols of the retrieve stage."""
+"""Protocols and base configs of the retrieve stage: query generators and first-stage retrievers.
+
+A preset lists query generators (``retrieve.queries``, registry stage ``querygen``) and branches
+(``retrieve.branches``, registry stage ``retriever``); each branch searches one named index
+(``settings.indexes``) with every query of the topic's query set.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from pydantic import Field
+
+from ..settings_base import BackendConfig
 from ..types import Hit, Query, Topic
+
+
+class QueryGenConfig(BackendConfig):
+    """Base of every query generator's settings."""
+
+
+class RetrieverConfig(BackendConfig):
+    """Base of every first-stage retriever's settings (one branch of ``retrieve.branches``)."""
+
+    label: str | None = Field(
+        None, description="Name of this branch in hit provenance (``<label>/<qid>``); None: the backend name. "
+        "Give two branches of one backend different labels."
+    )
+    index: str = Field(..., description="Name of the index (an entry of `indexes`) this branch searches.")
+    k: int | None = Field(None, ge=1, description="Documents this branch retrieves per sub-query (None: retrieve.k).")
+    weight: float = Field(1.0, ge=0, description="Weight of this branch's runs in 'rrf' and 'wsum' fusion.")
+
+    @property
+    def name(self) -> str:
+        """The branch's name in hit provenance."""
+        return self.label or self.backend
 
 
 @runtime_checkable
 class QueryGenerator(Protocol):
-    """Turns a topic into queries (original, reformulations, decompositions, keyword rewrites).
-
-    Rule-based generators live in this package; LLM ones (medcite.llm) implement the same protocol.
-    """
+    """Turns a topic into queries (original, reformulations, decompositions, keyword rewrites)."""
 
     name: str
 

@@ -30,10 +30,18 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..config import SparseSettings
-from ..corpus.store import DocumentStore
+from pydantic import Field
+
+from ..errors import ConfigError
 from ..types import Hit
+from .base import RetrieverConfig
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+    from ..corpus.store import DocumentStore
+    from ..index.sparse.base import SparseConfig
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +51,7 @@ _SURFACE = re.compile(r"[^\W_]+")  # what tantivy's "simple" tokenizer and the b
 _DIGITS = re.compile(r"^\d+$")
 
 
-def analyzer_for(settings: SparseSettings) -> Analyzer:
+def analyzer_for(settings: SparseConfig) -> Analyzer:
     """The BM25 index's analysis chain for one word or a text (same stop words and stemmer)."""
     from ..index.sparse.base import MAX_TOKEN_CHARS, stopword_list
 
@@ -212,6 +220,29 @@ class RM3:
         return WeightedQuery({self.vocab.word(t): w for t, w in _top(weights, len(weights)).items()})
 
 
+class PRFConfig(RetrieverConfig):
+    """BM25 with pseudo-relevance feedback: ``bm25+rocchio`` (Dalhousie 2025) or ``bm25+rm3``."""
+
+    backend: Literal["bm25+rocchio", "bm25+rm3"]
+    index: str = Field("bm25", description="Name of the sparse index (an entry of `indexes`) to search.")
+    fb_docs: int = Field(10, ge=1, description="Top documents of the first BM25 search used as feedback.")
+    fb_terms: int = Field(10, ge=1, description="Expansion terms taken from the feedback documents.")
+    alpha: float = Field(1.0, ge=0, description="Rocchio weight of the original query vector.")
+    beta: float = Field(0.75, ge=0, description="Rocchio weight of the mean feedback-document vector.")
+    original_weight: float = Field(
+        0.5, ge=0, le=1, description="RM3 lambda: weight of the original query model against the feedback model."
+    )
+    resolution: int = Field(
+        5, ge=1, le=50,
+        description="Repetitions of the heaviest term when the weighted query is rendered as a bag of words.",
+    )
+    max_df: float = Field(
+        0.1, gt=0, le=1,
+        description="Skip feedback terms found in more than this share of the documents (Anserini's rule; "
+        "applies when the sparse index reports document frequencies).",
+    )
+
+
 class PRFRetriever:
     """A retriever with pseudo-relevance feedback: search, expand from the top ``fb_docs``, search again.
 
@@ -219,9 +250,32 @@ class PRFRetriever:
     feedback texts (title + abstract) come from the document store.
     """
 
+    Config = PRFConfig
+
+    @classmethod
+    def from_config(cls, cfg: PRFConfig, ctx: BuildContext) -> PRFRetriever:
+        from ..index.sparse.base import SparseConfig
+        from .bm25 import sparse_index
+
+        sparse = sparse_index(ctx, cfg.index, cfg.backend)
+        index_cfg = ctx.settings.indexes[cfg.index]
+        if ctx.store is None or not isinstance(index_cfg, SparseConfig):
+            raise ConfigError(f"the {cfg.backend!r} branch needs a document store and a sparse index")
+        analyzer = analyzer_for(index_cfg)
+        doc_freq = getattr(sparse, "doc_freq", None)
+        if doc_freq is None:
+            log.info("the sparse index reports no document frequencies: PRF keeps common feedback terms")
+        legal = TermFilter(doc_freq, len(sparse) if doc_freq else 0, cfg.max_df)
+        expander: Rocchio | RM3 = (
+            Rocchio(analyzer, cfg.fb_terms, cfg.alpha, cfg.beta, legal)
+            if cfg.backend == "bm25+rocchio"
+            else RM3(analyzer, cfg.fb_terms, cfg.original_weight, legal)
+        )
+        return cls(sparse, ctx.store, expander, cfg.fb_docs, cfg.resolution, name=cfg.backend)
+
     def __init__(
         self,
-        base: object,
+        base: Any,
         store: DocumentStore,
         method: Rocchio | RM3,
         fb_docs: int = 10,

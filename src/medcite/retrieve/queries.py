@@ -6,9 +6,9 @@
   stand-in for CLaC 2024's ≤5 keyword decompositions and Dalhousie 2025's keyword rewrites;
 - :class:`TopicNarrative` — the BioGen topic label plus the narrative's most telling terms.
 
-LLM reformulations and decompositions (``medcite.llm.query_generators``) implement the same
-:class:`~medcite.retrieve.base.QueryGenerator` protocol and are chosen by name (registry stage
-``querygen``; :func:`medcite.retrieve.pipeline.build_query_set` builds them from settings).
+LLM reformulations and decompositions (:mod:`.llm_queries`) implement the same
+:class:`~medcite.retrieve.base.QueryGenerator` protocol; all are chosen by name (registry stage
+``querygen``) and built from ``retrieve.queries``.
 :class:`QuerySet` runs generators in order, drops duplicate texts and numbers the
 survivors ``q0, q1, ...`` (``q0`` is the first generator's first query, normally the original question).
 """
@@ -19,9 +19,15 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
 
 from ..types import Query, Topic
-from .base import QueryGenerator
+from .base import QueryGenConfig, QueryGenerator
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
 
@@ -152,10 +158,36 @@ def phrases(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+class OriginalConfig(QueryGenConfig):
+    """The question as asked."""
+
+    backend: Literal["original"] = "original"
+
+
+class KeywordsConfig(QueryGenConfig):
+    """Keyword rewrites of the question (no LLM)."""
+
+    backend: Literal["keywords"] = "keywords"
+    max_queries: int = Field(5, ge=1, le=5, description="Most keyword queries (content terms, then phrases).")
+    max_terms: int = Field(10, ge=1, description="Most content terms in the first keyword query.")
+
+
+class TopicNarrativeConfig(QueryGenConfig):
+    """The BioGen topic label plus the narrative's most telling terms."""
+
+    backend: Literal["topic_narrative"] = "topic_narrative"
+    narrative_terms: int = Field(6, ge=0, description="Narrative terms added to the topic label.")
+
+
 class OriginalQuery:
     """The topic's question, unchanged (stage ``original``)."""
 
     name = "original"
+    Config = OriginalConfig
+
+    @classmethod
+    def from_config(cls, cfg: OriginalConfig, ctx: BuildContext) -> OriginalQuery:
+        return cls()
 
     def generate(self, topic: Topic) -> list[Query]:
         text = topic.question.strip()
@@ -172,12 +204,17 @@ class KeywordQueries:
     """
 
     name = "keywords"
+    Config = KeywordsConfig
 
     def __init__(self, max_queries: int = 5, max_terms: int = 10) -> None:
         if not 1 <= max_queries <= 5:
             raise ValueError(f"max_queries must be 1..5, got {max_queries}")
         self.max_queries = max_queries
         self.max_terms = max_terms
+
+    @classmethod
+    def from_config(cls, cfg: KeywordsConfig, ctx: BuildContext) -> KeywordQueries:
+        return cls(cfg.max_queries, cfg.max_terms)
 
     def generate(self, topic: Topic) -> list[Query]:
         terms = keywords(topic.question, self.max_terms)
@@ -198,9 +235,14 @@ class TopicNarrative:
     """
 
     name = "topic_narrative"
+    Config = TopicNarrativeConfig
 
     def __init__(self, narrative_terms: int = 6) -> None:
         self.narrative_terms = narrative_terms
+
+    @classmethod
+    def from_config(cls, cfg: TopicNarrativeConfig, ctx: BuildContext) -> TopicNarrative:
+        return cls(cfg.narrative_terms)
 
     def generate(self, topic: Topic) -> list[Query]:
         label = keywords(topic.topic or "")

@@ -123,15 +123,17 @@ class Searcher:
 @contextmanager
 def bm25_searcher(store: DocumentStore, index_folder: str | Path | None = None) -> Iterator[Searcher]:
     """Open ``index_folder`` (checked against the store), or build a throwaway BM25 index of the store."""
-    from ..config import SparseSettings
-    from ..index.sparse.base import build_sparse, open_sparse
+    from ..index.sparse.base import SparseConfig, build_sparse, open_sparse
+    from ..registry import default_config
 
     if index_folder is not None:
         yield Searcher(open_sparse(index_folder, store))
         return
     with tempfile.TemporaryDirectory(prefix="medcite-bm25-") as tmp:
         log.info("building a temporary BM25 index of %d documents", len(store))
-        build_sparse(store, Path(tmp) / "bm25", SparseSettings.model_validate({}))
+        cfg = default_config("index", backend="tantivy")
+        assert isinstance(cfg, SparseConfig)
+        build_sparse(store, Path(tmp) / "bm25", cfg)
         yield Searcher(open_sparse(Path(tmp) / "bm25", store))
 
 

@@ -22,4 +22,4 @@ def test_int8_variant_differs_only_by_quantization() -> None:
     base, q8 = load_settings("trained-ce"), load_settings("trained-ce-int8")
     assert q8.rerank.quantize and not base.rerank.quantize
     assert q8.rerank.model_copy(update={"quantize": False}) == base.rerank
-    assert q8.retrieve == base.retrieve and q8.index == base.index
+    assert q8.retrieve == base.retrieve and q8.indexes == base.indexes

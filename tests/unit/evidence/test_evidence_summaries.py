@@ -86,10 +86,11 @@ def test_only_top_docs_are_summarised_and_nothing_usable_falls_back_to_snippets(
     assert ev and all(e.kind == "snippet" and e.pmid == "1" for e in ev)
 
 
-def test_from_settings_needs_an_llm_and_reads_the_settings() -> None:
-    s = load_settings("offline", ["evidence.selector=summaries", "evidence.summary_docs=4",
-                                  "evidence.bullets_per_doc=1"])
-    with pytest.raises(ConfigError, match="evidence.selector=snippets"):
-        SummarySelector.from_settings(s, None)
-    sel = SummarySelector.from_settings(s, SummaryLLM({}))
+def test_from_config_needs_an_llm_and_reads_the_settings() -> None:
+    from medcite.pipeline import Context
+
+    s = load_settings("offline", ["evidence.backend=summaries", "evidence.docs=4", "evidence.bullets_per_doc=1"])
+    with pytest.raises(ConfigError, match="evidence.backend=snippets"):
+        Context(s).build("evidence", s.evidence)
+    sel = Context(s, llm=SummaryLLM({})).build("evidence", s.evidence)
     assert (sel.docs, sel.bullets_per_doc, sel.bullet_words, sel.lam) == (4, 1, 28, 0.75)

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from medcite.config import load_settings
 from medcite.errors import ConfigError
+from medcite.generate.attribution import attribute, negated
 from medcite.generate.citations import DraftSentence
-from medcite.generate.llm_generator import FALLBACK, LLMGenerator, attribute, cited_violations
+from medcite.generate.llm_generator import FALLBACK, LLMGenerator, cited_violations
 from medcite.llm.base import BaseLLM, Completion, Message
 from medcite.llm.trace import trace_context, trace_to
 from medcite.types import Evidence, Query, Topic
@@ -119,7 +120,7 @@ def test_condensation_of_a_long_answer_is_traced(tmp_path: Path) -> None:
 
 def test_posthoc_attributes_by_tfidf_and_drops_unsupported() -> None:
     drafts = attribute(["Statins lowered LDL cholesterol in adults.", "The moon is bright tonight."], EVIDENCE)
-    assert drafts[0].indices[0] == 1 and 2 not in drafts[0].indices
+    assert drafts[0].indices == [1]  # only the item it was written from
     assert drafts[1].indices == []
     llm = ScriptedLLM(["Statins lowered LDL cholesterol in adults. The moon is bright tonight."])
     ans = _gen(llm, mode="posthoc", max_attempts=1, fallback=False).generate(TOPIC, QUERIES, EVIDENCE)
@@ -143,12 +144,26 @@ def test_no_evidence_means_no_call() -> None:
     assert ans.sentences == [] and llm.prompts == []
 
 
-def test_from_settings_needs_an_llm() -> None:
+def test_posthoc_citation_never_crosses_negation() -> None:
+    """Finding: TF-IDF attribution let "did not prevent" cite the abstract that says "prevented"."""
+    ev = [Evidence(1, "501", "Vitamin D prevented hip fractures in older women.", score=0.9),
+          Evidence(2, "502", "Vitamin D did not prevent hip fractures in older women.", score=0.8)]
+    drafts = attribute(["Vitamin D prevented hip fractures.", "Vitamin D did not prevent hip fractures."], ev)
+    assert [d.indices for d in drafts] == [[1], [2]]
+    # when only the contradicting abstract is similar, the sentence stays uncited (and is dropped)
+    assert attribute(["Vitamin D did not prevent hip fractures."], ev[:1])[0].indices == []
+    assert negated("No difference was found") and negated("Statins failed to reduce mortality")
+    assert not negated("Statins reduced mortality and notably improved outcomes")
+
+
+def test_from_config_needs_an_llm() -> None:
+    from medcite.pipeline import Context
+
     s = load_settings("offline", ["generate.backend=llm", "generate.max_attempts=5", "generate.mode=posthoc"])
     with pytest.raises(ConfigError, match="needs a language model"):
-        LLMGenerator.from_settings(s, None)
-    g = LLMGenerator.from_settings(s, ScriptedLLM([]))
-    assert (g.max_attempts, g.mode) == (5, "posthoc")
+        Context(s).build("generate", s.generate)
+    g = Context(s, llm=ScriptedLLM([])).build("generate", s.generate)
+    assert isinstance(g, LLMGenerator) and (g.max_attempts, g.mode) == (5, "posthoc")
 
 
 _TEXT = st.lists(

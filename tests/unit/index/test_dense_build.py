@@ -5,21 +5,20 @@ from __future__ import annotations
 import pytest
 from _dense_fakes import HashEncoder, fill_store, make_articles
 
-from medcite.config import DenseSettings
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import IndexMismatchError, InputError
 from medcite.index.dense import folder as fo
 from medcite.index.dense.build import build_dense_index
-from medcite.index.dense.searcher import DenseRetriever
+from medcite.index.dense.faiss_backend import FaissConfig, FaissIndex
 from medcite.types import Article
 
 
-def settings(**kw: object) -> DenseSettings:
-    return DenseSettings(chunk_size=10, threads=1, **kw)  # type: ignore[arg-type]
+def settings(**kw: object) -> FaissConfig:
+    return FaissConfig(chunk_size=10, threads=1, **kw)  # type: ignore[arg-type]
 
 
 def top(index_dir, encoder, query: str, k: int = 3) -> list[str]:
-    return [h.pmid for h in DenseRetriever(index_dir, encoder).search(query, k)]
+    return [h.pmid for h in FaissIndex(index_dir, encoder).search(query, k)]
 
 
 def test_build_finds_each_article_by_its_own_text(tmp_path) -> None:
@@ -31,7 +30,7 @@ def test_build_finds_each_article_by_its_own_text(tmp_path) -> None:
     assert manifest["corpus"]["store_id"] == store.store_id and manifest["corpus"]["seq"] == store.seq
     assert manifest["encoder"]["fingerprint"] == enc.fingerprint
     assert not (tmp_path / "dense" / "chunks").exists()
-    r = DenseRetriever(tmp_path / "dense", enc)
+    r = FaissIndex(tmp_path / "dense", enc)
     for a in (arts[0], arts[17], arts[34]):
         assert r.search(a.text, 1)[0].pmid == a.pmid
     assert enc.documents_encoded == 35
@@ -82,7 +81,7 @@ def test_updates_add_replace_and_delete(tmp_path, kind: str) -> None:
     assert enc.documents_encoded == 2  # only the new and the replaced article
     assert manifest["counts"] == {"rows": 32, "live": 30, "dim": 16}
     assert manifest["corpus"]["seq"] == store.seq
-    r = DenseRetriever(out, enc)
+    r = FaissIndex(out, enc)
     assert r.search("zebrafish regeneration fins zebrafish regrow fins", 1)[0].pmid == "500"
     assert r.search(replaced.text, 1)[0].pmid == arts[3].pmid
     found = {h.pmid for h in r.search(arts[7].text, 30)}
@@ -108,7 +107,7 @@ def test_many_deletions_compact_the_index_without_re_encoding(tmp_path) -> None:
     assert manifest["counts"] == {"rows": 25, "live": 25, "dim": 16}
     assert manifest["files"]["vectors"] != "vectors.1.bin"
     assert sorted(p.name for p in out.glob("vectors.*.bin")) == [manifest["files"]["vectors"]]
-    assert DenseRetriever(out, enc).search(arts[20].text, 1)[0].pmid == arts[20].pmid
+    assert FaissIndex(out, enc).search(arts[20].text, 1)[0].pmid == arts[20].pmid
 
 
 def test_changing_the_layout_reuses_stored_vectors(tmp_path) -> None:
@@ -119,24 +118,29 @@ def test_changing_the_layout_reuses_stored_vectors(tmp_path) -> None:
     enc.documents_encoded = 0
     manifest = build_dense_index(store, out, settings(index_type="hnsw"), encoder=enc, relayout=True)
     assert manifest["index"]["type"] == "hnsw" and enc.documents_encoded == 0
-    assert DenseRetriever(out, enc).search(arts[9].text, 1)[0].pmid == arts[9].pmid
+    assert FaissIndex(out, enc).search(arts[9].text, 1)[0].pmid == arts[9].pmid
     # without relayout an update keeps the layout the index has
     kept = build_dense_index(store, out, settings(index_type="flat"), encoder=enc)
     assert kept["index"]["type"] == "hnsw"
-    # a pure re-layout needs no encoder model at all (the manifest's 'minilm' is never loaded)
+    # a pure re-layout needs no encoder model at all (the manifest's 'minilm' is never loaded); the on-disk
+    # precision is part of the layout: the stored vectors are converted, not encoded again
     ivf = build_dense_index(store, out, settings(index_type="ivfpq", vector_dtype="float32"), relayout=True)
-    assert ivf["index"]["type"] == "ivfpq" and ivf["vector_dtype"] == "float16"
-    assert DenseRetriever(out, enc).search(arts[9].text, 1)[0].pmid == arts[9].pmid
+    assert ivf["index"]["type"] == "ivfpq" and ivf["vector_dtype"] == "float32"
+    assert (out / ivf["files"]["vectors"]).stat().st_size == 30 * 16 * 4
+    assert FaissIndex(out, enc).search(arts[9].text, 1)[0].pmid == arts[9].pmid
+    # nothing changed: a second call re-lays out nothing
+    assert build_dense_index(store, out, settings(index_type="ivfpq", vector_dtype="float32"),
+                             relayout=True)["files"] == ivf["files"]
 
 
 def test_query_encoder_must_match_the_index(tmp_path) -> None:
     store = fill_store(tmp_path / "store", make_articles(12))
     build_dense_index(store, tmp_path / "dense", settings(), encoder=HashEncoder())
     with pytest.raises(IndexMismatchError, match="built with encoder 'hash'"):
-        DenseRetriever(tmp_path / "dense", HashEncoder(name="other"))
+        FaissIndex(tmp_path / "dense", HashEncoder(name="other"))
     with pytest.raises(IndexMismatchError, match="16-d"):
-        DenseRetriever(tmp_path / "dense", HashEncoder(dim=8))
-    r = DenseRetriever(tmp_path / "dense", HashEncoder())
+        FaissIndex(tmp_path / "dense", HashEncoder(dim=8))
+    r = FaissIndex(tmp_path / "dense", HashEncoder())
     with pytest.raises(IndexMismatchError, match="8-d"):
         r.search_vectors(HashEncoder(dim=8).encode_queries(["x"]), 3)
 
@@ -161,7 +165,7 @@ def test_search_many_and_k_larger_than_the_corpus(tmp_path) -> None:
     arts = make_articles(8)
     store = fill_store(tmp_path / "store", arts)
     build_dense_index(store, tmp_path / "dense", settings(), encoder=HashEncoder())
-    r = DenseRetriever(tmp_path / "dense", HashEncoder())
+    r = FaissIndex(tmp_path / "dense", HashEncoder())
     results = r.search_many([arts[0].text, arts[5].text], 50)
     assert [res[0].pmid for res in results] == [arts[0].pmid, arts[5].pmid]
     assert all(len(res) == 8 for res in results)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from medcite.cli.main import cli
 from medcite.corpus.store import FileStats
 from medcite.index.dense import folder as fo
-from medcite.index.dense.searcher import DenseRetriever
+from medcite.index.dense.faiss_backend import FaissIndex
 from medcite.types import Article
 
 
@@ -31,12 +31,12 @@ def test_build_then_update_from_the_command_line(tmp_path, tiny_st: str) -> None
     store = fill_store(tmp_path / "store", arts)
     out = tmp_path / "dense"
     res = run("--store", str(tmp_path / "store"), "--out", str(out), "--encoder", tiny_st,
-              "--index-type", "hnsw", "--batch-size", "4", "--chunk-size", "5", "--set", "index.dense.threads=1")
+              "--index-type", "hnsw", "--batch-size", "4", "--chunk-size", "5", "--set", "indexes.dense.threads=1")
     assert res.exit_code == 0, res.output
     assert "12 documents" in res.output and "hnsw" in res.output
     manifest = fo.read(out)
-    assert manifest["settings"]["batch_size"] == 4 and manifest["encoder"]["spec"]["encoder"] == tiny_st
-    r = DenseRetriever(out)  # the query encoder comes from the manifest
+    assert manifest["encoder"]["spec"]["batch_size"] == 4 and manifest["encoder"]["spec"]["model"] == tiny_st
+    r = FaissIndex(out)  # the query encoder comes from the manifest
     assert r.search(arts[4].text, 1)[0].pmid == arts[4].pmid
     with store.transaction() as tx:
         tx.upsert([Article("99", "zebrafish fin regeneration", "")], FileStats(path="u"))
@@ -53,7 +53,7 @@ def test_import_from_embeddings_from_the_command_line(tmp_path, tiny_st: str) ->
     res = run("--from-embeddings", str(emb), "--out", str(tmp_path / "dense"), "--encoder", tiny_st)
     assert res.exit_code == 0, res.output
     assert "5 documents" in res.output
-    r = DenseRetriever(tmp_path / "dense")
+    r = FaissIndex(tmp_path / "dense")
     assert r.search_vectors(np.eye(32, dtype=np.float32)[3:4], 1)[0][0].pmid == "14"
     again = run("--from-embeddings", str(emb), "--out", str(tmp_path / "dense"), "--encoder", tiny_st)
     assert again.exit_code == 1 and "already holds a dense index" in again.output

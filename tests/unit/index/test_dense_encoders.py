@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 from _dense_fakes import make_tiny_bert, make_tiny_st
 
-from medcite.config import DenseSettings
 from medcite.errors import ConfigError
-from medcite.index.dense.encoders import Encoder, backend_for, load_encoder, resolve_model
+from medcite.index.dense.encoders import Encoder, load_encoder, parse_encoder, resolve_model
 from medcite.types import Article
 
 
@@ -19,17 +18,34 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"query": query, "article": article, "st": make_tiny_st(root / "st", query)}
 
 
+def pair(article: object, query: object, **extra: object) -> dict:
+    """The config of an asymmetric (query model, article model) encoder."""
+    return {"backend": "hf-asymmetric", "model": str(article), "query_model": str(query), **extra}
+
+
 @pytest.fixture(scope="module")
 def asym(tiny: dict) -> Encoder:
-    return load_encoder(DenseSettings(encoder=str(tiny["article"]), query_encoder=str(tiny["query"])))
+    return load_encoder(pair(str(tiny["article"]), str(tiny["query"])))
 
 
 def test_backend_is_chosen_from_the_name() -> None:
-    assert backend_for("minilm") == "sentence-transformers"
-    assert backend_for("medcpt") == "hf-asymmetric"
-    assert backend_for("/m/article", "/m/query") == "hf-asymmetric"
-    assert backend_for("minilm-onnx") == "onnx-minilm"
-    assert backend_for("minilm", backend="onnx-minilm") == "onnx-minilm"
+    assert parse_encoder("minilm") == {"backend": "sentence-transformers", "model": "minilm"}
+    assert parse_encoder("medcpt") == {"backend": "hf-asymmetric", "model": "ncbi/MedCPT-Article-Encoder",
+                                       "query_model": "ncbi/MedCPT-Query-Encoder"}
+    assert parse_encoder("/m/article") == {"backend": "sentence-transformers", "model": "/m/article"}
+    assert parse_encoder("minilm-onnx") == {"backend": "onnx-minilm"}
+
+
+def test_manifest_specs_of_the_earlier_layout_still_load() -> None:
+    from medcite.index.dense.encoders import spec_to_config
+
+    old = {"backend": "hf-asymmetric", "encoder": "/m/a", "query_encoder": "/m/q", "normalize": None,
+           "query_max_length": None, "doc_max_length": None}
+    cfg = spec_to_config(old)
+    assert (cfg.backend, cfg.model, cfg.query_model) == ("hf-asymmetric", "/m/a", "/m/q")  # type: ignore[attr-defined]
+    st = spec_to_config({"backend": "sentence-transformers", "encoder": "minilm"})
+    assert (st.backend, st.model) == ("sentence-transformers", "minilm")  # type: ignore[attr-defined]
+    assert spec_to_config({"backend": "onnx-minilm", "encoder": "minilm-onnx"}).backend == "onnx-minilm"
 
 
 def test_asymmetric_uses_cls_of_each_model(tiny: dict, asym: Encoder) -> None:
@@ -66,14 +82,14 @@ def test_asymmetric_truncates_queries_at_64_and_articles_at_512_tokens(asym: Enc
 
 
 def test_batches_keep_input_order(tiny: dict) -> None:
-    enc = load_encoder(DenseSettings(encoder=str(tiny["article"]), query_encoder=str(tiny["query"]), batch_size=2))
+    enc = load_encoder(pair(str(tiny["article"]), str(tiny["query"]), batch_size=2))
     texts = ["a", "much longer query about statins", "mid length text", "b c"]
     one_by_one = np.vstack([enc.encode_queries([t]) for t in texts])
     np.testing.assert_allclose(enc.encode_queries(texts), one_by_one, atol=1e-5)
 
 
 def test_sentence_transformers_from_a_local_folder(tiny: dict) -> None:
-    enc = load_encoder(DenseSettings(encoder=str(tiny["st"])))
+    enc = load_encoder(str(tiny["st"]))
     vecs = enc.encode_documents([Article("1", "Aspirin", "reduces stroke risk"), Article("2", "Malaria", "")])
     assert enc.dim == 32 and vecs.shape == (2, 32)
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
@@ -82,9 +98,9 @@ def test_sentence_transformers_from_a_local_folder(tiny: dict) -> None:
 
 
 def test_fingerprints_tell_models_apart(tiny: dict, asym: Encoder) -> None:
-    st_q = load_encoder(DenseSettings(encoder=str(tiny["st"])))
-    again = load_encoder(DenseSettings(encoder=str(tiny["article"]), query_encoder=str(tiny["query"])))
-    swapped = load_encoder(DenseSettings(encoder=str(tiny["query"]), query_encoder=str(tiny["article"])))
+    st_q = load_encoder(str(tiny["st"]))
+    again = load_encoder(pair(str(tiny["article"]), str(tiny["query"])))
+    swapped = load_encoder(pair(str(tiny["query"]), str(tiny["article"])))
     assert again.fingerprint == asym.fingerprint
     assert len({asym.fingerprint, swapped.fingerprint, st_q.fingerprint}) == 3
 
@@ -92,7 +108,7 @@ def test_fingerprints_tell_models_apart(tiny: dict, asym: Encoder) -> None:
 def test_unknown_model_name_says_it_is_not_available_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError) as err:
-        load_encoder(DenseSettings(encoder="no-such-org/no-such-model-xyz"))
+        load_encoder("no-such-org/no-such-model-xyz")
     assert "not available offline" in err.value.message
     assert "local folder" in (err.value.hint or "")
 
@@ -104,13 +120,13 @@ def test_medcpt_without_a_local_copy_is_a_clear_error(monkeypatch: pytest.Monkey
     if isinstance(try_to_load_from_cache("ncbi/MedCPT-Query-Encoder", "config.json"), str):
         pytest.skip("MedCPT is in the local Hugging Face cache")
     with pytest.raises(ConfigError, match="MedCPT-Query-Encoder.*not available offline"):
-        load_encoder(DenseSettings(encoder="medcpt"))
+        load_encoder("medcpt")
 
 
 def test_a_folder_that_is_not_a_model_is_refused(tmp_path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(ConfigError, match="is not a model"):
-        load_encoder(DenseSettings(encoder=str(tmp_path)))
+        load_encoder(str(tmp_path))
     with pytest.raises(ConfigError, match="is a file"):
         resolve_model(str(tmp_path / "notes.txt"))
     with pytest.raises(ConfigError, match="does not exist"):
@@ -121,7 +137,7 @@ def test_a_model_folder_with_broken_weights_is_refused(tmp_path, tiny: dict) -> 
     (tmp_path / "config.json").write_text((tiny["query"] / "config.json").read_text())
     (tmp_path / "model.safetensors").write_bytes(b"not weights")
     with pytest.raises(ConfigError, match="cannot load"):
-        load_encoder(DenseSettings(encoder=str(tmp_path), query_encoder=str(tiny["query"])))
+        load_encoder(pair(str(tmp_path), str(tiny["query"])))
 
 
 def test_asymmetric_needs_equal_sizes_and_a_query_model(tiny: dict, tmp_path) -> None:
@@ -132,13 +148,13 @@ def test_asymmetric_needs_equal_sizes_and_a_query_model(tiny: dict, tmp_path) ->
     (tmp_path / "tokenizer.json").write_bytes((tiny["query"] / "tokenizer.json").read_bytes())
     (tmp_path / "tokenizer_config.json").write_bytes((tiny["query"] / "tokenizer_config.json").read_bytes())
     with pytest.raises(ConfigError, match="32-d.*16-d"):
-        load_encoder(DenseSettings(encoder=str(tmp_path), query_encoder=str(tiny["query"])))
-    with pytest.raises(ConfigError, match="needs a query encoder"):
-        load_encoder(DenseSettings(encoder=str(tiny["article"]), backend="hf-asymmetric"))
+        load_encoder(pair(str(tmp_path), str(tiny["query"])))
+    with pytest.raises(ConfigError, match="MedCPT-Query-Encoder"):  # the default query side, not available here
+        load_encoder({"backend": "hf-asymmetric", "model": str(tiny["article"])})
 
 
 def test_onnx_minilm_is_torch_free_and_shares_the_minilm_space() -> None:
-    enc = load_encoder(DenseSettings(encoder="minilm-onnx"))
+    enc = load_encoder("minilm-onnx")
     vecs = enc.encode_queries(["statins lower cholesterol", "malaria is spread by mosquitoes"])
     assert enc.dim == 384 and vecs.shape == (2, 384)
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
@@ -147,8 +163,8 @@ def test_onnx_minilm_is_torch_free_and_shares_the_minilm_space() -> None:
 
 @pytest.mark.slow
 def test_packaged_minilm_torch_and_onnx_agree() -> None:
-    torch_enc = load_encoder(DenseSettings(encoder="minilm"))
-    onnx_enc = load_encoder(DenseSettings(encoder="minilm-onnx"))
+    torch_enc = load_encoder("minilm")
+    onnx_enc = load_encoder("minilm-onnx")
     assert torch_enc.fingerprint == onnx_enc.fingerprint and torch_enc.dim == 384
     arts = [Article("1", "Statin therapy and stroke", "Statins reduce LDL cholesterol and ischaemic stroke."),
             Article("2", "Malaria vaccines", "RTS,S reduces clinical malaria in African children.")]
@@ -164,10 +180,10 @@ def test_the_onnx_path_never_imports_torch() -> None:
 
     code = (
         "import sys\n"
-        "from medcite.config import DenseSettings\n"
+        "import medcite.config\n"
         "from medcite.index.dense.encoders import load_encoder\n"
-        "import medcite.index.dense.searcher\n"
-        "enc = load_encoder(DenseSettings(encoder='minilm-onnx'))\n"
+        "import medcite.index.dense.faiss_backend\n"
+        "enc = load_encoder('minilm-onnx')\n"
         "assert enc.encode_queries(['aspirin']).shape == (1, 384)\n"
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
     )
@@ -180,7 +196,7 @@ def test_an_index_built_with_torch_minilm_answers_onnx_queries(tmp_path) -> None
     from _dense_fakes import fill_store
 
     from medcite.index.dense.build import build_dense_index
-    from medcite.index.dense.searcher import DenseRetriever
+    from medcite.index.dense.faiss_backend import FaissConfig, FaissIndex
 
     arts = [
         Article("1", "Statins and stroke", "Statin therapy lowers LDL cholesterol and the risk of ischaemic stroke."),
@@ -188,8 +204,8 @@ def test_an_index_built_with_torch_minilm_answers_onnx_queries(tmp_path) -> None
         Article("3", "Sleep apnea", "Continuous positive airway pressure treats obstructive sleep apnea."),
     ]
     store = fill_store(tmp_path / "store", arts)
-    build_dense_index(store, tmp_path / "dense", DenseSettings(encoder="minilm", threads=1))
-    r = DenseRetriever(tmp_path / "dense", load_encoder(DenseSettings(encoder="minilm-onnx")))
+    build_dense_index(store, tmp_path / "dense", FaissConfig(encoder="minilm", threads=1))
+    r = FaissIndex(tmp_path / "dense", load_encoder("minilm-onnx"))
     assert [hits[0].pmid for hits in r.search_many(["vaccines against malaria", "CPAP for apnoea"], 3)] == ["2", "3"]
 
 
@@ -198,8 +214,8 @@ def test_models_prefix_names_a_trained_model_folder(tmp_path, tiny: dict, monkey
 
     monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path))
     shutil.copytree(tiny["st"], tmp_path / "my-bi-encoder")
-    enc = load_encoder(DenseSettings(encoder="models:my-bi-encoder"))
-    direct = load_encoder(DenseSettings(encoder=str(tiny["st"])))
+    enc = load_encoder("models:my-bi-encoder")
+    direct = load_encoder(str(tiny["st"]))
     assert enc.fingerprint == direct.fingerprint  # same weights in another folder: same vector space
     with pytest.raises(ConfigError, match="not at"):
-        load_encoder(DenseSettings(encoder="models:missing-model"))
+        load_encoder("models:missing-model")

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 from _dense_fakes import HashEncoder
 
-from medcite.config import DenseSettings
 from medcite.index.dense import faiss_index as fx
+from medcite.index.dense.faiss_backend import FaissConfig, FaissIndex
 from medcite.index.dense.importer import import_embeddings
-from medcite.index.dense.searcher import DenseRetriever
 
 
 def clustered(n: int, dim: int, clusters: int, seed: int = 0) -> np.ndarray:
@@ -37,9 +36,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     enc = HashEncoder(32)
     out = {}
     for kind in ("flat", "hnsw", "ivfpq"):
-        settings = DenseSettings(index_type=kind, chunk_size=500, vector_dtype="float32", threads=1)
+        settings = FaissConfig(index_type=kind, chunk_size=500, vector_dtype="float32", threads=1)
         import_embeddings(root / "emb", root / kind, settings, encoder=enc)
-        out[kind] = DenseRetriever(root / kind, enc, settings=settings)
+        out[kind] = FaissIndex(root / kind, enc, settings=settings)
     return {"vecs": vecs, "pmids": pmids, "queries": clustered(40, 32, 20, seed=1), **out}
 
 

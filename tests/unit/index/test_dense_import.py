@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 from _dense_fakes import HashEncoder, fill_store, make_articles
 
-from medcite.config import DenseSettings
 from medcite.corpus.store import FileStats
 from medcite.errors import IndexMismatchError, InputError
 from medcite.index.dense.build import build_dense_index
+from medcite.index.dense.faiss_backend import FaissConfig, FaissIndex
 from medcite.index.dense.importer import import_embeddings
-from medcite.index.dense.searcher import DenseRetriever
 from medcite.types import Article
 
-SETTINGS = DenseSettings(chunk_size=4, threads=1)
+SETTINGS = FaissConfig(chunk_size=4, threads=1)
 
 
 def write_pair(folder, n: int, vectors, pmids) -> None:
@@ -40,7 +39,7 @@ def test_import_pairs_chunks_by_number_and_searches(tmp_path) -> None:
     assert manifest["counts"] == {"rows": 10, "live": 10, "dim": 16}
     assert manifest["corpus"]["source"] == "embeddings"
     assert enc.documents_encoded == 0
-    r = DenseRetriever(tmp_path / "dense", enc)
+    r = FaissIndex(tmp_path / "dense", enc)
     hits = r.search_vectors(np.stack([unit(7), unit(2)]), 1)
     assert [h[0].pmid for h in hits] == ["107", "102"]
     assert hits[0][0].score == pytest.approx(1.0)
@@ -52,7 +51,7 @@ def test_a_pmid_in_two_chunks_keeps_its_last_vector(tmp_path) -> None:
     write_pair(emb, 1, [unit(5)], ["1"])
     manifest = import_embeddings(emb, tmp_path / "dense", SETTINGS, encoder=HashEncoder())
     assert manifest["counts"]["live"] == 2
-    r = DenseRetriever(tmp_path / "dense", HashEncoder())
+    r = FaissIndex(tmp_path / "dense", HashEncoder())
     assert [h.pmid for h in r.search_vectors(unit(5)[None], 5)[0]][:1] == ["1"]
     assert r.search_vectors(unit(0)[None], 5)[0][0].score == pytest.approx(0.0)
 
@@ -109,7 +108,7 @@ def test_an_import_bound_to_a_store_follows_its_later_updates(tmp_path) -> None:
     enc.documents_encoded = 0
     manifest = build_dense_index(store, tmp_path / "dense", SETTINGS, encoder=enc)
     assert enc.documents_encoded == 1 and manifest["counts"]["live"] == 6
-    r = DenseRetriever(tmp_path / "dense", enc)
+    r = FaissIndex(tmp_path / "dense", enc)
     assert r.search("zebrafish fins zebrafish regrow fins", 1)[0].pmid == "77"
     assert arts[0].pmid not in {h.pmid for h in r.search(arts[0].text, 10)}
 

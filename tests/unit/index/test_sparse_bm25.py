@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from medcite.config import SparseSettings
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, CorruptIndexError, IndexMismatchError
 from medcite.index.sparse.base import build_sparse, open_sparse
+from medcite.registry import default_config
 from medcite.types import Article
 
 BACKENDS = ["tantivy", "bm25s"]
@@ -23,6 +23,11 @@ DOCS = [
     Article("103", "Sleep apnea treatment", "CPAP is the first-line therapy for obstructive sleep apnea."),
     Article("104", "Vitamin D and bone", "Vitamin D supplements and fracture risk in older adults."),
 ]
+
+def SparseSettings(**values: object):  # noqa: N802 - reads like the config it builds
+    """The sparse index config of ``backend`` (default tantivy) with ``values`` set."""
+    return default_config("index", **{"backend": "tantivy", **values})
+
 
 
 def make_store(path: Path, articles: list[Article] = DOCS) -> DocumentStore:
@@ -136,7 +141,7 @@ def test_tantivy_rejects_other_k1_b() -> None:
     from medcite.index.sparse.tantivy_backend import TantivyIndex
 
     with pytest.raises(ConfigError, match="bm25s"):
-        TantivyIndex.check_settings(SparseSettings(k1=0.9, b=0.4))
+        SparseSettings(k1=0.9, b=0.4)
     with pytest.raises(ConfigError):
         TantivyIndex.check_settings(SparseSettings(stemmer="porter"))
 

@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from medcite.config import SparseSettings
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.evaluate.retrieval import evaluate_retrieval
 from medcite.index.sparse.base import build_sparse, open_sparse
+from medcite.registry import default_config
 from medcite.types import Article
+
+
+def SparseSettings(**values: object):  # noqa: N802 - reads like the config it builds
+    """The sparse index config of ``backend`` (default tantivy) with ``values`` set."""
+    return default_config("index", **{"backend": "tantivy", **values})
+
 
 
 @pytest.mark.slow

@@ -115,7 +115,7 @@ def test_make_llm_none_and_its_clear_error():
 def test_make_llm_unknown_backend_lists_choices():
     with pytest.raises(ConfigError, match="unknown llm backend 'gpt5'") as info:
         make_llm(load_settings("offline", ["llm.backend=gpt5"]))
-    assert "llamacpp, local, none, openai" in (info.value.hint or "")
+    assert "llamacpp, local, none, openai" in info.value.message
 
 
 def test_make_llm_openai_without_model_says_so():

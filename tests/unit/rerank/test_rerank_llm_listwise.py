@@ -114,11 +114,14 @@ def test_bad_window_settings():
         LLMListwiseReranker(WindowLLM(reverse), window=1, step=1)
 
 
-def test_from_settings_reads_rerank_section_and_refuses_no_llm():
-    s = load_settings("offline", ["rerank.top_n=30", "rerank.window=8", "rerank.step=4"])
+def test_from_config_reads_rerank_section_and_refuses_no_llm():
+    from medcite.pipeline import Context
+
+    s = load_settings("offline", ["rerank.backend=llm-listwise", "rerank.top_n=30", "rerank.window=8",
+                                  "rerank.step=4"])
     with pytest.raises(ConfigError, match="needs a language model"):
-        LLMListwiseReranker.from_settings(s)  # llm.backend is 'none' in the offline preset
-    r = LLMListwiseReranker.from_settings(s.rerank, llm=WindowLLM(reverse))
+        Context(s).build("rerank", s.rerank)  # llm.backend is 'none' in the offline preset
+    r = Context(s, llm=WindowLLM(reverse)).build("rerank", s.rerank)
     assert (r.top_n, r.window, r.step, r.max_words) == (30, 8, 4, 120)
 
 

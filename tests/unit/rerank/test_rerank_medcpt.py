@@ -5,9 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medcite.config import RerankSettings
 from medcite.errors import ConfigError
-from medcite.rerank.factory import build_reranker
+from medcite.pipeline import build_stage
 from medcite.rerank.medcpt import MedCPTReranker
 from medcite.types import Article, Hit
 
@@ -36,16 +35,15 @@ def _logits(folder: Path, query: str, docs: list[str]) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def settings(tiny_bert_pair: tuple[Path, Path], tiny_cross_encoder: Path) -> RerankSettings:
+def settings(tiny_bert_pair: tuple[Path, Path], tiny_cross_encoder: Path) -> dict:
     q, a = tiny_bert_pair
-    return RerankSettings.model_validate({"backend": "medcpt", "medcpt": {
-        "query_model": str(q), "article_model": str(a), "cross_model": str(tiny_cross_encoder),
-        "bi_top": 3, "cross_top": 2}})
+    return {"backend": "medcpt", "query_model": str(q), "article_model": str(a),
+            "cross_model": str(tiny_cross_encoder), "bi_top": 3, "cross_top": 2}
 
 
-def test_pipeline_matches_a_by_hand_computation(settings: RerankSettings, tiny_bert_pair: tuple[Path, Path],
+def test_pipeline_matches_a_by_hand_computation(settings: dict, tiny_bert_pair: tuple[Path, Path],
                                                 tiny_cross_encoder: Path) -> None:
-    rr = build_reranker(settings)
+    rr = build_stage("rerank", settings)
     assert isinstance(rr, MedCPTReranker)
     variants = ["which drug lowers cholesterol", "statin therapy"]
     out = rr.rerank_variants(variants, [*HITS, Hit("99", 5.0)], ARTS, k=16)
@@ -64,8 +62,8 @@ def test_pipeline_matches_a_by_hand_computation(settings: RerankSettings, tiny_b
     assert [h.rank for h in out] == [1, 2]
 
 
-def test_k_and_single_query(settings: RerankSettings) -> None:
-    rr = build_reranker(settings)
+def test_k_and_single_query(settings: dict) -> None:
+    rr = build_stage("rerank", settings)
     assert rr is not None
     one = rr.rerank("statin therapy", HITS, ARTS, k=1)
     assert len(one) == 1
@@ -77,4 +75,4 @@ def test_k_and_single_query(settings: RerankSettings) -> None:
 def test_missing_models_say_how_to_get_them(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError, match="not available offline"):
-        build_reranker(RerankSettings(backend="medcpt"))
+        build_stage("rerank", {"backend": "medcpt"})

@@ -4,9 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from medcite.config import RerankSettings
 from medcite.errors import ConfigError
-from medcite.rerank.factory import build_reranker
+from medcite.pipeline import build_stage
 from medcite.rerank.monot5 import MonoT5Reranker
 from medcite.types import Article, Hit
 
@@ -52,7 +51,7 @@ def _reference(folder: Path, query: str, doc: str) -> float:
 
 
 def test_scores_match_the_reference_recipe(tiny_monot5: Path) -> None:
-    rr = build_reranker(RerankSettings(backend="monot5", model=str(tiny_monot5), batch_size=2))
+    rr = build_stage("rerank", {"backend": "monot5", "model": str(tiny_monot5), "batch_size": 2})
     assert isinstance(rr, MonoT5Reranker)
     query = "what do statins lower"
     out = rr.rerank(query, [Hit(p, 1.0) for p in [*ARTS, "404"]], ARTS, k=3)

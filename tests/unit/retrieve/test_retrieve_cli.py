@@ -57,7 +57,7 @@ def test_search_preset_bm25_writes_a_valid_trec_run(corpus: Path, topics: Path, 
     assert [h.pmid for h in run["181"]] == ["104", "101"]
     assert [h.pmid for h in run["182"]] == ["103"]
     indexes = sorted(p.name for p in (corpus / "indexes").iterdir())
-    assert len(indexes) == 1 and indexes[0].startswith("bm25-")
+    assert len(indexes) == 1 and indexes[0].startswith("tantivy-")
     # a second run reuses the index and writes the same ranking
     code, _ = _invoke(args)
     assert code == 0 and read_run(out) == run
@@ -110,7 +110,7 @@ def test_search_preset_hybrid_with_the_packaged_minilm(
     assert {q: len(h) for q, h in run.items()} == {"181": 3, "182": 3}
     assert run["182"][0].pmid == "103" and run["181"][0].pmid == "104"  # both branches rank them first
     kinds = sorted(p.name.split("-")[0] for p in (corpus / "indexes").iterdir())
-    assert kinds == ["bm25", "dense"]
+    assert kinds == ["faiss", "tantivy"]
     # `best` is what the retrieval benchmark set: the hybrid run itself, or a configuration with models medcite
     # trained (`models:NAME`), which without the models fails naming the command that trains them
     from medcite.config import load_settings

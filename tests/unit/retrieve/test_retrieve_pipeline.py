@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 
 from medcite.config import Settings, load_settings
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError
-from medcite.llm.base import BaseLLM, Completion, Message
-from medcite.retrieve.pipeline import RetrievalPipeline, index_folder
-from medcite.retrieve.queries import OriginalQuery, QuerySet
+from medcite.index.base import index_folder
+from medcite.pipeline import Context, RetrievalPipeline
+from medcite.registry import validate_config
+from medcite.retrieve.queries import QuerySet
 from medcite.types import Article, Hit, Topic
+from medcite_fakes import ReplyLLM
 
 DOCS = [
     Article("11", "Statins reduce LDL cholesterol", "Statin therapy lowers LDL cholesterol in adults."),
@@ -49,8 +49,8 @@ def settings(*overrides: str) -> Settings:
 def test_bm25_pipeline_builds_then_reuses_and_updates_the_index(store: DocumentStore) -> None:
     s = settings('retrieve.queries=["original", "keywords"]', "retrieve.k=5")
     pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
-    folder = index_folder(store.path, "bm25", s.index.sparse)
-    assert folder.parent == store.path / "indexes" and folder.name.startswith("bm25-")
+    folder = index_folder(store.path, s.indexes["bm25"])
+    assert folder.parent == store.path / "indexes" and folder.name.startswith("tantivy-")
     assert (folder / "manifest.json").exists()
     out = pipe.retrieve(TOPIC)
     assert [q.stage for q in out.queries] == ["original", "keywords"]
@@ -62,7 +62,7 @@ def test_bm25_pipeline_builds_then_reuses_and_updates_the_index(store: DocumentS
     assert [h.rank for h in out.final] == list(range(1, len(out.final) + 1))
 
     # runtime-only settings map to the same folder; the index follows the store's updates
-    assert index_folder(store.path, "bm25", s.index.sparse.model_copy(update={"threads": 2})) == folder
+    assert index_folder(store.path, s.indexes["bm25"].model_copy(update={"threads": 2})) == folder
     with store.transaction() as tx:
         tx.upsert([Article("17", "Statins lower cholesterol", "Statins lower cholesterol strongly.")],
                   FileStats("update"))
@@ -72,8 +72,7 @@ def test_bm25_pipeline_builds_then_reuses_and_updates_the_index(store: DocumentS
 
 
 def test_keep_and_prf_branch(store: DocumentStore) -> None:
-    s = settings('retrieve.branches=[{"name": "bm25"}, {"name": "bm25+rocchio", "k": 3}]', "retrieve.keep=2",
-                 "retrieve.prf.fb_docs=2")
+    s = settings('retrieve.branches=["bm25", {"backend": "bm25+rocchio", "k": 3, "fb_docs": 2}]', "retrieve.keep=2")
     out = RetrievalPipeline.from_settings(s, store.path, store=store).retrieve(TOPIC)
     assert set(out.runs) == {"bm25/q0", "bm25+rocchio/q0"}
     assert len(out.runs["bm25+rocchio/q0"]) <= 3
@@ -173,27 +172,6 @@ def test_empty_store_is_a_config_error(tmp_path: Path) -> None:
         RetrievalPipeline.from_settings(settings(), empty.path, store=empty)
 
 
-class HashEncoder:
-    """A tiny deterministic bag-of-words encoder (hashing trick), enough to exercise the dense code path."""
-
-    name = "hash-bow"
-    dim = 32
-    fingerprint = "hash-bow-32"
-
-    def _vec(self, text: str) -> np.ndarray:
-        v = np.zeros(self.dim, dtype=np.float32)
-        for w in text.lower().replace(".", " ").replace("?", " ").split():
-            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1
-        n = np.linalg.norm(v)
-        return v / n if n else v
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._vec(t) for t in texts])
-
-    def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
-        return np.stack([self._vec(a.text) for a in articles])
-
-
 def test_dense_index_folder_follows_the_model_folder_content(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Retraining models:NAME in place gives a new index folder; hub names and aliases hash settings only."""
@@ -201,64 +179,111 @@ def test_dense_index_folder_follows_the_model_folder_content(tmp_path: Path,
     model = tmp_path / "models" / "enc"
     model.mkdir(parents=True)
     (model / "config.json").write_text('{"hidden_size": 8}')
-    dense = settings().index.dense
-    ref = dense.model_copy(update={"encoder": "models:enc"})
-    by_path = dense.model_copy(update={"encoder": str(model)})
-    first, first_path = index_folder(tmp_path, "dense", ref), index_folder(tmp_path, "dense", by_path)
-    assert index_folder(tmp_path, "dense", ref) == first
+    dense = settings().indexes["dense"]
+
+    def with_encoder(name: str):  # type: ignore[no-untyped-def]
+        return dense.model_copy(update={"encoder": validate_config("encoder", name)})
+
+    ref, by_path = with_encoder("models:enc"), with_encoder(str(model))
+    first, first_path = index_folder(tmp_path, ref), index_folder(tmp_path, by_path)
+    assert index_folder(tmp_path, ref) == first
     (model / "config.json").write_text('{"hidden_size": 16}')  # retrained in place
-    assert index_folder(tmp_path, "dense", ref) != first
-    assert index_folder(tmp_path, "dense", by_path) != first_path
-    hub = dense.model_copy(update={"encoder": "org/some-model"})
-    assert index_folder(tmp_path, "dense", hub) == index_folder(tmp_path, "dense", hub)
-    assert index_folder(tmp_path, "dense", dense).name == index_folder(tmp_path / "x", "dense", dense).name
+    assert index_folder(tmp_path, ref) != first
+    assert index_folder(tmp_path, by_path) != first_path
+    hub = with_encoder("org/some-model")
+    assert index_folder(tmp_path, hub) == index_folder(tmp_path, hub)
+    assert index_folder(tmp_path, dense).name == index_folder(tmp_path / "x", dense).name
 
 
-def test_hybrid_bm25_and_dense_with_rrf(store: DocumentStore, tmp_path: Path) -> None:
+def test_only_the_encoder_names_a_dense_index_folder() -> None:
+    """Layout, search-time and runtime settings re-lay out or tune an index; they never re-encode the corpus."""
+    dense = settings().indexes["dense"]
+    folder = index_folder("/s", dense)
+    for change in ({"threads": 1}, {"index_type": "ivfpq"}, {"nlist": 64}, {"pq_m": 8}, {"hnsw_m": 16},
+                   {"vector_dtype": "float32"}, {"nprobe": 4}, {"chunk_size": 10}, {"train_size": 5000}):
+        assert index_folder("/s", dense.model_copy(update=change)) == folder, change
+    batch = dense.model_copy(update={"encoder": dense.encoder.model_copy(update={"batch_size": 4, "device": "cpu"})})
+    assert index_folder("/s", batch) == folder
+    other = dense.model_copy(update={"encoder": validate_config("encoder", "minilm-onnx")})
+    assert index_folder("/s", other) != folder
+
+
+def test_hybrid_bm25_and_dense_with_rrf(store: DocumentStore) -> None:
     pytest.importorskip("faiss")
-    build = pytest.importorskip("medcite.index.dense.build")
-    searcher = pytest.importorskip("medcite.index.dense.searcher")
-    from medcite.retrieve.pipeline import ensure_sparse
-
-    s = settings('retrieve.branches=[{"name": "bm25"}, {"name": "dense"}]', "retrieve.k=3")
-    enc = HashEncoder()
-    folder = index_folder(store.path, "dense", s.index.dense)
-    build.build_dense_index(store, folder, s.index.dense, encoder=enc)
-    dense = searcher.DenseRetriever(folder, enc, settings=s.index.dense)
-    retrievers = {"bm25": ensure_sparse(store, s.index.sparse), "dense": dense}
-    out = RetrievalPipeline(s, store, QuerySet([OriginalQuery()]), retrievers).retrieve(TOPIC)
+    s = settings('retrieve.branches=["bm25", "dense"]', "retrieve.k=3", "indexes.dense.encoder.backend=hash-bow")
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
+    out = pipe.retrieve(TOPIC)
     assert set(out.runs) == {"bm25/q0", "dense/q0"}
     assert len(out.runs["dense/q0"]) == 3
     both = [h for h in out.final if h.branches == {"bm25/q0", "dense/q0"}]
     assert both and out.final[0] in both
+    assert set(pipe.context.open_indexes()) == {"bm25", "dense"}  # type: ignore[union-attr]
+    pipe.close()
 
 
-class ScriptedLLM(BaseLLM):
-    """A real BaseLLM backend that answers every chat with one fixed text."""
-
-    name = "scripted"
-
-    def __init__(self, text: str) -> None:
-        super().__init__("scripted")
-        self.text = text
-
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
-        return Completion(self.text, self.model)
+def test_two_dense_branches_over_two_named_indexes(store: DocumentStore) -> None:
+    """A preset mixes encoders: each branch names its index, and its label names its runs."""
+    pytest.importorskip("faiss")
+    extra = json.dumps({"backend": "faiss", "encoder": {"backend": "hash-bow", "dim": 16}})
+    s = settings(f"indexes.small={extra}", "indexes.dense.encoder.backend=hash-bow", "retrieve.k=3",
+                 'retrieve.branches=["dense", {"backend": "dense", "index": "small", "label": "dense16"}]')
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
+    out = pipe.retrieve(TOPIC)
+    assert set(out.runs) == {"dense/q0", "dense16/q0"}
+    assert pipe.retrievers["dense16"].dim == 16 and pipe.retrievers["dense"].dim == 32
+    pipe.close()
+    with pytest.raises(ConfigError, match="named dense"):
+        settings('retrieve.branches=["dense", "dense"]')
+    with pytest.raises(ConfigError, match="needs a vector index"):
+        RetrievalPipeline.from_settings(settings('retrieve.branches=[{"backend": "dense", "index": "bm25"}]'),
+                                        store=store)
 
 
 def test_query_set_from_settings_with_llm_generators(store: DocumentStore) -> None:
-    from medcite.retrieve.pipeline import build_query_set
-
-    llm = ScriptedLLM("1. statin myalgia\n2. Do statins lower cholesterol?\n3. statin cholesterol lowering")
-    s = settings('retrieve.queries=["original", "llm_reformulate", "topic_narrative"]')
-    qs = build_query_set(s, llm)
-    out = qs.generate(TOPIC)
+    replies = "1. statin myalgia\n2. Do statins lower cholesterol?\n3. statin cholesterol lowering"
+    s = settings('retrieve.queries=["original", "llm_reformulate", "topic_narrative"]', "llm.backend=replies",
+                 f"llm.replies={json.dumps([replies])}")
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
+    out = pipe.query_set.generate(TOPIC)
     assert [(q.id, q.stage) for q in out] == [("q0", "original"), ("q1", "reformulation"),
                                               ("q2", "reformulation"), ("q3", "topic_narrative")]
     assert [q.text for q in out[1:3]] == ["statin myalgia", "statin cholesterol lowering"]
-    pipe = RetrievalPipeline.from_settings(s, store.path, store=store, llm=llm)
     assert set(pipe.retrieve(TOPIC).runs) == {"bm25/q0", "bm25/q1", "bm25/q2", "bm25/q3"}
+    pipe.close()
     with pytest.raises(ConfigError, match="needs a language model"):
-        build_query_set(settings('retrieve.queries=["original", "llm_decompose"]'))
+        RetrievalPipeline.from_settings(settings('retrieve.queries=["original", "llm_decompose"]'), store=store)
     with pytest.raises(ConfigError, match="unknown querygen backend"):
-        build_query_set(settings('retrieve.queries=["nope"]'))
+        settings('retrieve.queries=["nope"]')
+
+
+def test_listwise_llm_reranker_builds_from_settings_alone(store: DocumentStore) -> None:
+    """Finding: `rerank.backend=llm-listwise` could not be built from settings (the LLM was injected by hand)."""
+    s = load_settings("offline", ["rerank.backend=llm-listwise", "llm.backend=local"])
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
+    from medcite.llm.local_backend import LocalBackend
+    from medcite.rerank.llm_listwise import LLMListwiseReranker
+
+    assert isinstance(pipe.reranker, LLMListwiseReranker) and isinstance(pipe.reranker.llm, LocalBackend)
+    pipe.close()
+    # the same path runs it: a settings-registered fake LLM answers the permutation
+    s = load_settings("offline", ["rerank.backend=llm-listwise", "llm.backend=replies", 'llm.replies=["[2] > [1]"]',
+                                  "rerank.k=2", "rerank.top_n=2", "rerank.window=2", "rerank.step=1"])
+    pipe = RetrievalPipeline.from_settings(s, store.path, store=store)
+    out = pipe.retrieve(TOPIC)
+    first = out.rankings["retrieval"]
+    assert [h.pmid for h in out.rankings["rerank"]] == [first[1].pmid, first[0].pmid]
+    llm = pipe.context.llm()  # type: ignore[union-attr]
+    assert isinstance(llm, ReplyLLM) and llm.prompts
+    pipe.close()
+
+
+def test_context_shares_one_llm_and_closes_everything(store: DocumentStore) -> None:
+    s = load_settings("offline", ["llm.backend=replies", 'retrieve.queries=["original", "llm_reformulate"]',
+                                  "rerank.backend=llm-listwise"])
+    ctx = Context(s, store)
+    pipe = RetrievalPipeline.from_settings(s, store=store, context=ctx)
+    assert pipe.reranker.llm is pipe.query_set.generators[1].llm  # type: ignore[attr-defined]
+    closed: list[str] = []
+    pipe.reranker.llm.close = lambda: closed.append("llm")  # type: ignore[attr-defined,method-assign]
+    ctx.close()
+    assert closed == ["llm"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from medcite.config import SparseSettings
 from medcite.corpus.store import DocumentStore, FileStats
+from medcite.registry import default_config
 from medcite.retrieve.prf import RM3, PRFRetriever, Rocchio, TermFilter, WeightedQuery, analyzer_for
 from medcite.types import Article, Hit
 
@@ -19,6 +19,11 @@ DOCS = [
     Article("4", "Dietary fibre to reduce cholesterol"),
 ]
 FEEDBACK = [(DOCS[0].text, 2.0), (DOCS[1].text, 1.0)]
+
+
+def SparseSettings(**values: object):  # noqa: N802 - reads like the config it builds
+    return default_config("index", **{"backend": "tantivy", **values})
+
 
 
 class FixedRetriever:

@@ -51,15 +51,15 @@ def test_a_missing_model_names_the_command_that_trains_it(models: Path, name: st
 
 def test_the_trained_presets_fail_clearly_without_their_models(models: Path) -> None:
     from medcite.index.dense.encoders import resolve_model
-    from medcite.retrieve.pipeline import build_reranker
+    from medcite.pipeline import Context
 
     for preset in ("trained-ce", "trained-ce-int8", "trained-ensemble"):
         settings = load_settings(preset)
         assert settings.retrieve.branches[0].name == "bm25" and settings.rerank.top_n == 100
         with pytest.raises(ConfigError) as err:
-            build_reranker(settings)
+            Context(settings).build("rerank", settings.rerank)
         assert "medcite train reranker" in str(err.value) + (err.value.hint or "")
-    adapted = load_settings("hybrid-adapted").index.dense.encoder
+    adapted = load_settings("hybrid-adapted").indexes["dense"].encoder.model
     with pytest.raises(ConfigError) as err:
         resolve_model(adapted)
     assert "medcite train encoder" in (err.value.hint or "")

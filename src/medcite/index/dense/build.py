@@ -9,8 +9,9 @@ sequence number the build started from; changes made since are then applied as a
 
 An update encodes only the articles added or replaced since the manifest's sequence number, appends
 them as new rows and switches off the rows of replaced and deleted PMIDs. Once ``compact_ratio`` of
-the rows are dead, or the layout settings changed, the index is rebuilt from the stored vectors
-without re-encoding anything.
+the rows are dead, or (with ``relayout``) the layout settings differ from the ones the index was laid
+out with (``index_type``, IVF-PQ/HNSW parameters, on-disk ``vector_dtype``), the index is rebuilt from
+the stored vectors without re-encoding anything.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from ...io import atomic_write, write_json
 from ...progress import progress
 from . import faiss_index as fx
 from . import folder as fo
-from .encoders import Encoder, encoder_spec, load_encoder
+from .encoders import Encoder, load_encoder
 
 if TYPE_CHECKING:
-    from ...config import DenseSettings
     from ...corpus.store import DocumentStore
+    from .faiss_backend import FaissConfig
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,8 @@ def check_encoder(manifest: dict[str, Any], encoder: Encoder, where: Path) -> No
             f"the dense index at {where} was built with encoder {rec.get('name')!r} ({dim}-d, fingerprint "
             f"{rec.get('fingerprint')}), but the encoder given is {encoder.name!r} ({encoder.dim}-d, "
             f"fingerprint {encoder.fingerprint})",
-            hint=f"use --encoder {rec.get('spec', {}).get('encoder')!r} (the one the index was built with), "
-            "or rebuild the index with --rebuild",
+            hint=f"use the encoder the index was built with ({rec.get('spec')}), or rebuild the index with "
+            "--rebuild",
         )
 
 
@@ -65,7 +66,7 @@ def check_encoder(manifest: dict[str, Any], encoder: Encoder, where: Path) -> No
 def build_dense_index(
     store: DocumentStore,
     out: str | Path,
-    settings: DenseSettings,
+    settings: FaissConfig,
     *,
     encoder: Encoder | None = None,
     rebuild: bool = False,
@@ -74,20 +75,19 @@ def build_dense_index(
     """Build the dense index of ``store`` into ``out``, or bring an existing one up to date.
 
     Resumes an interrupted build; an existing index is updated incrementally unless ``rebuild``
-    (``relayout``: also rebuild it from its stored vectors in ``settings.index_type``).
+    (``relayout``: also re-lay it out from its stored vectors when the layout settings changed).
     Returns the manifest.
     """
     out = Path(out)
     if fo.has_index(out) and not rebuild:
-        index_type = settings.index_type if relayout else None
-        return update_dense_index(store, out, settings, encoder=encoder, index_type=index_type)
+        return update_dense_index(store, out, settings, encoder=encoder, relayout=relayout)
     if len(store) == 0:
         raise InputError(
             f"the document store at {store.path} is empty: there is nothing to index",
             hint=f"ingest PubMed files first: medcite ingest FILES --store {store.path}",
         )
-    spec = encoder_spec(settings)
-    encoder = encoder or load_encoder(settings)
+    spec = settings.encoder.model_dump(mode="json")
+    encoder = encoder or load_encoder(settings.encoder)
     chunk_dir = out / CHUNKS
     if rebuild and chunk_dir.exists():
         shutil.rmtree(chunk_dir)
@@ -100,17 +100,29 @@ def build_dense_index(
     return update_dense_index(store, out, settings, encoder=encoder)
 
 
+def layout_changes(manifest: dict[str, Any], settings: FaissConfig) -> dict[str, tuple[Any, Any]]:
+    """Layout settings that differ between the index as laid out and ``settings``: name -> (old, new)."""
+    from .faiss_backend import LAYOUT_FIELDS
+
+    old = dict(manifest.get("settings", {}))
+    old["index_type"] = manifest["index"]["type"]
+    old["vector_dtype"] = manifest["vector_dtype"]
+    new = settings.model_dump(mode="json")
+    return {k: (old.get(k), new[k]) for k in LAYOUT_FIELDS if old.get(k) != new[k]}
+
+
 def update_dense_index(
     store: DocumentStore,
     out: str | Path,
-    settings: DenseSettings,
+    settings: FaissConfig,
     *,
     encoder: Encoder | None = None,
-    index_type: str | None = None,
+    relayout: bool = False,
 ) -> dict[str, Any]:
     """Apply the store's changes since the index's sequence number (adds, replacements, deletions).
 
-    ``index_type``: change the layout (rebuilt from the stored vectors); None keeps the current one.
+    ``relayout``: when the layout settings differ from the index's, rebuild it from the stored vectors in
+    the new layout (nothing is encoded again); otherwise the layout and precision stay as built.
     """
     out = Path(out)
     manifest = fo.read(out)
@@ -122,16 +134,19 @@ def update_dense_index(
             hint="give the store it was built from, or rebuild into this folder with --rebuild",
         )
     since, target = int(corpus["seq"]), store.seq
-    relayout = index_type is not None and index_type != manifest["index"]["type"]
-    # the layout and on-disk precision stay as built unless a re-layout was asked for
-    settings = settings.model_copy(
-        update={"index_type": index_type or manifest["index"]["type"], "vector_dtype": manifest["vector_dtype"]}
-    )
+    changes = layout_changes(manifest, settings) if relayout else {}
+    if changes:
+        log.info("dense index %s: re-layout from its stored vectors (%s)", out,
+                 ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items()))
+    else:  # the layout and on-disk precision stay as built
+        recorded = {k: v for k, v in manifest.get("settings", {}).items() if k in type(settings).model_fields}
+        recorded.update(index_type=manifest["index"]["type"], vector_dtype=manifest["vector_dtype"])
+        settings = settings.model_copy(update={k: recorded[k] for k in recorded if k in _layout_keys()})
+    relayout = bool(changes)
     if since == target and not relayout:
         return manifest
     if encoder is None and since != target:  # a pure re-layout encodes nothing: no model needed
-        spec = manifest["encoder"]["spec"]
-        encoder = load_encoder(spec, batch_size=settings.batch_size, device=settings.device)
+        encoder = load_encoder(manifest["encoder"]["spec"])
     if encoder is not None:
         check_encoder(manifest, encoder, out)
     loaded = fo.load(out, manifest)
@@ -188,6 +203,12 @@ def update_dense_index(
     )
 
 
+def _layout_keys() -> tuple[str, ...]:
+    from .faiss_backend import LAYOUT_FIELDS
+
+    return LAYOUT_FIELDS
+
+
 def _append(
     view: Any,
     index: Any,
@@ -212,7 +233,7 @@ def _append(
 
 
 def compact(
-    out: Path, manifest: dict[str, Any], live: np.ndarray, settings: DenseSettings, corpus: dict[str, Any]
+    out: Path, manifest: dict[str, Any], live: np.ndarray, settings: FaissConfig, corpus: dict[str, Any]
 ) -> dict[str, Any]:
     """Rebuild the index from the live stored rows (new layout settings apply; nothing re-encoded)."""
     files, dim = manifest["files"], manifest["counts"]["dim"]
@@ -231,7 +252,7 @@ def compact(
 
 # -- encode phase ----------------------------------------------------------------------------
 def _start_or_resume(
-    chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: DenseSettings
+    chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: FaissConfig
 ) -> dict[str, Any]:
     want = {
         "fingerprint": encoder.fingerprint,
@@ -324,7 +345,7 @@ def _check_vectors(vecs: np.ndarray, dim: int, what: str) -> None:
 def assemble(
     out: Path,
     chunks: Iterable[Chunk],
-    settings: DenseSettings,
+    settings: FaissConfig,
     encoder: dict[str, Any],
     corpus: dict[str, Any],
     old_files: dict[str, str] | None,

@@ -1,6 +1,7 @@
 """Dense encoders: the Encoder protocol, model resolution (offline first) and the factory.
 
-Three backends, one file each, chosen by name through the registry (stage ``"encoder"``):
+Three backends, one file each, chosen by name through the registry (stage ``"encoder"``); each file
+defines its settings model (a subclass of :class:`EncoderConfig`) and ``from_config(cfg, ctx)``:
 
 - ``sentence-transformers`` (:mod:`.st_encoder`): symmetric bi-encoders by Hugging Face name or local
   path (Reimers & Gurevych 2019, "Sentence-BERT"). The default is the packaged all-MiniLM-L6-v2
@@ -23,16 +24,15 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+from pydantic import Field
 
 from ...errors import ConfigError
 from ...progress import progress
+from ...settings_base import BackendConfig
 from ...types import Article
-
-if TYPE_CHECKING:
-    from ...config import DenseSettings
 
 log = logging.getLogger(__name__)
 
@@ -196,52 +196,100 @@ def make_fingerprint(**space: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-# -- factory ---------------------------------------------------------------------------------
-def backend_for(encoder: str, query_encoder: str | None = None, backend: str = "auto") -> str:
-    """Which backend serves an encoder name: explicit, else from the name (presets, aliases)."""
-    if backend != "auto":
-        return backend
-    low = encoder.strip().lower()
-    if query_encoder or low in ASYMMETRIC_PRESETS:
-        return "hf-asymmetric"
-    if low in ONNX_ALIASES:
-        return "onnx-minilm"
-    return "sentence-transformers"
+# -- settings and factory -------------------------------------------------------------------
+class EncoderConfig(BackendConfig):
+    """Base of every encoder backend's settings (``settings.indexes.<name>.encoder``)."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
 
-def encoder_spec(settings: DenseSettings) -> dict[str, Any]:
-    """The part of the dense settings that defines the encoder (stored in index manifests)."""
-    return {
-        "backend": backend_for(settings.encoder, settings.query_encoder, settings.backend),
-        "encoder": settings.encoder,
-        "query_encoder": settings.query_encoder,
-        "normalize": settings.normalize,
-        "query_max_length": settings.query_max_length,
-        "doc_max_length": settings.doc_max_length,
-    }
-
-
-def load_encoder(
-    spec: dict[str, Any] | DenseSettings,
-    *,
-    batch_size: int = 32,
-    device: str = "cpu",
-) -> Encoder:
-    """Build the encoder described by dense settings or by a manifest's ``encoder.spec``."""
-    from ...registry import load
-
-    if not isinstance(spec, dict):
-        batch_size, device = spec.batch_size, spec.device
-        spec = encoder_spec(spec)
-    backend = spec.get("backend") or backend_for(spec["encoder"], spec.get("query_encoder"))
-    factory = load("encoder", backend)
-    encoder: Encoder = factory(
-        spec["encoder"],
-        query_model=spec.get("query_encoder"),
-        normalize=spec.get("normalize"),
-        query_max_length=spec.get("query_max_length"),
-        doc_max_length=spec.get("doc_max_length"),
-        batch_size=batch_size,
-        device=device,
+    normalize: bool | None = Field(
+        None, description="L2-normalise vectors; None = the backend's default (symmetric: yes, MedCPT: no)."
     )
-    return encoder
+    query_max_length: int | None = Field(
+        None, ge=1, description="Query token limit; None = backend default (MedCPT 64, else the model's)."
+    )
+    doc_max_length: int | None = Field(
+        None, ge=1, description="Article token limit; None = backend default (MedCPT 512, MiniLM 256)."
+    )
+    batch_size: int = Field(32, ge=1, description="Texts per encoder batch.")
+    device: str = Field("cpu", description="Torch device for encoding, e.g. 'cpu' or 'cuda'.")
+
+    def identity(self) -> dict[str, Any]:
+        """What defines the vector space: the config without runtime fields, plus the content identity of
+        every local model folder it names (so retraining ``models:NAME`` gives a new identity)."""
+        data = self.model_dump(mode="json", exclude=set(self.runtime_fields))
+        for key in ("model", "query_model"):
+            name = data.get(key)
+            folder = _local_folder(name) if isinstance(name, str) else None
+            if folder is not None:
+                data[f"{key}_identity"] = model_identity(folder)
+        return data
+
+
+def _local_folder(name: str) -> str | None:
+    """The model folder ``name`` refers to (``models:NAME`` or a path holding config.json), else None."""
+    from ...paths import resolve_models_ref
+
+    try:
+        folder = Path(resolve_models_ref(name, "medcite train encoder")).expanduser()
+    except ConfigError:
+        return None  # a missing trained model: loading the encoder reports it
+    return str(folder) if (folder / "config.json").is_file() else None
+
+
+def parse_encoder(text: str) -> dict[str, Any]:
+    """The encoder shorthand: ``minilm`` (packaged), ``minilm-onnx`` (no torch), ``medcpt`` (the MedCPT
+    query/article pair), else a sentence-transformers model name or folder."""
+    name = text.strip()
+    low = name.lower()
+    if low in ONNX_ALIASES:
+        return {"backend": "onnx-minilm"}
+    if low in ASYMMETRIC_PRESETS:
+        query, article = ASYMMETRIC_PRESETS[low]
+        return {"backend": "hf-asymmetric", "model": article, "query_model": query}
+    return {"backend": "sentence-transformers", "model": name}
+
+
+def spec_to_config(spec: dict[str, Any]) -> EncoderConfig:
+    """An encoder config from an index manifest's ``encoder.spec`` (also the pre-0.2 layout with
+    ``encoder``/``query_encoder`` keys)."""
+    from ... import registry
+
+    data = dict(spec)
+    if "encoder" in data:  # the earlier layout
+        backend = data.pop("backend", None)
+        name, query = data.pop("encoder"), data.pop("query_encoder", None)
+        data = {k: v for k, v in data.items() if v is not None}
+        if backend in (None, "auto"):
+            base = parse_encoder(name) if not query else {"backend": "hf-asymmetric", "model": name}
+        elif backend == "hf-asymmetric" and name.lower() in ASYMMETRIC_PRESETS:
+            base = parse_encoder(name)
+        else:
+            base = {"backend": backend} if backend == "onnx-minilm" else {"backend": backend, "model": name}
+        if query:
+            base["query_model"] = query
+        data = {**base, **data}
+    cfg = registry.validate_config("encoder", data)
+    assert isinstance(cfg, EncoderConfig)
+    return cfg
+
+
+def load_encoder(spec: EncoderConfig | dict[str, Any] | str, models: Any = None) -> Encoder:
+    """Build an encoder from its config, a manifest's spec or a shorthand, through the registry.
+
+    With ``models`` (a :class:`medcite.context.ModelCache`), one encoder per identity is loaded and shared.
+    """
+    from ... import registry
+
+    cfg = spec if isinstance(spec, EncoderConfig) else (
+        registry.validate_config("encoder", spec) if isinstance(spec, str) else spec_to_config(spec)
+    )
+    assert isinstance(cfg, EncoderConfig)
+
+    def load() -> Encoder:
+        return registry.build("encoder", cfg, None)  # type: ignore[arg-type,no-any-return]
+
+    if models is None:
+        return load()
+    key = ("encoder", json.dumps(cfg.model_dump(mode="json"), sort_keys=True, default=str))
+    return models.get(key, load)  # type: ignore[no-any-return]

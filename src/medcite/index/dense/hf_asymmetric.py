@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ...errors import ConfigError
 from ...registry import require
 from ...types import Article
 from .encoders import (
     ASYMMETRIC_PRESETS,
+    EncoderConfig,
     encode_batched,
     l2_normalize,
     make_fingerprint,
@@ -27,10 +29,24 @@ from .encoders import (
     resolve_model,
 )
 
+if TYPE_CHECKING:
+    from ...context import BuildContext
+
 log = logging.getLogger(__name__)
 
 QUERY_MAX_LENGTH = 64
 ARTICLE_MAX_LENGTH = 512
+
+
+class AsymmetricConfig(EncoderConfig):
+    """Separate query and article transformers with [CLS] pooling (MedCPT by default)."""
+
+    backend: Literal["hf-asymmetric"] = "hf-asymmetric"
+    model: str = Field(ASYMMETRIC_PRESETS["medcpt"][1], description="Article encoder (name or folder).")
+    query_model: str = Field(ASYMMETRIC_PRESETS["medcpt"][0], description="Query encoder (name or folder).")
+
+    def model_names(self) -> list[str]:
+        return [self.query_model, self.model]
 
 
 def _load(name: str, role: str, device: str) -> tuple[Any, Any, str]:
@@ -52,6 +68,8 @@ def _load(name: str, role: str, device: str) -> tuple[Any, Any, str]:
 class AsymmetricEncoder:
     """Separate transformers for queries and articles, [CLS] pooling, MedCPT token limits."""
 
+    Config = AsymmetricConfig
+
     def __init__(
         self,
         model: str = "medcpt",
@@ -70,7 +88,7 @@ class AsymmetricEncoder:
         if not query_model:
             raise ConfigError(
                 f"the hf-asymmetric backend needs a query encoder besides the article encoder {model!r}",
-                hint="set dense.query_encoder (--query-encoder), or use --encoder medcpt",
+                hint="set the encoder's query_model (--query-encoder), or use --encoder medcpt",
             )
         self._torch = require("torch", "dense", "the hf-asymmetric encoder")
         self._q_tok, self._q_model, q_folder = _load(query_model, "query encoder", device)
@@ -99,6 +117,12 @@ class AsymmetricEncoder:
             dim=self.dim,
         )
         log.info("loaded asymmetric encoder %s (dim %d)", self.name, self.dim)
+
+    @classmethod
+    def from_config(cls, cfg: AsymmetricConfig, ctx: BuildContext | None = None) -> AsymmetricEncoder:
+        return cls(cfg.model, query_model=cfg.query_model, normalize=cfg.normalize,
+                   query_max_length=cfg.query_max_length, doc_max_length=cfg.doc_max_length,
+                   batch_size=cfg.batch_size, device=cfg.device)
 
     def _cls(self, model: Any, batch: Any) -> np.ndarray:
         batch = {k: v.to(self.device) for k, v in batch.items()}

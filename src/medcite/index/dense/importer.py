@@ -21,11 +21,11 @@ import numpy as np
 from ...errors import IndexMismatchError, InputError
 from . import folder as fo
 from .build import Chunk, assemble, encoder_record
-from .encoders import Encoder, encoder_spec, load_encoder
+from .encoders import Encoder, load_encoder
 
 if TYPE_CHECKING:
-    from ...config import DenseSettings
     from ...corpus.store import DocumentStore
+    from .faiss_backend import FaissConfig
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def _chunks(pairs: list[tuple[Path, Path]], step: int) -> Iterator[Chunk]:
 def import_embeddings(
     src: str | Path,
     out: str | Path,
-    settings: DenseSettings,
+    settings: FaissConfig,
     *,
     encoder: Encoder | None = None,
     store: DocumentStore | None = None,
@@ -135,7 +135,7 @@ def import_embeddings(
     src, out = Path(src), Path(out)
     pairs = find_chunks(src)
     total, dim = check_chunks(pairs)
-    encoder = encoder or load_encoder(settings)
+    encoder = encoder or load_encoder(settings.encoder)
     if encoder.dim != dim:
         raise IndexMismatchError(
             f"the embeddings in {src} are {dim}-d but encoder {encoder.name!r} gives {encoder.dim}-d vectors",
@@ -147,5 +147,5 @@ def import_embeddings(
         corpus = {"source": "embeddings", "path": str(src.resolve()), "count": total}
     old = fo.read(out)["files"] if fo.has_index(out) else None
     log.info("importing %d embeddings (%d-d) from %d chunk files", total, dim, len(pairs))
-    record = encoder_record(encoder, encoder_spec(settings))
+    record = encoder_record(encoder, settings.encoder.model_dump(mode="json"))
     return assemble(out, _chunks(pairs, settings.chunk_size), settings, record, corpus, old)

@@ -11,16 +11,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ...errors import ConfigError
 from ...registry import require
 from ...types import Article
-from .encoders import MINILM_IDENTITY, ONNX_ALIASES, encode_batched, l2_normalize, make_fingerprint
+from .encoders import MINILM_IDENTITY, ONNX_ALIASES, EncoderConfig, encode_batched, l2_normalize, make_fingerprint
+
+if TYPE_CHECKING:
+    from ...context import BuildContext
 
 log = logging.getLogger(__name__)
+
+
+class OnnxMiniLMConfig(EncoderConfig):
+    """The packaged all-MiniLM-L6-v2 as int8 ONNX (no torch); shares the ``minilm`` vector space."""
+
+    backend: Literal["onnx-minilm"] = "onnx-minilm"
 
 MAX_LENGTH = 256
 DIM = 384
@@ -28,6 +37,13 @@ DIM = 384
 
 class OnnxMiniLMEncoder:
     """all-MiniLM-L6-v2 (int8 ONNX) for queries and documents, no torch needed."""
+
+    Config = OnnxMiniLMConfig
+
+    @classmethod
+    def from_config(cls, cfg: OnnxMiniLMConfig, ctx: BuildContext | None = None) -> OnnxMiniLMEncoder:
+        return cls(normalize=cfg.normalize, query_max_length=cfg.query_max_length,
+                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device)
 
     def __init__(
         self,

@@ -6,17 +6,20 @@ folder works; the default ``minilm`` is the packaged all-MiniLM-L6-v2, loaded wi
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ...errors import ConfigError
 from ...registry import require
 from ...types import Article
 from .encoders import (
     MINILM_ALIASES,
+    EncoderConfig,
     encode_batched,
     make_fingerprint,
     model_identity,
@@ -24,28 +27,40 @@ from .encoders import (
     resolve_model,
 )
 
+if TYPE_CHECKING:
+    from ...context import BuildContext
+
 log = logging.getLogger(__name__)
+
+
+class STEncoderConfig(EncoderConfig):
+    """A symmetric sentence-transformers bi-encoder."""
+
+    backend: Literal["sentence-transformers"] = "sentence-transformers"
+    model: str = Field(
+        "minilm", description="'minilm' (the packaged all-MiniLM-L6-v2, offline), a Hugging Face name, a local "
+        "folder, or models:NAME (trained by `medcite train encoder`)."
+    )
+
+    def model_names(self) -> list[str]:
+        return [] if self.model.strip().lower() in MINILM_ALIASES else [self.model]
 
 
 class SentenceTransformerEncoder:
     """A sentence-transformers bi-encoder used for both queries and documents."""
 
+    Config = STEncoderConfig
+
     def __init__(
         self,
         model: str = "minilm",
         *,
-        query_model: str | None = None,
         normalize: bool | None = None,
         query_max_length: int | None = None,
         doc_max_length: int | None = None,
         batch_size: int = 32,
         device: str = "cpu",
     ) -> None:
-        if query_model:
-            raise ConfigError(
-                "the sentence-transformers backend is symmetric: it takes no separate query encoder",
-                hint="use backend 'hf-asymmetric' for separate query/article models, or drop query_encoder",
-            )
         st = require("sentence_transformers", "dense", "the sentence-transformers encoder")
         if model.strip().lower() in MINILM_ALIASES:
             folder = str(packaged_minilm_dir())
@@ -82,10 +97,18 @@ class SentenceTransformerEncoder:
             normalize=self.normalize,
             dim=self.dim,
         )
+        self._query_model = self._model
+        if self.query_max_length != self.doc_max_length:
+            self._query_model = _with_max_length(self._model, self.query_max_length)
         log.info("loaded sentence-transformers encoder %s (dim %d)", model, self.dim)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        out: Any = self._model.encode(
+    @classmethod
+    def from_config(cls, cfg: STEncoderConfig, ctx: BuildContext | None = None) -> SentenceTransformerEncoder:
+        return cls(cfg.model, normalize=cfg.normalize, query_max_length=cfg.query_max_length,
+                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device)
+
+    def _encode(self, texts: list[str], model: Any = None) -> np.ndarray:
+        out: Any = (model or self._model).encode(
             texts,
             batch_size=self.batch_size,
             normalize_embeddings=self.normalize,
@@ -95,22 +118,32 @@ class SentenceTransformerEncoder:
         return np.asarray(out, dtype=np.float32)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        doc_len = self._model.max_seq_length
-        self._model.max_seq_length = self.query_max_length
-        try:
-            return encode_batched(
-                list(texts),
-                self._encode,
-                length=len,
-                batch_size=self.batch_size,
-                dim=self.dim,
-                desc="encode queries",
-            )
-        finally:
-            self._model.max_seq_length = doc_len
+        return encode_batched(
+            list(texts),
+            lambda batch: self._encode(batch, self._query_model),
+            length=len,
+            batch_size=self.batch_size,
+            dim=self.dim,
+            desc="encode queries",
+        )
 
     def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
         texts = [a.text for a in articles]
         return encode_batched(
             texts, self._encode, length=len, batch_size=self.batch_size, dim=self.dim, desc="encode articles"
         )
+
+
+def _with_max_length(model: Any, max_length: int) -> Any:
+    """A second SentenceTransformer over the same weights whose token limit is ``max_length``.
+
+    The limit lives on the first (Transformer) module; a shallow copy of that module shares its weights
+    and tokenizer but has its own limit, so queries and articles never change each other's truncation
+    (the model may be shared by several stages and threads).
+    """
+    st = require("sentence_transformers", "dense", "the sentence-transformers encoder")
+    modules = list(model)
+    first = copy.copy(modules[0])
+    first.max_seq_length = int(max_length)
+    view = st.SentenceTransformer(modules=[first, *modules[1:]], device=str(model.device))
+    return view

@@ -19,14 +19,19 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+
+from pydantic import Field, ValidationError
 
 from ... import registry
-from ...config import SparseSettings, settings_hash
-from ...corpus.store import DocumentStore
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
 from ...types import Hit
+from ..base import IndexConfig, SparseIndex, digest, index_folder
 from ..manifest import MANIFEST, read_manifest, write_manifest
+
+if TYPE_CHECKING:
+    from ...context import BuildContext
+    from ...corpus.store import DocumentStore
 
 log = logging.getLogger(__name__)
 
@@ -75,16 +80,34 @@ POSSESSIVE = ("s",)
 MAX_TOKEN_CHARS = 100
 
 
-def stopword_list(settings: SparseSettings) -> list[str]:
+class SparseConfig(IndexConfig):
+    """What every BM25 backend shares: the analysis (same at index and query time) and build resources."""
+
+    kind: ClassVar[str] = "sparse"
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"heap_mb", "threads"})
+
+    stemmer: Literal["english", "porter", "none"] = Field(
+        "english",
+        description="Stemmer: 'english' (Snowball/Porter2, both backends), 'porter' (Porter 1980 as in "
+        "Lucene/Anserini, bm25s only, needs PyStemmer) or 'none'.",
+    )
+    stopwords: Literal["lucene", "none"] = Field(
+        "lucene", description="Stop words: 'lucene' (Lucene's 33 English stop words, as Anserini) or 'none'."
+    )
+    heap_mb: int = Field(256, ge=16, description="Indexing memory budget in MiB (tantivy writer heap).")
+    threads: int = Field(1, ge=1, description="Indexing threads.")
+
+
+def stopword_list(settings: SparseConfig) -> list[str]:
     """The stop words both backends remove (after lowercasing, before stemming)."""
     if settings.stopwords == "lucene":
         return [*LUCENE_STOPWORDS, *POSSESSIVE]
     return list(POSSESSIVE)
 
 
-def index_settings(settings: SparseSettings) -> dict[str, Any]:
+def index_settings(settings: SparseConfig) -> dict[str, Any]:
     """The settings that shape an index on disk (an update must use the same ones)."""
-    return settings.model_dump(mode="json", exclude={"heap_mb", "threads"})
+    return settings.identity()
 
 
 @dataclass
@@ -116,31 +139,16 @@ class Applied:
     full: bool
 
 
-@runtime_checkable
-class SparseIndex(Protocol):
-    """A loaded BM25 index: free-text queries in, ranked hits (PMIDs) out. Never raises on odd text."""
-
-    name: str
-    settings: SparseSettings
-    manifest: dict[str, Any]
-
-    def __len__(self) -> int: ...
-
-    def search(self, query: str, k: int) -> list[Hit]: ...
-
-    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]: ...
-
-
 class SparseBackend(Protocol):
     """The class side of a backend: check settings, write the index, load it."""
 
     name: str
 
     @classmethod
-    def check_settings(cls, settings: SparseSettings) -> None: ...
+    def check_settings(cls, settings: Any) -> None: ...
 
     @classmethod
-    def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
+    def sync(cls, folder: Path, store: DocumentStore, settings: Any, since: int | None) -> Applied:
         """Index the store's changes after ``since`` (everything when None) into ``folder``."""
         ...
 
@@ -149,7 +157,15 @@ class SparseBackend(Protocol):
 
 
 def backend_class(name: str) -> SparseBackend:
-    return registry.load("sparse", name)  # type: ignore[no-any-return]
+    cls = registry.load("index", name)
+    if getattr(getattr(cls, "Config", None), "kind", None) != "sparse":
+        raise ConfigError(f"index backend {name!r} is not a sparse (BM25) index",
+                          hint=f"sparse backends: {', '.join(sparse_backends())}")
+    return cls  # type: ignore[no-any-return]
+
+
+def sparse_backends() -> list[str]:
+    return [n for n in registry.names("index") if getattr(registry.config_class("index", n), "kind", "") == "sparse"]
 
 
 def query_terms(tokens: Sequence[str]) -> Counter[str]:
@@ -163,7 +179,7 @@ def to_hits(pmids: Sequence[int | str], scores: Sequence[float]) -> list[Hit]:
 
 
 def build_sparse(
-    store: DocumentStore, folder: str | Path, settings: SparseSettings, *, rebuild: bool = False
+    store: DocumentStore, folder: str | Path, settings: SparseConfig, *, rebuild: bool = False
 ) -> UpdateReport:
     """Build a BM25 index of ``store`` in ``folder``, or bring an existing one up to date.
 
@@ -212,7 +228,7 @@ def build_sparse(
         },
         counts={"docs": applied.docs},
         backend=settings.backend,
-        settings_hash=settings_hash(settings),
+        settings_hash=digest(settings.model_dump(mode="json")),
     )
     report = UpdateReport(
         settings.backend,
@@ -255,7 +271,7 @@ def clear_folder(folder: Path) -> None:
     """Remove an index's own files (manifest and backend sub-folders), refusing unknown content."""
     if not folder.exists():
         return
-    backends = registry.names("sparse")
+    backends = sparse_backends()
     known = {MANIFEST, *backends, *(f"{name}.new" for name in backends)}
     unknown = sorted(p.name for p in folder.iterdir() if p.name not in known)
     if unknown:
@@ -270,13 +286,16 @@ def clear_folder(folder: Path) -> None:
             p.unlink()
 
 
-def settings_from_manifest(folder: Path, manifest: dict[str, Any]) -> SparseSettings:
+def settings_from_manifest(folder: Path, manifest: dict[str, Any]) -> SparseConfig:
     try:
-        return SparseSettings.model_validate(manifest["settings"])
-    except Exception as exc:  # pydantic errors, KeyError: either way the manifest is unusable
+        cfg = registry.validate_config("index", {"backend": manifest.get("backend"), **manifest["settings"]})
+    except (ValidationError, KeyError, TypeError) as exc:  # either way the manifest is unusable here
         raise CorruptIndexError(
-            f"{folder}/{MANIFEST} has unreadable settings ({exc})", hint="rebuild the index"
+            f"{folder}/{MANIFEST} has settings this medcite cannot read ({exc})",
+            hint="rebuild the index (medcite index bm25 --rebuild)",
         ) from None
+    assert isinstance(cfg, SparseConfig)
+    return cfg
 
 
 def _check_same_store(folder: Path, manifest: dict[str, Any], store: DocumentStore) -> None:
@@ -288,7 +307,7 @@ def _check_same_store(folder: Path, manifest: dict[str, Any], store: DocumentSto
         )
 
 
-def _check_same_settings(folder: Path, manifest: dict[str, Any], settings: SparseSettings) -> None:
+def _check_same_settings(folder: Path, manifest: dict[str, Any], settings: SparseConfig) -> None:
     old, new = manifest.get("settings", {}), index_settings(settings)
     diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     if diff:
@@ -297,3 +316,23 @@ def _check_same_settings(folder: Path, manifest: dict[str, Any], settings: Spars
             f"{folder} was built with other index settings ({shown})",
             hint="pass --rebuild to rebuild it with the new settings, or build into a new --out folder",
         )
+
+
+def ensure_sparse(store: DocumentStore, cfg: SparseConfig) -> SparseIndex:
+    """Build (or bring up to date) the store's BM25 index for ``cfg`` under ``<store>/indexes`` and open it."""
+    folder = index_folder(store.path, cfg)
+    log.info("BM25 index %s: building or updating from the store (seq %d)", folder, store.seq)
+    report = build_sparse(store, folder, cfg)
+    if report.added or report.replaced or report.deleted:
+        log.info("BM25 index %s: +%d ~%d -%d documents", folder, report.added, report.replaced, report.deleted)
+    return open_sparse(folder, store)
+
+
+class SparseBackendMixin:
+    """``from_config`` shared by the embedded BM25 backends: their index follows ``ctx.store``."""
+
+    @classmethod
+    def from_config(cls, cfg: SparseConfig, ctx: BuildContext) -> SparseIndex:
+        if ctx.store is None:
+            raise ConfigError(f"the {cfg.backend} index needs a document store", hint="pass --corpus STORE")
+        return ensure_sparse(ctx.store, cfg)

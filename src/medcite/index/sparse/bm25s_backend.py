@@ -19,18 +19,27 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-import bm25s
 import numpy as np
-from bm25s.tokenization import Tokenized
+from pydantic import Field
 
-from ...config import SparseSettings
-from ...corpus.store import DocumentStore
-from ...errors import ConfigError, CorruptIndexError, IndexMismatchError, MissingExtraError
+from ...errors import CorruptIndexError, IndexMismatchError, MissingExtraError
 from ...progress import progress
+from ...registry import require
 from ...types import Hit
-from .base import MAX_TOKEN_CHARS, Applied, settings_from_manifest, stopword_list, to_hits
+from .base import (
+    MAX_TOKEN_CHARS,
+    Applied,
+    SparseBackendMixin,
+    SparseConfig,
+    settings_from_manifest,
+    stopword_list,
+    to_hits,
+)
+
+if TYPE_CHECKING:
+    from ...corpus.store import DocumentStore
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +56,22 @@ FILES = (
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def _stemmer_module(settings: SparseSettings) -> Any:
+class BM25SConfig(SparseConfig):
+    """bm25s BM25 in memory: any k1, b and BM25 variant."""
+
+    backend: Literal["bm25s"] = "bm25s"
+    k1: float = Field(1.2, gt=0, description="BM25 k1.")
+    b: float = Field(0.75, ge=0, le=1, description="BM25 b.")
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = Field(
+        "lucene", description="BM25 variant (Lucene's is what Anserini and tantivy score)."
+    )
+
+
+def _bm25s() -> Any:
+    return require("bm25s", "bm25s", "the bm25s index backend")
+
+
+def _stemmer_module(settings: SparseConfig) -> Any:
     """PyStemmer (imported as ``Stemmer``), or MissingExtraError naming the package to install."""
     try:
         return importlib.import_module("Stemmer")
@@ -60,7 +84,7 @@ def _stemmer_module(settings: SparseSettings) -> Any:
 class Analyzer:
     """Text -> index terms, the same chain as the tantivy backend's analyzer."""
 
-    def __init__(self, settings: SparseSettings) -> None:
+    def __init__(self, settings: SparseConfig) -> None:
         self.stop = frozenset(stopword_list(settings))
         self.stemmer: Any = None
         if settings.stemmer != "none":
@@ -73,17 +97,18 @@ class Analyzer:
         return tokens
 
 
-class BM25SIndex:
+class BM25SIndex(SparseBackendMixin):
     """A bm25s BM25 index folder (memory-mapped on load)."""
 
     name = "bm25s"
+    Config = BM25SConfig
 
     def __init__(
         self,
         folder: Path,
         manifest: dict[str, Any],
-        settings: SparseSettings,
-        model: bm25s.BM25,
+        settings: BM25SConfig,
+        model: Any,
         pmids: np.ndarray,
     ) -> None:
         self.folder = folder
@@ -96,17 +121,13 @@ class BM25SIndex:
 
     # -- class side ----------------------------------------------------------------------------------
     @classmethod
-    def check_settings(cls, settings: SparseSettings) -> None:
-        if settings.fields != ["contents"]:
-            raise ConfigError(
-                f"the bm25s backend scores one 'contents' field (title + abstract); got fields {settings.fields}",
-                hint="use --set 'index.sparse.fields=[\"contents\"]', or the tantivy backend for fielded search",
-            )
+    def check_settings(cls, settings: BM25SConfig) -> None:
+        _bm25s()
         if settings.stemmer != "none":
             _stemmer_module(settings)
 
     @classmethod
-    def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
+    def sync(cls, folder: Path, store: DocumentStore, settings: BM25SConfig, since: int | None) -> Applied:
         """Rebuild from the whole store; with ``since``, count what changed against the old index."""
         path = folder / SUBDIR
         added = replaced = deleted = 0
@@ -130,9 +151,10 @@ class BM25SIndex:
             pmids.append(int(article.pmid))
         if since is None:
             added = len(pmids)
-        model = bm25s.BM25(k1=settings.k1, b=settings.b, method=settings.method)
+        model = _bm25s().BM25(k1=settings.k1, b=settings.b, method=settings.method)
         if pmids:
-            model.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
+            tokenized = require("bm25s.tokenization", "bm25s", "the bm25s index backend").Tokenized
+            model.index(tokenized(ids=ids, vocab=vocab), show_progress=False)
         # write beside the old files and swap, so a crash leaves the old index readable
         tmp = folder / f"{SUBDIR}.new"
         if tmp.exists():
@@ -165,6 +187,8 @@ class BM25SIndex:
                 hint="open it with medcite.index.sparse.base.open_sparse",
             )
         settings = settings_from_manifest(folder, manifest)
+        assert isinstance(settings, BM25SConfig)
+        bm25s = _bm25s()
         path = folder / SUBDIR
         pmids = cls._read_pmids(path)
         if len(pmids) == 0:

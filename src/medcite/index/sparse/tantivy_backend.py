@@ -17,16 +17,27 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import tantivy
+from pydantic import Field, field_validator
 
-from ...config import SparseSettings
-from ...corpus.store import DocumentStore
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
 from ...progress import progress
 from ...types import Article, Hit
-from .base import MAX_TOKEN_CHARS, Applied, query_terms, settings_from_manifest, stopword_list, to_hits
+from .base import (
+    MAX_TOKEN_CHARS,
+    Applied,
+    SparseBackendMixin,
+    SparseConfig,
+    query_terms,
+    settings_from_manifest,
+    stopword_list,
+    to_hits,
+)
+
+if TYPE_CHECKING:
+    from ...corpus.store import DocumentStore
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +48,32 @@ TANTIVY_B = 0.75
 BATCH = 2000
 
 
-def _analyzer(settings: SparseSettings) -> tantivy.TextAnalyzer:
+class TantivyConfig(SparseConfig):
+    """tantivy BM25 on disk (the embedded default)."""
+
+    backend: Literal["tantivy"] = "tantivy"
+    k1: float = Field(TANTIVY_K1, description="BM25 k1: tantivy fixes 1.2 (use the bm25s backend for others).")
+    b: float = Field(TANTIVY_B, description="BM25 b: tantivy fixes 0.75 (use the bm25s backend for others).")
+    fields: list[Literal["contents", "title", "abstract"]] = Field(
+        default_factory=lambda: ["contents"],  # type: ignore[arg-type,return-value]
+        description="Fields a query is scored against, scores summed: 'contents' (title + abstract as one "
+        "field, as Anserini indexes it), 'title', 'abstract'.",
+    )
+
+    @field_validator("k1", "b")
+    @classmethod
+    def _fixed(cls, value: float, info: Any) -> float:
+        fixed = TANTIVY_K1 if info.field_name == "k1" else TANTIVY_B
+        if abs(value - fixed) > 1e-9:
+            raise ValueError(
+                f"the tantivy backend scores with k1={TANTIVY_K1}, b={TANTIVY_B} (fixed inside tantivy); got "
+                f"{info.field_name}={value}: use the bm25s backend (--backend bm25s, or backend 'bm25s' in "
+                "the index settings) for other k1/b values"
+            )
+        return value
+
+
+def _analyzer(settings: SparseConfig) -> tantivy.TextAnalyzer:
     builder = (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS))
@@ -49,7 +85,7 @@ def _analyzer(settings: SparseSettings) -> tantivy.TextAnalyzer:
     return builder.build()
 
 
-def _schema(settings: SparseSettings) -> tantivy.Schema:
+def _schema(settings: TantivyConfig) -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("pmid", stored=True, indexed=True, fast=True)
     for field in ("contents", "title", "abstract"):
@@ -65,13 +101,14 @@ def _batches(items: Iterable[Article], size: int) -> Iterator[list[Article]]:
         yield batch
 
 
-class TantivyIndex:
+class TantivyIndex(SparseBackendMixin):
     """A tantivy BM25 index folder. Build/update with :func:`medcite.index.sparse.base.build_sparse`."""
 
     name = "tantivy"
+    Config = TantivyConfig
 
     def __init__(
-        self, folder: Path, manifest: dict[str, Any], settings: SparseSettings, index: tantivy.Index
+        self, folder: Path, manifest: dict[str, Any], settings: TantivyConfig, index: tantivy.Index
     ) -> None:
         self.folder = folder
         self.manifest = manifest
@@ -83,26 +120,15 @@ class TantivyIndex:
 
     # -- class side ----------------------------------------------------------------------------------
     @classmethod
-    def check_settings(cls, settings: SparseSettings) -> None:
-        if abs(settings.k1 - TANTIVY_K1) > 1e-9 or abs(settings.b - TANTIVY_B) > 1e-9:
-            raise ConfigError(
-                f"the tantivy backend scores with k1={TANTIVY_K1}, b={TANTIVY_B} (fixed inside tantivy); "
-                f"got k1={settings.k1}, b={settings.b}",
-                hint="use --backend bm25s (or --set index.sparse.backend=bm25s) for other k1/b values",
-            )
+    def check_settings(cls, settings: TantivyConfig) -> None:
         if settings.stemmer == "porter":
             raise ConfigError(
                 "the tantivy backend has no Porter (1980) stemmer, only Snowball 'english'",
-                hint="use --set index.sparse.stemmer=english, or the bm25s backend for 'porter'",
-            )
-        if settings.method != "lucene":
-            raise ConfigError(
-                f"the tantivy backend scores BM25 as Lucene does; method {settings.method!r} needs bm25s",
-                hint="use --set index.sparse.method=lucene, or the bm25s backend",
+                hint="use --set indexes.bm25.stemmer=english, or the bm25s backend for 'porter'",
             )
 
     @classmethod
-    def _open(cls, path: Path, settings: SparseSettings) -> tantivy.Index:
+    def _open(cls, path: Path, settings: TantivyConfig) -> tantivy.Index:
         if not (path / "meta.json").exists():
             raise CorruptIndexError(
                 f"{path} has no tantivy meta.json: the index files are missing",
@@ -119,7 +145,7 @@ class TantivyIndex:
         return index
 
     @classmethod
-    def sync(cls, folder: Path, store: DocumentStore, settings: SparseSettings, since: int | None) -> Applied:
+    def sync(cls, folder: Path, store: DocumentStore, settings: TantivyConfig, since: int | None) -> Applied:
         """Index the whole store (``since`` None) or only what changed after ``since``."""
         path = folder / SUBDIR
         full = since is None
@@ -184,7 +210,7 @@ class TantivyIndex:
         return sorted(set(found))
 
     @staticmethod
-    def _document(article: Article, settings: SparseSettings) -> tantivy.Document:
+    def _document(article: Article, settings: TantivyConfig) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_unsigned("pmid", int(article.pmid))
         doc.add_text("contents", article.text)
@@ -202,6 +228,7 @@ class TantivyIndex:
                 hint="open it with medcite.index.sparse.base.open_sparse",
             )
         settings = settings_from_manifest(folder, manifest)
+        assert isinstance(settings, TantivyConfig)
         index = cls._open(folder / SUBDIR, settings)
         try:
             return cls(folder, manifest, settings, index)

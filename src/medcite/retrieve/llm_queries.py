@@ -2,19 +2,50 @@
 
 Both implement :class:`medcite.retrieve.base.QueryGenerator` and return only the new queries; the caller
 adds the original question to the query set. Every call is traced with the topic id and the stage.
+The LLM is ``ctx.llm(cfg.llm)``: the default one, or a named entry of ``settings.llms`` (a different
+model per stage, as Dalhousie 2025 ran DeepSeek-R1 for rewrites).
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
 
+from pydantic import Field
+
+from ..llm.base import LLM
+from ..llm.prompts import parse_decomposition, parse_reformulations, render
+from ..llm.trace import trace_context
+from ..settings_base import UsesLLM
 from ..types import Query, Topic
-from .base import LLM
-from .prompts import parse_decomposition, parse_reformulations, render
-from .trace import trace_context
+from .base import QueryGenConfig
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
+
+
+class _LLMQueryConfig(UsesLLM, QueryGenConfig):
+    no_llm: ClassVar[str] = "drop"  # offline: the keyword rewrites stand in (see offline_overrides)
+
+    use_narrative: bool = Field(False, description="Show the topic's narrative beside the question.")
+    max_tokens: int = Field(256, ge=8, description="Most tokens generated per call.")
+
+
+class ReformulateConfig(_LLMQueryConfig):
+    """CLaC 2025: three LLM reformulations (formal clinical, patient-focused, one aspect)."""
+
+    backend: Literal["llm_reformulate"] = "llm_reformulate"
+    n: int = Field(3, ge=1, le=3, description="Reformulations kept (the prompt asks for three).")
+
+
+class DecomposeConfig(_LLMQueryConfig):
+    """CLaC 2024: at most five keyword sub-queries from the LLM."""
+
+    backend: Literal["llm_decompose"] = "llm_decompose"
+    max_queries: int = Field(5, ge=1, description="Most sub-queries kept.")
 
 
 def _question(topic: Topic, use_narrative: bool) -> str:
@@ -32,6 +63,12 @@ class LLMReformulator:
 
     name = "llm_reformulate"
     stage = "reformulation"
+    Config = ReformulateConfig
+
+    @classmethod
+    def from_config(cls, cfg: ReformulateConfig, ctx: BuildContext) -> LLMReformulator:
+        llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_reformulate'")
+        return cls(llm, n=cfg.n, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens)
 
     def __init__(self, llm: LLM, *, n: int = 3, use_narrative: bool = False, max_tokens: int = 256,
                  prompt_dir: str | Path | None = None) -> None:
@@ -60,6 +97,12 @@ class LLMDecomposer:
 
     name = "llm_decompose"
     stage = "decomposition"
+    Config = DecomposeConfig
+
+    @classmethod
+    def from_config(cls, cfg: DecomposeConfig, ctx: BuildContext) -> LLMDecomposer:
+        llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_decompose'")
+        return cls(llm, max_queries=cfg.max_queries, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens)
 
     def __init__(self, llm: LLM, *, max_queries: int = 5, use_narrative: bool = False, max_tokens: int = 256,
                  prompt_dir: str | Path | None = None) -> None:

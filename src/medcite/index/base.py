@@ -1,0 +1,88 @@
+"""The index stage: its base config, the protocols of a loaded index, and where an index lives.
+
+Two kinds of index follow a document store: *sparse* ones (BM25: tantivy, bm25s) answer text queries,
+*vector* ones (FAISS today, a server engine later) answer encoded queries. Settings name indexes
+(``settings.indexes``: ``{"bm25": {"backend": "tantivy"}, "dense": {"backend": "faiss", "encoder":
+"minilm"}}``) and retrieval branches refer to them by name, so a preset can mix encoders or engines.
+
+Every backend owns its sync state (an embedded one in its folder's manifest, a server one server-side):
+``from_config(cfg, ctx)`` opens the index and applies the store's changes since that state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from ..settings_base import BackendConfig
+from ..types import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..corpus.store import DocumentStore
+
+INDEXES = "indexes"
+
+
+class IndexConfig(BackendConfig):
+    """Base of every index backend's settings. ``kind`` is ``"sparse"`` or ``"vector"``."""
+
+    kind: ClassVar[str] = ""
+
+    def identity(self) -> dict[str, Any]:
+        """What the index holds depends on (not runtime or layout choices): names its folder."""
+        return self.model_dump(mode="json", exclude=set(self.runtime_fields))
+
+
+def digest(data: Mapping[str, Any]) -> str:
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def index_folder(store_path: str | Path, cfg: IndexConfig) -> Path:
+    """``<store>/indexes/<backend>-<hash of the config's identity>``: one folder per index content."""
+    return Path(store_path) / INDEXES / f"{cfg.backend}-{digest(cfg.identity())}"
+
+
+@runtime_checkable
+class SparseIndex(Protocol):
+    """A loaded BM25 index: free-text queries in, ranked hits (PMIDs) out. Never raises on odd text."""
+
+    name: str
+    manifest: dict[str, Any]
+
+    def __len__(self) -> int: ...
+
+    def search(self, query: str, k: int) -> list[Hit]: ...
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]: ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """A loaded dense index that follows a document store and answers encoded queries.
+
+    ``sync(store, since)`` applies the store's changes after sequence number ``since`` (None: after the
+    state the index recorded itself); ``get_vectors`` returns the stored vectors of PMIDs it holds, so
+    a reranker with the same encoder reuses them instead of encoding the articles again.
+    """
+
+    name: str
+    dim: int
+    encoder: Any
+
+    def __len__(self) -> int: ...
+
+    def sync(self, store: DocumentStore, since: int | None = None) -> dict[str, Any]: ...
+
+    def search(self, query: str, k: int) -> list[Hit]: ...
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]: ...
+
+    def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]: ...
+
+    def get_vectors(self, pmids: Sequence[str]) -> dict[str, np.ndarray]: ...

@@ -1,0 +1,156 @@
+"""The answering pipeline: query set -> retrieve/fuse/rerank -> evidence -> generate -> outputs.
+
+Every stage is built from settings through one path (:class:`.context.Context`, registry by name); stages
+never import each other's backends (STYLE.md). The Python API mirrors the CLI::
+
+    from medcite import Pipeline
+    result = Pipeline.from_preset("offline", corpus="data/demo/store").answer("Is X effective for Y?")
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings, load_settings
+from ..context import ModelCache
+from ..corpus.store import DocumentStore
+from ..errors import ConfigError, LLMError
+from ..progress import progress
+from ..rundir import RunWriter
+from ..types import Answer, Article, Evidence, Hit, Query, Topic
+from .context import Context
+from .offline import offline_overrides
+from .retrieval import RetrievalPipeline
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TopicResult:
+    """Everything the pipeline produced for one topic (what the run directory records)."""
+
+    topic: Topic
+    queries: list[Query]
+    rankings: dict[str, list[Hit]]
+    evidence: list[Evidence]
+    answer: Answer
+    articles: dict[str, Article]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def check_traceable(self) -> None:
+        """Every cited PMID must be in the evidence shown to the generator and in the corpus we read."""
+        shown = {e.pmid for e in self.evidence}
+        for s in self.answer.sentences:
+            for p in s.pmids:
+                if p not in shown or p not in self.articles:
+                    raise AssertionError(f"topic {self.topic.id}: PMID {p} cited but not in the evidence block")
+
+
+class Pipeline:
+    """One configured medcite system over one document store."""
+
+    def __init__(self, settings: Settings, corpus: str | Path, *, llm: Any = None,
+                 models: ModelCache | None = None) -> None:
+        """``llm`` (any :class:`~medcite.llm.base.LLM`) is used instead of the one ``settings.llm`` would make;
+        ``models`` shares loaded models with other pipelines."""
+        self.settings = settings
+        self.corpus_path = Path(corpus)
+        self.store = DocumentStore.open(self.corpus_path)
+        if len(self.store) == 0:
+            self.store.close()
+            raise ConfigError(
+                f"the document store at {corpus} is empty", hint="ingest PubMed files first: medcite ingest"
+            )
+        self.context = Context(settings, self.store, models=models, llm=llm)
+        try:
+            self.retrieval = RetrievalPipeline.from_settings(settings, store=self.store, context=self.context)
+            self.selector = self.context.build("evidence", settings.evidence)
+            self.generator = self.context.build("generate", settings.generate)
+        except (ConfigError, LLMError) as exc:
+            self.close()
+            swap = offline_overrides(settings, "local")
+            if not swap or (exc.hint and "run offline" in exc.hint):
+                raise
+            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run this preset "
+                              f"offline: {' '.join(swap)}") from exc
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_preset(cls, preset: str = "offline", corpus: str | Path = "data/demo/store",
+                    overrides: Sequence[str] = ()) -> Pipeline:
+        return cls(load_settings(preset, list(overrides)), corpus)
+
+    def answer(self, topic: Topic | str) -> TopicResult:
+        """Answer one question (a plain string becomes a topic with id ``q1``)."""
+        if isinstance(topic, str):
+            topic = Topic("q1", topic)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        retrieved = self.retrieval.retrieve(topic)
+        timings["retrieval_s"] = time.perf_counter() - t0
+        hits = retrieved.final
+        t1 = time.perf_counter()
+        articles = self.store.get_many([h.pmid for h in hits])
+        evidence = self.selector.select(retrieved.queries, hits, articles)
+        timings["evidence_s"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        answer = self.generator.generate(topic, retrieved.queries, evidence)
+        timings["generation_s"] = time.perf_counter() - t2
+        timings.update({f"{k}_s": v for k, v in retrieved.timings.items()})
+        timings["total_s"] = time.perf_counter() - t0
+        cited = {e.pmid for e in evidence}
+        result = TopicResult(topic, retrieved.queries, retrieved.rankings, evidence, answer,
+                             {p: a for p, a in articles.items() if p in cited}, timings)
+        result.check_traceable()
+        return result
+
+    def run(self, topics: Iterable[Topic], out: str | Path, *, command: str = "") -> list[TopicResult]:
+        """Answer every topic into the run directory ``out``; returns the results of this call.
+
+        A run directory with the same settings is resumed: topics already answered there are skipped.
+        """
+        topics = list(topics)
+        writer = RunWriter(out, self.settings, command=command,
+                           extra={"corpus": {"path": str(self.corpus_path), **self.store.fingerprint()}})
+        done = writer.done_topics()
+        todo = [t for t in topics if t.id not in done]
+        if done:
+            log.info("resuming %s: %d of %d topics already answered", out, len(done), len(topics))
+        results = []
+        from ..llm.trace import trace_context, trace_to
+
+        for topic in progress(todo, desc="topics", unit="topic"):
+            with trace_to(writer.path / "trace.jsonl"), trace_context(topic_id=topic.id):
+                result = self.answer(topic)
+            results.append(result)
+            rankings: dict[str, Sequence[Hit]] = dict(result.rankings)
+            writer.write_topic(
+                topic,
+                queries=[asdict(q) for q in result.queries],
+                rankings=rankings,
+                evidence=result.evidence,
+                answer=result.answer,
+                articles=result.articles.values(),
+                timings=result.timings,
+            )
+        return results
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every stage, index, LLM and model the pipeline made, then its document store."""
+        context = getattr(self, "context", None)
+        if context is not None:
+            context.close()
+        self.store.close()

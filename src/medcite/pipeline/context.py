@@ -1,0 +1,151 @@
+"""The build context of one pipeline: what its stages share, built once, closed together.
+
+Implements :class:`medcite.context.BuildContext`. Every stage is built with :meth:`Context.build`
+(``registry.load(stage, cfg.backend).from_config(cfg, ctx)``); LLMs and indexes are made on first
+request and shared by every stage that asks for the same name; :meth:`Context.close` closes everything
+the context made (LLMs, indexes, built stages that hold resources, and the model cache it owns).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .. import registry
+from ..context import ModelCache
+from ..errors import ConfigError, LLMError, MedciteError
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..corpus.store import DocumentStore
+    from ..llm.base import LLM
+    from ..settings_base import BackendConfig
+
+log = logging.getLogger(__name__)
+
+
+class Context:
+    """Shared resources of the stages built from one :class:`~medcite.config.Settings`."""
+
+    def __init__(self, settings: Settings, store: DocumentStore | None = None, *, models: ModelCache | None = None,
+                 llm: LLM | None = None) -> None:
+        """``models``: share a model cache between contexts (the caller closes it); ``llm``: use this object
+        as the default LLM instead of making one from ``settings.llm`` (the caller keeps owning it)."""
+        self.settings = settings
+        self.store = store
+        self.models = models if models is not None else ModelCache()
+        self._own_models = models is None
+        self._llms: dict[str | None, LLM] = {} if llm is None else {None: llm}
+        self._owned: list[Any] = []
+        self._indexes: dict[str, Any] = {}
+
+    # -- BuildContext --------------------------------------------------------------------------------
+    def llm(self, name: str | None = None, *, purpose: str = "") -> LLM:
+        if name in self._llms:
+            return self._llms[name]
+        from ..llm.base import llm_enabled, make_llm
+        from .offline import offline_overrides
+
+        where = "llm" if name is None else f"llms.{name}"
+        cfg = self.settings.llm if name is None else self.settings.llms.get(name)
+        if cfg is None:
+            known = ", ".join(self.settings.llms) or "(none)"
+            raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
+                              hint=f"define it (--set llms.{name}.backend=...) or use one of: {known}")
+        local = " ".join(offline_overrides(self.settings, "local")) or f"--set {where}.backend=local"
+        if cfg.backend == "none":
+            raise ConfigError(
+                f"{purpose or f'preset {self.settings.preset!r}'} needs a language model, but {where}.backend "
+                "is 'none'",
+                hint=f"use the packaged local model: {local}; or run without LLM stages: "
+                + (" ".join(offline_overrides(self.settings, "none")) or "--set llm.backend=none"),
+            )
+        if cfg.backend == "openai":
+            _check_server(cfg, local)
+        try:
+            llm = make_llm(cfg)
+        except (ConfigError, LLMError) as exc:
+            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {local}") from exc
+        if not llm_enabled(llm):  # a plugin backend that declares itself disabled
+            raise ConfigError(f"{purpose or 'a stage'} needs a language model, but {where} is disabled")
+        self._llms[name] = llm
+        self._owned.append(llm)
+        return llm
+
+    def index(self, name: str) -> Any:
+        if name in self._indexes:
+            return self._indexes[name]
+        cfg = self.settings.indexes.get(name)
+        if cfg is None:
+            raise ConfigError(f"no index named {name!r} in the settings",
+                              hint=f"indexes: {', '.join(self.settings.indexes)} (define more under `indexes`)")
+        index = self._build("index", cfg)
+        self._indexes[name] = index
+        return index
+
+    def open_indexes(self) -> dict[str, Any]:
+        return dict(self._indexes)
+
+    def build(self, stage: str, cfg: BackendConfig) -> Any:
+        return self._build(stage, cfg)
+
+    # -- own -----------------------------------------------------------------------------------------
+    def _build(self, stage: str, cfg: BackendConfig) -> Any:
+        try:
+            built = registry.build(stage, cfg, self)
+        except MedciteError:
+            raise
+        except (ImportError, OSError) as exc:  # a model or library that cannot be loaded here
+            raise ConfigError(
+                f"the {stage} backend {cfg.backend!r} is not available here: {type(exc).__name__}: {exc}",
+                hint="install its extra and model, or choose another backend (medcite config show lists them)",
+            ) from exc
+        if callable(getattr(built, "close", None)) and built not in self._owned:
+            self._owned.append(built)
+        return built
+
+    def close(self) -> None:
+        """Close what this context made, newest first; a failing close is logged, the others still run."""
+        owned, self._owned = self._owned[::-1], []
+        for item in owned:
+            try:
+                item.close()
+            except Exception as exc:  # noqa: BLE001 - one failed close must not keep the others open
+                log.warning("closing %r failed: %s", item, exc)
+        self._llms.clear()
+        self._indexes.clear()
+        if self._own_models:
+            self.models.close()
+
+    def __enter__(self) -> Context:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def build_stage(stage: str, config: Any, *, settings: Settings | None = None, store: DocumentStore | None = None,
+                models: ModelCache | None = None) -> Any:
+    """Build one backend of ``stage`` from a config (object, dict or shorthand) through the one path.
+
+    The context holds ``settings`` (default: the ``offline`` preset, for the LLMs and indexes a backend may
+    ask for) and ``store``; what the backend holds is closed with it (``close()`` where it has one).
+    """
+    from ..config import load_settings
+
+    cfg = registry.validate_config(stage, config)
+    return Context(settings or load_settings("offline"), store, models=models).build(stage, cfg)
+
+
+def _check_server(cfg: Any, swap: str) -> None:
+    """Fail before any work when the OpenAI-compatible server of ``cfg.base_url`` does not answer."""
+    import httpx
+
+    url = cfg.base_url.rstrip("/") + "/models"
+    try:
+        httpx.get(url, timeout=min(5.0, cfg.timeout_s))
+    except httpx.HTTPError as exc:
+        raise LLMError(
+            f"the LLM server for model {cfg.model!r} at {cfg.base_url} does not answer ({type(exc).__name__})",
+            hint=f"start it (e.g. `vllm serve {cfg.model}`), or run with the packaged local model: {swap}",
+        ) from exc

@@ -1,0 +1,97 @@
+"""What a preset needs that this machine may lack, and the ``--set`` options that run it on the local stack.
+
+Read from the configs themselves (:class:`~medcite.settings_base.BackendConfig`: ``llm_names``,
+``no_llm``, ``model_names``), so a new backend declares its needs in its own file and no list here
+names it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..settings_base import BackendConfig
+
+
+def _used_indexes(settings: Settings) -> list[str]:
+    return list(dict.fromkeys(b.index for b in settings.retrieve.branches))
+
+
+def stage_configs(settings: Settings) -> Iterator[tuple[str, BackendConfig]]:
+    """(settings path, config) of every backend config a pipeline of these settings builds."""
+    for i, q in enumerate(settings.retrieve.queries):
+        yield f"retrieve.queries[{i}]", q
+    for i, b in enumerate(settings.retrieve.branches):
+        yield f"retrieve.branches[{i}]", b
+    for name in _used_indexes(settings):
+        if name in settings.indexes:
+            yield f"indexes.{name}", settings.indexes[name]
+    yield "rerank", settings.rerank
+    yield "evidence", settings.evidence
+    yield "generate", settings.generate
+
+
+def llm_names(settings: Settings) -> set[str | None]:
+    """The LLMs the stages of these settings call (None: the default ``llm``)."""
+    return {name for _, cfg in stage_configs(settings) for name in cfg.llm_names()}
+
+
+def needs_llm(settings: Settings) -> bool:
+    """Whether any stage of these settings calls a language model."""
+    return bool(llm_names(settings))
+
+
+def is_local_model(name: str) -> bool:
+    """True for a model folder on this machine (a path, or ``models:NAME`` trained by medcite)."""
+    from ..paths import resolve_models_ref
+
+    try:
+        return Path(resolve_models_ref(name, "medcite train")).expanduser().is_dir()
+    except ConfigError:
+        return False
+
+
+def offline_overrides(settings: Settings, llm: str = "local") -> list[str]:
+    """The ``--set`` options that run these settings on this machine's local stack.
+
+    ``llm="local"`` swaps a server LLM for the packaged SmolLM2 (in-process), a reranker whose models are
+    not on this machine for none, and an index encoder that is not for the packaged MiniLM; ``llm="none"``
+    also replaces every LLM stage by its no-LLM counterpart (LLM query generators by keyword queries,
+    summaries by sentence snippets, LLM answers by extractive ones, listwise reranking by none).
+    """
+    out: list[str] = []
+    names = llm_names(settings)
+    for name in sorted(names, key=lambda n: n or ""):
+        cfg = settings.llm if name is None else settings.llms.get(name)
+        path = "llm" if name is None else f"llms.{name}"
+        if llm == "local" and cfg is not None and cfg.backend not in ("local", "llamacpp"):
+            out += ["--set", f"{path}.backend=local", "--set", f"{path}.model=null"]
+    if any(not is_local_model(m) for m in settings.rerank.model_names()):
+        out += ["--set", "rerank.backend=none"]
+    for name in _used_indexes(settings):
+        index = settings.indexes.get(name)
+        if index is not None and any(not is_local_model(m) for m in index.model_names()):
+            out += ["--set", f"indexes.{name}.encoder=minilm"]
+    if llm == "none":
+        if settings.llm.backend != "none":
+            out += ["--set", "llm.backend=none"]
+        queries = [q.model_dump(mode="json", exclude_defaults=True) | {"backend": q.backend}
+                   for q in settings.retrieve.queries if not q.llm_names()]
+        if len(queries) != len(settings.retrieve.queries):
+            if not any(q["backend"] == "keywords" for q in queries):
+                queries.append({"backend": "keywords"})
+            plain = [q["backend"] if len(q) == 1 else q for q in queries]
+            out += ["--set", "retrieve.queries=" + json.dumps(plain, separators=(",", ":"))]
+        for section in ("evidence", "generate", "rerank"):
+            cfg = getattr(settings, section)
+            if cfg.llm_names() and isinstance(cfg.no_llm, dict) and f"{section}.backend=none" not in out:
+                swap = f"{section}.backend={cfg.no_llm['backend']}"
+                if swap not in out:
+                    out += ["--set", swap]
+    return out

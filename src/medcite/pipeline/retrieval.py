@@ -1,0 +1,219 @@
+"""The retrieval pipeline: query set -> first-stage branches per sub-query -> fuse or pool -> rerank -> top-k.
+
+Built from :class:`~medcite.config.Settings` through the one construction path (:class:`.context.Context`):
+``retrieve.queries`` (registry stage ``querygen``), ``retrieve.branches`` (stage ``retriever``, each
+searching a named index of ``indexes``) and ``rerank``. The indexes live under the document store, one
+folder per index content::
+
+    <store>/indexes/tantivy-<hash>/     (medcite.index.sparse)
+    <store>/indexes/faiss-<hash>/       (medcite.index.dense)
+
+They are built on first use and brought up to date with the store's changes on later ones, so
+``medcite search --preset NAME --corpus STORE`` works on a freshly ingested store.
+
+A *run* is one (branch, sub-query) pair: its hits carry the branch name ``"<branch>/<qid>"`` (e.g.
+``bm25/q0``, ``dense/q2``). Runs merge by RRF, weighted sum or pooling (:mod:`medcite.retrieve.fusion`,
+:mod:`medcite.retrieve.pooling`). With a reranker, either the fused list is reranked against the question
+(a :class:`~medcite.rerank.base.VariantReranker` such as MedCPT also reads the query variants), or
+(``retrieve.rerank_per_query``, CLaC 2025) each sub-query's candidates are reranked against that
+sub-query and pooled by the best reranker score.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..context import ModelCache
+from ..corpus.store import DocumentStore
+from ..errors import ConfigError
+from ..progress import progress
+from ..rerank.base import VariantReranker
+from ..retrieve.base import Retriever
+from ..retrieve.fusion import normalise, rrf, weighted_sum
+from ..retrieve.pooling import pool
+from ..retrieve.queries import QuerySet
+from ..types import Hit, Query, Topic
+from .context import Context
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Retrieved:
+    """What retrieval produced for one topic.
+
+    ``rankings`` maps a stage name to its ranking (``retrieval``: fused first stage; ``rerank`` when a
+    reranker ran), which callers write as ``<stage>.trec``; ``final`` is the last stage cut to
+    ``retrieve.keep``; ``runs`` holds every (branch, sub-query) run by its branch name.
+    """
+
+    topic: Topic
+    queries: list[Query]
+    rankings: dict[str, list[Hit]]
+    final: list[Hit]
+    runs: dict[str, list[Hit]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class RetrievalPipeline:
+    """Query set, first-stage branches, fusion/pooling and optional reranking for one document store."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: DocumentStore,
+        query_set: QuerySet,
+        retrievers: Mapping[str, Retriever],
+        reranker: Any = None,
+        *,
+        context: Context | None = None,
+        owns_store: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.query_set = query_set
+        self.retrievers = dict(retrievers)
+        self.reranker = reranker
+        self.context = context
+        self._owns_store = owns_store
+        missing = [b.name for b in settings.retrieve.branches if b.name not in self.retrievers]
+        if missing:
+            raise ConfigError(f"no retriever given for branch(es) {', '.join(missing)}")
+        if not settings.retrieve.branches:
+            raise ConfigError("retrieve.branches is empty", hint='name at least one, e.g. [{"name": "bm25"}]')
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, store_path: str | Path | None = None, *, store: DocumentStore | None = None,
+        context: Context | None = None, models: ModelCache | None = None,
+    ) -> RetrievalPipeline:
+        """Open the store, build or reuse the indexes the branches need, and build every stage from settings.
+
+        ``context``: build within a pipeline's context (its LLMs, indexes and models are shared); else one is
+        made here and closed by :meth:`close` (``models`` may share loaded models between pipelines).
+        """
+        owns_store = store is None
+        if store is None:
+            if store_path is None:
+                raise ConfigError("give a document store (store_path or store)")
+            store = DocumentStore.open(store_path)
+        owns_context = context is None
+        ctx = context or Context(settings, store, models=models)
+        try:
+            if len(store) == 0:
+                raise ConfigError(
+                    f"the document store at {store.path} is empty", hint="ingest PubMed files first: medcite ingest"
+                )
+            query_set = QuerySet([ctx.build("querygen", q) for q in settings.retrieve.queries])
+            retrievers = {b.name: ctx.build("retriever", b) for b in settings.retrieve.branches}
+            reranker = ctx.build("rerank", settings.rerank)
+        except BaseException:
+            if owns_context:
+                ctx.close()
+            if owns_store:
+                store.close()
+            raise
+        return cls(settings, store, query_set, retrievers, reranker, context=ctx if owns_context else None,
+                   owns_store=owns_store)
+
+    # -- one topic ---------------------------------------------------------------------------------
+    def _runs(self, queries: Sequence[Query]) -> dict[str, list[Hit]]:
+        runs: dict[str, list[Hit]] = {}
+        texts = [q.text for q in queries]
+        for branch in self.settings.retrieve.branches:
+            k = branch.k or self.settings.retrieve.k
+            results = self.retrievers[branch.name].search_many(texts, k)
+            for query, hits in zip(queries, results, strict=True):
+                name = f"{branch.name}/{query.id}"
+                runs[name] = [Hit(h.pmid, h.score, h.rank, frozenset({name})) for h in hits]
+        return runs
+
+    def combine(self, runs: Mapping[str, Sequence[Hit]]) -> list[Hit]:
+        """Merge runs (keyed ``<branch>/<qid>``) with the configured fusion method."""
+        cfg = self.settings.retrieve
+        weight: dict[str, float] = {b.name: b.weight for b in cfg.branches}
+        names = list(runs)
+        weights = [weight.get(n.split("/", 1)[0], 1.0) for n in names]
+        lists = [runs[n] for n in names]
+        if cfg.fusion == "rrf":
+            return rrf(lists, k=cfg.rrf_k, weights=weights)
+        if cfg.fusion == "wsum":
+            return weighted_sum(lists, weights, norm=cfg.norm)
+        return pool({n: normalise(runs[n], cfg.norm) for n in names})
+
+    def _rerank(self, query: str, hits: Sequence[Hit], k: int) -> list[Hit]:
+        if not hits:
+            return []
+        articles = self.store.get_many([h.pmid for h in hits])
+        found = {h.pmid: h.branches for h in hits}
+        out: list[Hit] = self.reranker.rerank(query, hits, articles, k)
+        # the reranker gives new scores; the branches that found each document stay with it
+        return [Hit(h.pmid, h.score, h.rank, h.branches | found.get(h.pmid, frozenset())) for h in out]
+
+    def _rerank_variants(self, topic: Topic, queries: Sequence[Query], hits: Sequence[Hit], k: int) -> list[Hit]:
+        """The question first, then every other query of the set (MedCPT averages their vectors)."""
+        if not hits:
+            return []
+        texts = list(dict.fromkeys([topic.question, *(q.text for q in queries)]))
+        articles = self.store.get_many([h.pmid for h in hits])
+        found = {h.pmid: h.branches for h in hits}
+        out: list[Hit] = self.reranker.rerank_variants(texts, hits, articles, k)
+        return [Hit(h.pmid, h.score, h.rank, h.branches | found.get(h.pmid, frozenset())) for h in out]
+
+    def retrieve(self, topic: Topic) -> Retrieved:
+        """Run the whole retrieval stage for one topic."""
+        cfg = self.settings.retrieve
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        queries = self.query_set.generate(topic)
+        if not queries:
+            raise ConfigError(
+                f"the query generators {cfg.queries} produced no query for topic {topic.id}",
+                hint="add 'original' to retrieve.queries",
+            )
+        t1 = time.perf_counter()
+        timings["querygen"] = t1 - t0
+        runs = self._runs(queries)
+        fused = self.combine(runs)
+        t2 = time.perf_counter()
+        timings["first_stage"] = t2 - t1
+        rankings = {"retrieval": fused}
+        last = fused
+        if self.reranker is not None:
+            k = self.settings.rerank.k
+            if cfg.rerank_per_query:
+                per_query = {
+                    f"rerank/{q.id}": self._rerank(
+                        q.text, self.combine({n: r for n, r in runs.items() if n.endswith(f"/{q.id}")}), k
+                    )
+                    for q in queries
+                }
+                last = pool(per_query)
+            elif isinstance(self.reranker, VariantReranker):
+                last = self._rerank_variants(topic, queries, fused, k)
+            else:
+                last = self._rerank(topic.question, fused, k)
+            rankings["rerank"] = last
+            timings["rerank"] = time.perf_counter() - t2
+        final = last[: cfg.keep] if cfg.keep else list(last)
+        return Retrieved(topic, queries, rankings, final, runs, timings)
+
+    def retrieve_many(self, topics: Iterable[Topic]) -> Iterator[Retrieved]:
+        """:meth:`retrieve` for each topic, with a progress bar."""
+        topics = list(topics)
+        for topic in progress(topics, desc="retrieve", unit="topic"):
+            yield self.retrieve(topic)
+
+    def close(self) -> None:
+        """Close the context this pipeline made (its indexes, LLMs and models) and the store it opened."""
+        if self.context is not None:
+            self.context.close()
+        if self._owns_store:
+            self.store.close()
+

@@ -1,0 +1,79 @@
+"""The building blocks of every settings model: sections, backend configs and stage fields.
+
+A *stage* (``rerank``, ``index``, ``encoder``, ``retriever``, ``querygen``, ``evidence``, ``generate``,
+``llm``, ``task``) has backends registered by name in :mod:`medcite.registry`. Each backend's file defines
+its own settings model, a subclass of the stage's base config with a ``backend: Literal["name"]``
+discriminator, so a backend's options live with it. A settings field typed :func:`stage_field` holds the
+config of *one* backend of a stage: on validation the ``backend`` key picks the registered model (a
+discriminated union that grows with every :func:`medcite.registry.register` call, so no list of backend
+names is written anywhere), and a plain string is the stage's shorthand (``"none"``, ``"minilm"``,
+``"cross-encoder:MODEL"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+
+
+class Section(BaseModel):
+    """A settings section: unknown keys are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=())
+
+
+class BackendConfig(Section):
+    """Base of every backend's settings. ``backend`` names the registered backend it configures.
+
+    Class attributes say what a backend needs, so tools can reason about a preset without building it:
+    ``runtime_fields`` change speed or resources, not results (left out of index identities);
+    :meth:`llm_names` lists the LLMs it calls (``None`` = the default ``settings.llm``) and ``no_llm`` is
+    the config that replaces it when no LLM is wanted (``"drop"``: leave it out); :meth:`model_names`
+    lists the models it loads by name or folder.
+    """
+
+    backend: str
+
+    runtime_fields: ClassVar[frozenset[str]] = frozenset()
+    no_llm: ClassVar[dict[str, Any] | str | None] = None
+
+    def llm_names(self) -> set[str | None]:
+        """The LLMs this backend calls (None: the default one); empty when it needs none."""
+        return set()
+
+    def model_names(self) -> list[str]:
+        """Model names or folders this backend loads (for offline checks); packaged models are left out."""
+        return []
+
+
+class UsesLLM(BaseModel):
+    """Mixin of the settings of a backend that calls an LLM: which one (``llm``) and its no-LLM stand-in."""
+
+    llm: str | None = Field(None, description="Name of the LLM in `llms` (None: the default `llm`).")
+
+    def llm_names(self) -> set[str | None]:
+        return {self.llm}
+
+
+def _dispatch(stage: str) -> Callable[[Any, ValidatorFunctionWrapHandler, ValidationInfo], Any]:
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        from . import registry
+
+        return registry.check_config(stage, value)
+
+    return validate
+
+
+def stage_field(stage: str) -> Any:
+    """The annotated type of a field that holds one ``stage`` backend's config (see the module docstring)."""
+    return Annotated[SerializeAsAny[BackendConfig], WrapValidator(_dispatch(stage))]

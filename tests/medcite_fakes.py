@@ -1,0 +1,145 @@
+"""Fake backends registered for the tests (tests/conftest.py), reachable from settings like any other.
+
+They are real backends of their stages (a Config model and ``from_config``), so a test builds them through
+the one construction path with ``--set`` instead of injecting objects by hand:
+
+- encoder ``hash-bow``: a deterministic bag-of-words hashing encoder (no model files);
+- llm ``rules``: answers by fixed rules of the prompt it receives (summaries, reformulations,
+  decompositions, condensation, cited and uncited answers; its first cited answer breaks a rule so the
+  constraint-retry path runs);
+- llm ``replies``: answers with the configured replies in turn (the last one repeats).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from medcite.index.dense.encoders import EncoderConfig
+from medcite.llm.base import BaseLLM, Completion, LLMConfig, Message
+from medcite.types import Article
+
+
+class HashConfig(EncoderConfig):
+    backend: Literal["hash-bow"] = "hash-bow"
+    dim: int = Field(32, ge=2, description="Vector size.")
+
+
+class HashEncoder:
+    """A tiny deterministic bag-of-words encoder (hashing trick), enough to exercise the dense code path."""
+
+    Config = HashConfig
+    name = "hash-bow"
+
+    def __init__(self, dim: int = 32) -> None:
+        self.dim = dim
+        self.fingerprint = f"hash-bow-{dim}"
+        self.documents_encoded = 0
+
+    @classmethod
+    def from_config(cls, cfg: HashConfig, ctx: Any = None) -> HashEncoder:
+        return cls(cfg.dim)
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for w in re.findall(r"\w+", text.lower()):
+            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
+        self.documents_encoded += len(articles)
+        return np.stack([self._vec(a.text) for a in articles]) if articles else np.zeros((0, self.dim), np.float32)
+
+
+class RulesConfig(LLMConfig):
+    backend: Literal["rules"] = "rules"
+    model: str | None = "rules-v1"
+    cache: bool = False
+
+
+class RuleLLM(BaseLLM):
+    """Answers by fixed rules of the prompt (see the module docstring)."""
+
+    Config = RulesConfig
+    name = "rules"
+
+    def __init__(self, model: str = "rules-v1", cache: Any = None) -> None:
+        super().__init__(model, cache=cache)
+        self.calls = 0
+
+    @classmethod
+    def from_config(cls, cfg: RulesConfig, ctx: Any = None, *, cache: Any = None) -> RuleLLM:
+        return cls(cfg.model or "rules-v1", cache=cache)
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        self.calls += 1
+        return Completion(text=self.answer(messages), model=self.model)
+
+    @staticmethod
+    def answer(messages: list[Message]) -> str:
+        first = messages[1]["content"] if len(messages) > 1 else messages[0]["content"]
+        last = messages[-1]["content"]
+        if "Summarize the abstract" in first:
+            abstract = first.split("Abstract: ", 1)[1]
+            return "Summary: " + abstract.split(". ")[0].rstrip(".") + "."
+        if "exactly three different search queries" in first:
+            return "1. statin LDL cholesterol\n2. can statins hurt my muscles\n3. statin myopathy"
+        if "keyword queries" in first:
+            return '["statin LDL", "blood pressure exercise", "vitamin D fracture"]'
+        if "Shorten the answer" in first:
+            return last.split("Answer:\n", 1)[1].split(". ")[0] + "."
+        if "RankGPT" in messages[0]["content"]:
+            return "[2] > [1]"
+        evidence = re.findall(r"^\[(\d+)\] \(\d+\) (.+)$", first, re.MULTILINE)
+        if "Do not write citations" in first:
+            return " ".join(text for _, text in evidence[:2])
+        if len(messages) <= 2:  # first attempt: one index outside the block
+            return f"{evidence[0][1]} [{len(evidence) + 5}]." if evidence else "Nothing to say."
+        return " ".join(f"{text.rstrip('.')} [{i}]." for i, text in evidence[:2])
+
+
+class RepliesConfig(LLMConfig):
+    backend: Literal["replies"] = "replies"
+    model: str | None = "replies-v1"
+    cache: bool = False
+    replies: list[str] = Field(default_factory=lambda: ["ok"], description="Answers given in turn.")
+
+
+class ReplyLLM(BaseLLM):
+    """Answers with its configured replies in turn; records every prompt."""
+
+    Config = RepliesConfig
+    name = "replies"
+    instances: ClassVar[list[ReplyLLM]] = []
+
+    def __init__(self, replies: Sequence[str], cache: Any = None) -> None:
+        super().__init__("replies-v1", cache=cache)
+        self.replies = list(replies)
+        self.prompts: list[list[Message]] = []
+        ReplyLLM.instances.append(self)
+
+    @classmethod
+    def from_config(cls, cfg: RepliesConfig, ctx: Any = None, *, cache: Any = None) -> ReplyLLM:
+        return cls(cfg.replies, cache=cache)
+
+    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+        self.prompts.append(messages)
+        text = self.replies[min(len(self.prompts), len(self.replies)) - 1]
+        return Completion(text=text, model=self.model)
+
+
+def register() -> None:
+    from medcite import registry
+
+    registry.register("encoder", "hash-bow", "medcite_fakes:HashEncoder")
+    registry.register("llm", "rules", "medcite_fakes:RuleLLM")
+    registry.register("llm", "replies", "medcite_fakes:ReplyLLM")
