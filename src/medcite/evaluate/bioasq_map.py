@@ -8,10 +8,13 @@ question with 30 relevant documents could otherwise never reach AP 1)::
 
 MAP is the mean AP over the gold questions; a question the run lacks has AP 0. GMAP (Robertson,
 "On GMAP", CIKM 2006; used by BioASQ since Tsatsaronis et al., BMC Bioinformatics 2015) is the geometric
-mean of ``AP + epsilon``. We use ``epsilon = 0.01``: without it one question with AP 0 makes GMAP 0 for
-the whole run; 0.01 is the small constant of the BioASQ GMAP definition and keeps GMAP on the same
-0..1 scale as MAP for good runs. (trec_eval's ``gm_map`` instead floors AP at 1e-5, which punishes a
-zero-AP question far harder; pass ``epsilon`` to reproduce other conventions.)
+mean of ``AP + epsilon`` with ``epsilon = 0.00001``, the constant of BioASQ's official evaluator
+(``double epsilon = 0.00001`` in ``EvaluatorTask1b.java`` of github.com/BioASQ/Evaluation-Measures;
+``GMapDocuments`` takes ``exp(mean(log(AP + epsilon)))``). Without it one question with AP 0 would make
+GMAP 0 for the whole run; with it such a question contributes ``log(1e-5)``, which is what GMAP is for:
+punishing runs that fail some questions completely. trec_eval's ``gm_map`` uses the same constant
+(``MIN_GEO_MEAN = .00001``) as a floor, ``log(max(AP, 1e-5))``, rather than adding it; the two agree on
+AP 0 and differ by ``log(1 + 1e-5 / AP)`` otherwise.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 
-GMAP_EPSILON = 0.01
+GMAP_EPSILON = 1e-5
+"""BioASQ's GMAP constant: ``epsilon = 0.00001`` in EvaluatorTask1b.java (trec_eval's MIN_GEO_MEAN)."""
 
 
 def average_precision(ranking: Sequence[str], relevant: Collection[str], cutoff: int = 10) -> float:
