@@ -10,8 +10,9 @@ github.com/BioASQ/Evaluation-Measures (``flat/BioASQEvaluation/src/evaluation/Ev
 
       AP@10 = sum_{r=1..10} P(r) * rel(r) / min(|R|, 10)
 
-  A question whose list holds no relevant document has AP 0. The official code scores the whole
-  submitted list (the rules cap it at 10); we cut at ``cutoff``.
+  A question whose list holds no relevant document has AP 0. ``Task1bData.readDocuments`` drops a
+  repeated document when it reads a file, so the documents after it move up one rank; we do the same.
+  The official code scores the whole submitted list (the rules cap it at 10); we cut at ``cutoff``.
 - **Questions missing from the submission.** ``EvaluatePhaseA`` walks the gold questions and skips
   (``continue``) every one the system file does not contain; MAP and GMAP divide by the number of
   questions that were scored. A question that is present with an empty document list is scored, with
@@ -51,18 +52,19 @@ MISSING_POLICIES: tuple[MissingPolicy, ...] = ("skip", "zero")
 
 
 def average_precision(ranking: Sequence[str], relevant: Collection[str], cutoff: int = 10) -> float:
-    """BioASQ AP of one question: precision at each relevant rank <= ``cutoff``, / ``min(|R|, cutoff)``."""
+    """BioASQ AP of one question: precision at each relevant rank <= ``cutoff``, / ``min(|R|, cutoff)``.
+
+    A repeated document is dropped before ranks are counted, as the official evaluator's reader does.
+    """
     relevant = set(relevant)
     if not relevant or cutoff <= 0:
         return 0.0
     found = 0
     total = 0.0
-    seen: set[str] = set()
-    for rank, doc in enumerate(ranking[:cutoff], start=1):
-        if doc in relevant and doc not in seen:
+    for rank, doc in enumerate(list(dict.fromkeys(ranking))[:cutoff], start=1):
+        if doc in relevant:
             found += 1
             total += found / rank
-        seen.add(doc)
     return total / min(len(relevant), cutoff)
 
 

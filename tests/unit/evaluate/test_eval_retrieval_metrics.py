@@ -70,7 +70,9 @@ def test_bioasq_denominator_more_than_ten_relevant() -> None:
 
 
 def test_duplicates_and_edge_cases() -> None:
-    assert average_precision(["a", "a", "b"], {"a", "b"}) == pytest.approx((1 + 2 / 3) / 2)
+    # the official reader keeps a repeated document's first occurrence: ["a", "b"] -> (1/1 + 2/2) / 2
+    assert average_precision(["a", "a", "b"], {"a", "b"}) == pytest.approx(1.0)
+    assert average_precision(["x", "x", "a"], {"a"}) == pytest.approx(1 / 2)  # a moves up to rank 2
     assert average_precision(["a"], set()) == 0.0
     assert geometric_map([]) == 0.0
     assert geometric_map([1.0, 0.0], epsilon=0.0) == 0.0
