@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..evaluate.retrieval import RetrievalReport
 
 
 @click.group("eval")
@@ -26,6 +30,15 @@ def eval_group() -> None:
     help="Comma-separated metrics (default: MAP@10,GMAP@10,P@10,R@10,R@100,nDCG@10,MRR). MAP@k and GMAP@k "
     "are BioASQ's (denominator min(|R|,k)); others are ir_measures names (P@k, R@k, nDCG@k, RR, AP, ...).",
 )
+@click.option(
+    "--missing",
+    type=click.Choice(["zero", "skip"]),
+    default="zero",
+    show_default=True,
+    help="Gold questions absent from the run: 'zero' scores them 0 in every metric (trec_eval -c); 'skip' "
+    "leaves them out of every mean, as BioASQ's official evaluator (EvaluatorTask1b) does. The report "
+    "names the convention and lists the missing questions.",
+)
 @click.option("--per-query", is_flag=True, help="Also print every query's values.")
 @click.option(
     "--json",
@@ -34,8 +47,11 @@ def eval_group() -> None:
     default=None,
     help="Write the report (aggregate and per-query values) to this JSON file.",
 )
-def retrieval(run_path: Path, gold: Path, metrics: str | None, per_query: bool, json_out: Path | None) -> None:
+def retrieval(
+    run_path: Path, gold: Path, metrics: str | None, missing: str, per_query: bool, json_out: Path | None
+) -> None:
     """Score a ranked run: BioASQ MAP@10/GMAP@10, P@k, R@k, nDCG@10, MRR."""
+    from ..evaluate.bioasq_map import check_missing_policy
     from ..evaluate.gold import read_gold
     from ..evaluate.retrieval import DEFAULT_METRICS, evaluate_retrieval, parse_metrics
     from ..io import write_json
@@ -44,7 +60,7 @@ def retrieval(run_path: Path, gold: Path, metrics: str | None, per_query: bool, 
     names = parse_metrics(metrics) if metrics else list(DEFAULT_METRICS)
     run = read_run(run_path)
     qrels = read_gold(gold)
-    report = evaluate_retrieval(run, qrels, names)
+    report = evaluate_retrieval(run, qrels, names, missing=check_missing_policy(missing))
     if not set(run) & set(qrels):
         click.echo("warning: no query id of the run is in the gold file", err=True)
     if per_query:
@@ -55,6 +71,29 @@ def retrieval(run_path: Path, gold: Path, metrics: str | None, per_query: bool, 
     width = max(len(m) for m in report.metrics)
     for name, value in report.aggregate.items():
         click.echo(f"{name:<{width}}  {value:.4f}")
-    click.echo(f"{'queries':<{width}}  {report.queries} ({len(report.missing)} missing from the run)")
+    click.echo(f"{'queries':<{width}}  {_queries_line(report)}")
+    if report.missing:
+        click.echo(f"{'missing':<{width}}  {_listed(report.missing)}")
     if json_out is not None:
         write_json(json_out, {"run": str(run_path), "gold": str(gold), **report.as_dict()})
+
+
+_SHOWN = 10
+
+
+def _queries_line(report: RetrievalReport) -> str:
+    n = len(report.missing)
+    if n == 0:
+        return f"{report.queries} (none missing from the run; --missing {report.missing_policy})"
+    if report.missing_policy == "skip":
+        return (
+            f"{report.queries} of {report.gold_queries} ({n} missing from the run, left out: "
+            "--missing skip, as BioASQ's official evaluator)"
+        )
+    return f"{report.queries} ({n} missing from the run, scored 0: --missing zero, as trec_eval -c)"
+
+
+def _listed(qids: list[str]) -> str:
+    shown = ", ".join(qids[:_SHOWN])
+    more = len(qids) - _SHOWN
+    return shown + (f", and {more} more (all in --json)" if more > 0 else "")

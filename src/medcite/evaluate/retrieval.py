@@ -8,8 +8,16 @@
   ``Success@k`` and any other measure ir_measures parses.
 
 Conventions: the run's rank order is what is scored (trec_eval would re-sort ties by docid); queries of
-the gold file without any relevant document are left out (no metric is defined for them); a gold query
-missing from the run scores 0; each metric is the mean over the evaluated queries (GMAP: geometric).
+the gold file without any relevant document are left out (no metric is defined for them); each metric is
+the mean over the evaluated queries (GMAP: geometric). Which queries are evaluated when some are missing
+from the run is the ``missing`` argument, for every metric alike (see :mod:`.bioasq_map`):
+
+- ``"zero"`` (the default): every gold query; one missing from the run scores 0 (``trec_eval -c``);
+- ``"skip"``: only the gold queries the run contains, as BioASQ's official evaluator (and trec_eval
+  without ``-c``) does.
+
+A query is missing when the run has no entry for it; a run read from a TREC file has no entry for a
+query that retrieved nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +30,15 @@ from typing import Any
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Hit
-from .bioasq_map import GMAP_EPSILON, geometric_map, mean_average_precision, per_query_ap
+from .bioasq_map import (
+    GMAP_EPSILON,
+    MissingPolicy,
+    check_missing_policy,
+    geometric_map,
+    mean_average_precision,
+    missing_questions,
+    per_query_ap,
+)
 
 DEFAULT_METRICS: tuple[str, ...] = ("MAP@10", "GMAP@10", "P@10", "R@10", "R@100", "nDCG@10", "MRR")
 _BIOASQ = re.compile(r"^(G?MAP)@(\d+)$", re.IGNORECASE)
@@ -31,19 +47,31 @@ _MRR = re.compile(r"^MRR(@\d+)?$", re.IGNORECASE)
 
 @dataclass
 class RetrievalReport:
-    """Mean of each metric over ``queries`` evaluated queries, and every query's own values."""
+    """Mean of each metric over ``queries`` evaluated queries, and every query's own values.
+
+    ``missing`` lists the gold queries (with relevant documents) absent from the run; ``missing_policy``
+    says whether they were scored 0 (``"zero"``) or left out of ``queries`` and every mean (``"skip"``).
+    """
 
     metrics: list[str]
     aggregate: dict[str, float]
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)
     queries: int = 0
     missing: list[str] = field(default_factory=list)
+    missing_policy: MissingPolicy = "zero"
+
+    @property
+    def gold_queries(self) -> int:
+        """Gold queries with at least one relevant document, evaluated or not."""
+        return self.queries + (len(self.missing) if self.missing_policy == "skip" else 0)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "metrics": self.metrics,
             "aggregate": self.aggregate,
             "queries": self.queries,
+            "gold_queries": self.gold_queries,
+            "missing_policy": self.missing_policy,
             "missing_from_run": self.missing,
             "per_query": self.per_query,
         }
@@ -90,12 +118,19 @@ def evaluate_retrieval(
     metrics: Sequence[str] | str = DEFAULT_METRICS,
     *,
     gmap_epsilon: float = GMAP_EPSILON,
+    missing: MissingPolicy = "zero",
 ) -> RetrievalReport:
-    """Score ``run`` (``{qid: ranked hits}``) against ``qrels`` (``{qid: {docid: rel}}``, rel > 0 relevant)."""
+    """Score ``run`` (``{qid: ranked hits}``) against ``qrels`` (``{qid: {docid: rel}}``, rel > 0 relevant).
+
+    ``missing`` chooses how gold queries absent from the run count (module docstring); the report lists them.
+    """
     names = parse_metrics(metrics)
+    policy = check_missing_policy(missing)
     relevant = {q: {d for d, r in docs.items() if r > 0} for q, docs in qrels.items()}
-    qids = [q for q in qrels if relevant[q]]
     ranking = {q: [h.pmid for h in sorted(hits, key=lambda h: h.rank)] for q, hits in run.items()}
+    judged = [q for q in qrels if relevant[q]]
+    absent = missing_questions(ranking, judged)
+    qids = judged if policy == "zero" else [q for q in judged if q in ranking]
     per_query: dict[str, dict[str, float]] = {q: {} for q in qids}
     aggregate: dict[str, float] = {}
 
@@ -104,7 +139,7 @@ def evaluate_retrieval(
         if not m:
             continue
         kind, k = m.group(1), int(m.group(2))
-        aps = per_query_ap(ranking, {q: relevant[q] for q in qids}, k)
+        aps = per_query_ap(ranking, {q: relevant[q] for q in qids}, k, policy)
         for q, v in aps.items():
             per_query[q][name] = v
         values = list(aps.values())
@@ -130,8 +165,7 @@ def evaluate_retrieval(
         aggregate.update({n: 0.0 for n in standard})
 
     ordered = {n: aggregate[n] for n in names}
-    missing = [q for q in qids if not ranking.get(q)]
-    return RetrievalReport(names, ordered, per_query, len(qids), missing)
+    return RetrievalReport(names, ordered, per_query, len(qids), absent, policy)
 
 
 def _dedupe(docs: Sequence[str]) -> list[str]:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from medcite.errors import ConfigError
-from medcite.evaluate.bioasq_map import average_precision, geometric_map
+from medcite.evaluate.bioasq_map import GMAP_EPSILON, average_precision, geometric_map
 from medcite.evaluate.retrieval import evaluate_retrieval, parse_metrics
 from medcite.types import Hit
 
@@ -34,7 +34,8 @@ def test_every_metric_by_hand() -> None:
     assert per["q2"]["MAP@10"] == pytest.approx(0.5)  # rank 2 -> (1/2) / 1
     agg = report.aggregate
     assert agg["MAP@10"] == pytest.approx((0.75 + 0.5 + 0) / 3)
-    assert agg["GMAP@10"] == pytest.approx((0.76 * 0.51 * 0.01) ** (1 / 3))
+    # BioASQ GMAP: geometric mean of AP + 1e-5 (q3 scores AP 0 here: missing counts as 0 by default)
+    assert agg["GMAP@10"] == pytest.approx((0.75001 * 0.50001 * 0.00001) ** (1 / 3))
     assert per["q1"]["P@2"] == pytest.approx(0.5) and per["q2"]["P@2"] == pytest.approx(0.5)
     assert agg["P@2"] == pytest.approx(1 / 3)
     assert agg["P@10"] == pytest.approx((2 / 10 + 1 / 10 + 0) / 3)  # trec_eval divides by k
@@ -69,11 +70,26 @@ def test_bioasq_denominator_more_than_ten_relevant() -> None:
 
 
 def test_duplicates_and_edge_cases() -> None:
-    assert average_precision(["a", "a", "b"], {"a", "b"}) == pytest.approx((1 + 2 / 3) / 2)
+    # the official reader keeps a repeated document's first occurrence: ["a", "b"] -> (1/1 + 2/2) / 2
+    assert average_precision(["a", "a", "b"], {"a", "b"}) == pytest.approx(1.0)
+    assert average_precision(["x", "x", "a"], {"a"}) == pytest.approx(1 / 2)  # a moves up to rank 2
     assert average_precision(["a"], set()) == 0.0
     assert geometric_map([]) == 0.0
     assert geometric_map([1.0, 0.0], epsilon=0.0) == 0.0
     assert geometric_map([0.25, 1.0], epsilon=0.0) == pytest.approx(0.5)
+
+
+def test_gmap_uses_the_official_epsilon() -> None:
+    # EvaluatorTask1b.epsilon = 0.00001: APs 1, 0.5 and 0 ->
+    # exp((log 1.00001 + log 0.50001 + log 0.00001) / 3) = (1.00001 * 0.50001 * 0.00001) ** (1/3)
+    assert GMAP_EPSILON == 1e-5
+    by_hand = (1.00001 * 0.50001 * 0.00001) ** (1 / 3)
+    assert by_hand == pytest.approx(0.017100, abs=1e-6)
+    assert geometric_map([1.0, 0.5, 0.0]) == pytest.approx(by_hand, rel=1e-9)
+    # the old epsilon (0.01) gave (1.01 * 0.51 * 0.01) ** (1/3) = 0.1727, ten times higher
+    assert geometric_map([1.0, 0.5, 0.0]) < 0.02
+    # one question with AP 0 among good ones pulls GMAP far below MAP, which is GMAP's purpose
+    assert geometric_map([1.0] * 9 + [0.0]) == pytest.approx((1.00001**9 * 0.00001) ** 0.1)
 
 
 def test_metric_names() -> None:
