@@ -1,7 +1,10 @@
 """The run directory: the unit every command writes and the viewer reads (docs/RUNDIR.md).
 
-Per-topic files are appended one JSON line per finished topic (flushed and fsynced), so a long run that
-is interrupted resumes by skipping the topics already present; a torn last line is dropped on resume.
+Per-topic files get one line (or, for ``<stage>.trec``, one ranking) per finished topic. A topic is written
+file by file, each file flushed and fsynced once, and ``answers.jsonl`` last: a topic is finished exactly
+when its answer line is complete. Re-opening a run directory resumes it: every row of a topic without an
+answer (the one a crash interrupted), every torn or unreadable line, in every per-topic file, is dropped,
+so the resumed run ends with the same files as one that was never interrupted.
 Whole-run files (config.json, metrics.json, submissions) are written atomically.
 """
 
@@ -11,22 +14,25 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from . import __version__
 from .config import Settings
 from .errors import InputError
-from .io import write_json
+from .io import atomic_write, write_json
+from .trec import format_run
 from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Stance, Topic
 
 log = logging.getLogger(__name__)
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-PER_TOPIC_FILES = ("topics.jsonl", "queries.jsonl", "evidence.jsonl", "answers.jsonl", "articles.jsonl",
+ANSWERS = "answers.jsonl"
+PER_TOPIC_FILES = ("topics.jsonl", "queries.jsonl", "evidence.jsonl", ANSWERS, "articles.jsonl",
                    "timings.jsonl", "trace.jsonl")
 
 
@@ -72,8 +78,17 @@ def article_json(a: Article) -> dict[str, Any]:
     }
 
 
+def _jsonl(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
 class RunWriter:
-    """Writes one run directory. Re-opening an existing one resumes it (see :meth:`done_topics`)."""
+    """Writes one run directory. Re-opening an existing one resumes it (see :meth:`done_topics`).
+
+    Rows added with :meth:`append` / :meth:`append_trec` are flushed at once and fsynced with the next
+    :meth:`write_topic` (before its answer line) or by :meth:`close`; use the writer as a context manager
+    when rows may follow the last topic.
+    """
 
     def __init__(self, path: str | Path, settings: Settings, *, command: str = "", extra: dict[str, Any] | None = None,
                  resume: bool = True) -> None:
@@ -103,29 +118,35 @@ class RunWriter:
                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 **(extra or {}),
             })
-        for name in PER_TOPIC_FILES:
-            _drop_torn_tail(self.path / name)
+            _fsync_dir(self.path)
+        drop_unfinished_topics(self.path)
+        self._dirty: set[str] = set()  # files with rows flushed but not yet fsynced
+        self._names = set(os.listdir(self.path))  # directory entries known to be durable
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
     def done_topics(self) -> set[str]:
         """Topic ids that already have an answer line (a resumed run skips them)."""
-        path = self.path / "answers.jsonl"
+        path = self.path / ANSWERS
         if not path.exists():
             return set()
         with open(path, encoding="utf-8") as fh:
-            return {json.loads(line)["topic_id"] for line in fh if line.strip()}
+            return {str(json.loads(line)["topic_id"]) for line in fh if line.strip()}
 
     def append(self, name: str, row: dict[str, Any]) -> None:
-        with open(self.path / name, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Add one JSON line to a per-topic file (fsynced with the next topic or on :meth:`close`)."""
+        self._append(name, [_jsonl(row)])
+        self._dirty.add(name)
 
     def append_trec(self, name: str, topic_id: str, hits: Sequence[Hit], tag: str) -> None:
-        with open(self.path / name, "a", encoding="utf-8") as fh:
-            for i, h in enumerate(hits, start=1):
-                fh.write(f"{topic_id} Q0 {h.pmid} {i} {h.score:.6f} {tag}\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Add one topic's ranking to a TREC run file (fsynced with the next topic or on :meth:`close`)."""
+        self._append(name, list(format_run({topic_id: hits}, tag)))
+        self._dirty.add(name)
 
     def write_topic(
         self,
@@ -138,33 +159,147 @@ class RunWriter:
         articles: Iterable[Article],
         timings: dict[str, float],
     ) -> None:
-        """Record everything about one finished topic; answers.jsonl is written last (it marks done)."""
-        self.append("topics.jsonl", topic_json(topic))
-        self.append("queries.jsonl", {"topic_id": topic.id, "queries": list(queries)})
-        for name, hits in rankings.items():
-            self.append_trec(f"{name}.trec", topic.id, hits, f"medcite-{self.settings.preset}-{name}")
-        self.append("evidence.jsonl", {"topic_id": topic.id,
-                                       "evidence": [evidence_json(e) for e in evidence]})
-        for a in articles:
-            self.append("articles.jsonl", {"topic_id": topic.id, **article_json(a)})
-        self.append("timings.jsonl", {"topic_id": topic.id, **{k: round(v, 6) for k, v in timings.items()}})
-        self.append("answers.jsonl", answer_json(answer))
+        """Record everything about one finished topic; answers.jsonl is written last (it marks done).
+
+        Every line is made before any file is touched (a value a file cannot hold raises first). Each file
+        is then appended to, flushed and fsynced once; the answer line follows only when all of them (and
+        the directory entries of new files) are on disk, so a topic with an answer is complete after a crash.
+        The trace of the topic's LLM calls must be fsynced before this is called: :func:`medcite.llm.trace.trace_to`
+        does so when its block ends.
+        """
+        tag = f"medcite-{self.settings.preset}"
+        batches: list[tuple[str, list[str]]] = [
+            ("topics.jsonl", [_jsonl(topic_json(topic))]),
+            ("queries.jsonl", [_jsonl({"topic_id": topic.id, "queries": list(queries)})]),
+            *((f"{name}.trec", list(format_run({topic.id: hits}, f"{tag}-{name}"))) for name, hits in rankings.items()),
+            ("evidence.jsonl", [_jsonl({"topic_id": topic.id, "evidence": [evidence_json(e) for e in evidence]})]),
+            ("articles.jsonl", [_jsonl({"topic_id": topic.id, **article_json(a)}) for a in articles]),
+            ("timings.jsonl", [_jsonl({"topic_id": topic.id, **{k: round(v, 6) for k, v in timings.items()}})]),
+        ]
+        last = _jsonl(answer_json(answer))
+        for name, lines in batches:
+            if lines or name.endswith(".trec"):  # an empty ranking still names its stage
+                self._append(name, lines, sync=True)
+                self._dirty.discard(name)
+        self.sync()
+        self._append(ANSWERS, [last], sync=True)
+        self._sync_names()
+
+    def sync(self) -> None:
+        """Fsync the files :meth:`append` added rows to, and the directory if it has new entries."""
+        for name in sorted(self._dirty):
+            with open(self.path / name, "ab") as fh:
+                os.fsync(fh.fileno())
+        self._dirty.clear()
+        self._sync_names()
+
+    def close(self) -> None:
+        self.sync()
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         write_json(self.path / "metrics.json", metrics)
 
+    def _append(self, name: str, lines: Sequence[str], *, sync: bool = False) -> None:
+        with open(self.path / name, "a", encoding="utf-8") as fh:
+            fh.writelines(lines)
+            fh.flush()
+            if sync:
+                os.fsync(fh.fileno())
 
-def _drop_torn_tail(path: Path) -> None:
-    """Remove a last line that is not complete JSON (the process died while writing it)."""
-    if not path.exists() or path.suffix != ".jsonl":
+    def _sync_names(self) -> None:
+        names = set(os.listdir(self.path))
+        if not names <= self._names:
+            _fsync_dir(self.path)
+        self._names = names
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make new directory entries durable (a file fsynced in a directory that is not may vanish)."""
+    if os.name != "posix":
         return
-    data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _jsonl_topic(line: bytes) -> str | None:
+    """The topic of a JSONL row (``topic_id``, or ``id`` in topics.jsonl); "" when it names none."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(row, dict):
+        return None
+    tid = row.get("topic_id", row.get("id"))
+    return "" if tid is None else str(tid)
+
+
+def _trec_topic(line: bytes) -> str | None:
+    parts = line.split()
+    return parts[0].decode("utf-8", "replace") if len(parts) == 6 else None
+
+
+def drop_unfinished_topics(run_dir: str | Path) -> set[str]:
+    """Make a run directory hold only finished topics; returns their ids.
+
+    A topic is finished when ``answers.jsonl`` has its complete answer line. From every per-topic file
+    (``<stage>.trec`` included) this drops the rows of other topics, lines cut short (no final newline)
+    and lines that cannot be read; rows that name no topic (an LLM call outside any topic) stay. Dropped
+    rows at the end of a file (the usual case: the topic a crash interrupted) are cut off in place; others
+    are removed by rewriting the file atomically. Running it twice changes nothing the second time.
+    """
+    run_dir = Path(run_dir)
+    answers = run_dir / ANSWERS
+    _repair(answers, _jsonl_topic, lambda tid: tid != "")
+    done: set[str] = set()
+    if answers.exists():
+        with open(answers, "rb") as fh:
+            done = {t for line in fh if (t := _jsonl_topic(line))}
+    names = [n for n in PER_TOPIC_FILES if n != ANSWERS]
+    names += sorted(n for n in os.listdir(run_dir) if n.endswith(".trec"))
+    for name in names:
+        _repair(run_dir / name, _trec_topic if name.endswith(".trec") else _jsonl_topic,
+                lambda tid: tid == "" or tid in done)
+    return done
+
+
+def _repair(path: Path, topic_of: Callable[[bytes], str | None], keep: Callable[[str], bool]) -> None:
+    """Drop the lines of ``path`` whose topic (``topic_of``: None when unreadable) ``keep`` rejects."""
+    if not path.exists():
         return
-    cut = data.rfind(b"\n") + 1
-    log.warning("%s: dropping an incomplete last line left by an interrupted run", path)
-    with open(path, "r+b") as fh:
-        fh.truncate(cut)
+
+    def ok(line: bytes) -> bool:
+        if not line.endswith(b"\n"):
+            return False
+        if not line.strip():
+            return True
+        tid = topic_of(line)
+        return tid is not None and keep(tid)
+
+    cut: int | None = None  # offset of the first dropped line
+    dropped = kept_after_cut = 0
+    pos = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not ok(line):
+                dropped += 1
+                cut = pos if cut is None else cut
+            elif cut is not None:
+                kept_after_cut += 1
+            pos += len(line)
+    if cut is None:
+        return
+    log.warning("%s: dropping %d line(s) of unfinished topics or cut short by an interrupted run", path, dropped)
+    if not kept_after_cut:
+        with open(path, "r+b") as out:
+            out.truncate(cut)
+            os.fsync(out.fileno())
+        return
+    with open(path, "rb") as src, atomic_write(path, "wb") as dst:
+        dst.writelines(line for line in src if ok(line))
+    _fsync_dir(path.parent)
 
 
 def read_answers(run_dir: str | Path) -> list[Answer]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .base import Completion, Message
@@ -30,19 +30,48 @@ log = logging.getLogger(__name__)
 
 
 class TraceWriter:
-    """Appends JSON lines to one file; safe to share between threads."""
+    """Appends JSON lines to one file; safe to share between threads.
+
+    Each line is flushed as it is written (a reader such as the viewer sees it at once) and the file is
+    fsynced once, by :meth:`sync` or :meth:`close`: a run directory fsyncs a topic's trace when the topic
+    ends, before its answer line is written (docs/RUNDIR.md). Writing after :meth:`close` reopens the file.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._fh: IO[str] | None = None
 
     def write(self, row: dict[str, Any]) -> None:
         line = json.dumps(row, ensure_ascii=False) + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with self._lock:
+            if self._fh is None:
+                self._fh = open(self.path, "a", encoding="utf-8")  # kept open until close()
+            self._fh.write(line)
+            self._fh.flush()
+
+    def sync(self) -> None:
+        """Make every line written so far durable."""
+        with self._lock:
+            if self._fh is not None:
+                os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        """Fsync and close the file (a no-op when nothing was written since the last close)."""
+        with self._lock:
+            if self._fh is not None:
+                fh, self._fh = self._fh, None
+                try:
+                    os.fsync(fh.fileno())
+                finally:
+                    fh.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 _WRITER: ContextVar[TraceWriter | None] = ContextVar("medcite_llm_trace_writer", default=None)
@@ -51,13 +80,22 @@ _CONTEXT: ContextVar[dict[str, Any]] = ContextVar("medcite_llm_trace_context", d
 
 @contextmanager
 def trace_to(path: str | Path | TraceWriter | None) -> Iterator[TraceWriter | None]:
-    """Send the trace of every LLM call made inside this block to ``path`` (None: no trace)."""
-    writer = path if isinstance(path, TraceWriter) or path is None else TraceWriter(path)
+    """Send the trace of every LLM call made inside this block to ``path`` (None: no trace).
+
+    A writer made here from a path is closed (fsynced) when the block ends; one passed in stays open.
+    """
+    owned: TraceWriter | None = None
+    if isinstance(path, TraceWriter) or path is None:
+        writer = path
+    else:
+        writer = owned = TraceWriter(path)
     token = _WRITER.set(writer)
     try:
         yield writer
     finally:
         _WRITER.reset(token)
+        if owned is not None:
+            owned.close()
 
 
 @contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sqlite3
 
 import pytest
@@ -13,7 +14,7 @@ from medcite.errors import ConfigError, CorruptIndexError, MissingExtraError
 from medcite.llm.base import LLM, llm_enabled, make_llm
 from medcite.llm.cache import LLMCache, cache_key
 from medcite.llm.none_backend import NoneLLM
-from medcite.llm.trace import trace_context, trace_to
+from medcite.llm.trace import TraceWriter, trace_context, trace_to
 
 MSG = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
 
@@ -101,6 +102,45 @@ def test_trace_context_nests_and_is_off_outside_trace_to(tmp_path, scripted_llm)
                                                                         ("T1", None, "c")]
     assert set(rows[0]) >= {"topic_id", "stage", "backend", "model", "messages", "params", "output",
                             "latency_s", "cache_hit"}
+
+
+def _count_fsyncs(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    return calls
+
+
+def test_trace_lines_are_flushed_at_once_and_fsynced_once_per_block(tmp_path, scripted_llm, monkeypatch):
+    llm = scripted_llm(["a", "b", "c"])
+    fsyncs = _count_fsyncs(monkeypatch)
+    path = tmp_path / "trace.jsonl"
+    with trace_to(path), trace_context(topic_id="T1"):
+        for n in range(3):
+            llm.complete([{"role": "user", "content": f"q{n}"}])
+            assert len(path.read_text().splitlines()) == n + 1  # a reader sees each call as it ends
+        assert fsyncs == []
+    assert len(fsyncs) == 1
+    with trace_to(path):  # no call made: nothing opened, nothing to fsync
+        pass
+    assert len(fsyncs) == 1
+
+
+def test_a_trace_writer_passed_in_is_left_open_and_reopens_after_close(tmp_path, monkeypatch):
+    fsyncs = _count_fsyncs(monkeypatch)
+    writer = TraceWriter(tmp_path / "trace.jsonl")
+    with trace_to(writer) as got:
+        assert got is writer
+        writer.write({"n": 1})
+    assert fsyncs == []  # the caller owns it
+    writer.sync()
+    writer.close()
+    writer.close()
+    assert len(fsyncs) == 2
+    with writer:
+        writer.write({"n": 2})
+    assert len(fsyncs) == 3
+    assert [json.loads(x)["n"] for x in writer.path.read_text().splitlines()] == [1, 2]
 
 
 def test_make_llm_none_and_its_clear_error():
