@@ -1,9 +1,11 @@
 """Validators for BioGen submissions: the official checks plus medcite's own.
 
-Official (2025 Task B, starter kit; 2024, submission page): shape of every line, ≤ 250 words per answer,
-≤ 3 PMIDs per sentence (2024: only the first 3 of a bracket count), every PMID in the corpus; 2024: every cited
-PMID in ``references``, every reference cited, listed once. medcite adds: no empty answers, no duplicate
-topics, every expected topic present, and (given a run directory) every cited PMID in that topic's evidence.
+Official (2025 Task B, starter kit; 2024, submission page and the official 2024 validator): shape of every line,
+≤ 250 words per answer, ≤ 3 PMIDs per sentence (2024: only the first 3 of a bracket count), every PMID in the
+corpus; 2024: words counted outside citation brackets, every cited PMID in ``references``, every reference
+cited, listed once, no citation bracket where the official parser discards it (FORMATS.md §1). medcite adds:
+no empty answers, no duplicate topics, every expected topic present, and (given a run directory) every cited
+PMID in that topic's evidence.
 Like the official validators, failure means exit code 255 and a ``<file>.errlog`` beside the file.
 """
 
@@ -16,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..evidence.sentences import split_spans
+from .biogen import MAX_BRACKET_PMIDS, parse_biogen24_answer
 
 MAX_WORDS = 250
-MAX_CITES = 3
+MAX_CITES = MAX_BRACKET_PMIDS
 PMID_RE = re.compile(r"^[1-9]\d{0,9}$")
 
 
@@ -118,12 +120,16 @@ def validate_biogen25(path: str | Path, *, in_corpus: InCorpus | None = None,
     return rep
 
 
-_BRACKET = re.compile(r"\[([^\[\]]*)\]")
-
-
 def validate_biogen24(path: str | Path, *, in_corpus: InCorpus | None = None,
                       expected_topics: Collection[str] | None = None,
-                      evidence: dict[str, set[str]] | None = None) -> Report:
+                      evidence: dict[str, set[str]] | None = None,
+                      max_words: int = MAX_WORDS, max_sentences: int | None = None) -> Report:
+    """Check a 2024 submission; the answer string is read by :func:`~medcite.tasks.biogen.parse_biogen24_answer`,
+    the same grammar the writer follows, so whatever ``write_biogen24`` writes from a valid answer passes.
+
+    The official 2024 validator's own caps are 150 words and 10 sentences (its defaults); medcite's answers
+    are capped at ``max_words`` = 250 like 2025's, so pass ``max_words=150, max_sentences=10`` for those.
+    """
     rep = Report(str(path))
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -156,15 +162,21 @@ def validate_biogen24(path: str | Path, *, in_corpus: InCorpus | None = None,
             continue
         if not answer.strip():
             rep.errors.append(f"{where}: empty answer")
-        if len(answer.split()) > MAX_WORDS:
-            rep.errors.append(f"{where}: {len(answer.split())} words (at most {MAX_WORDS})")
-        cited: list[str] = []
-        for s_start, s_end in split_spans(answer):
-            for m in _BRACKET.finditer(answer[s_start:s_end]):
-                items = [x.strip() for x in m.group(1).split(",") if x.strip()]
-                if len(items) > MAX_CITES:
-                    rep.errors.append(f"{where}: a sentence cites {len(items)} PMIDs (only the first 3 count)")
-                cited.extend(items[:MAX_CITES])
+        parsed = parse_biogen24_answer(answer)
+        if parsed.words > max_words:
+            rep.errors.append(f"{where}: {parsed.words} words outside citation brackets (at most {max_words})")
+        if max_sentences is not None and len(parsed.sentences) > max_sentences:
+            rep.errors.append(f"{where}: {len(parsed.sentences)} sentences (at most {max_sentences})")
+        for i, sentence in enumerate(parsed.sentences, start=1):
+            for b in sentence.brackets:
+                bracket = answer[b.start:b.end]
+                if b.discarded:
+                    rep.errors.append(f"{where} sentence {i}: citation {bracket} is discarded by the official "
+                                      f"parser: {b.discarded}")
+                elif len(b.pmids) > MAX_CITES:
+                    rep.errors.append(f"{where} sentence {i}: {bracket} cites {len(b.pmids)} PMIDs "
+                                      f"(only the first {MAX_CITES} count)")
+        cited = parsed.cited
         refs_s = [str(r) for r in refs]
         if len(set(refs_s)) != len(refs_s):
             rep.errors.append(f"{where}: a reference is listed twice")

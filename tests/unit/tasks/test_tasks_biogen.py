@@ -31,7 +31,7 @@ def test_biogen25_line_golden() -> None:
 
 def test_biogen24_citations_go_before_final_punctuation() -> None:
     assert biogen24_answer_text(ANSWER) == (
-        "Axonal injury is damage to nerve fibres [22802756,34765068]. It can heal partly [111]!"
+        "Axonal injury is damage to nerve fibres[22802756,34765068]. It can heal partly[111]!"
     )
 
 
