@@ -3,7 +3,8 @@
 Works with vLLM, Ollama, a llama.cpp server, OpenAI and others serving ``POST {base_url}/chat/completions``.
 Retries with exponential backoff and jitter on 429, 5xx, timeouts and connection errors (a ``Retry-After``
 header is honoured); a semaphore limits the requests in flight, and :meth:`complete_many` runs a batch on a
-thread pool of that size. Streaming (server-sent events) is off by default.
+thread pool of that size, handing each answer back as it arrives. Streaming (server-sent events) is off by
+default.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -151,11 +152,26 @@ class OpenAIBackend(BaseLLM):
                 attempt += 1
                 self._sleep(delay)
 
-    def _generate_many(self, batch: list[list[Message]], params: dict[str, Any]) -> list[Completion]:
+    def _generate_each(
+        self, batch: list[list[Message]], params: dict[str, Any]
+    ) -> Generator[tuple[int, Completion | Exception], None, None]:
         if len(batch) <= 1 or self.concurrency == 1:
-            return [self._generate(m, params) for m in batch]
+            yield from super()._generate_each(batch, params)
+            return
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batch))) as pool:
-            return list(pool.map(lambda m: self._generate(m, params), batch))
+            futures = {pool.submit(self._generate, m, params): i for i, m in enumerate(batch)}
+            try:
+                for future in as_completed(futures):
+                    exc = future.exception()
+                    if exc is None:
+                        yield futures[future], future.result()
+                    elif isinstance(exc, Exception):
+                        yield futures[future], exc
+                    else:
+                        raise exc
+            finally:  # the caller stopped early: do not start what is still queued
+                for future in futures:
+                    future.cancel()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Retry-After when the server gave one, else exponential backoff with "equal jitter"."""

@@ -2,7 +2,8 @@
 
 The server answers ``POST /v1/chat/completions`` from a script of actions (normal answer, malformed JSON,
 empty choices, slow answer, any HTTP status with headers, a server-sent-event stream); when the script is
-empty it echoes the last user message. It records every request it received.
+empty it echoes the last user message. ``by_content`` maps a last user message to the action for it, whatever
+the order requests arrive in (a parallel batch). It records every request it received.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class FakeOpenAIServer:
 
     def __init__(self) -> None:
         self.script: deque[dict[str, Any]] = deque()
+        self.by_content: dict[str, dict[str, Any]] = {}
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -42,8 +44,13 @@ class FakeOpenAIServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with outer._lock:
-                    outer.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    action = outer.script.popleft() if outer.script else {"kind": "echo"}
+                    # the parsed headers, not a dict: header names are case-insensitive (RFC 9110), and
+                    # `"Authorization" in headers` must hold whatever case the client sent
+                    outer.requests.append({"path": self.path, "headers": self.headers, "body": body})
+                    users = [m.get("content") for m in body.get("messages", []) if m.get("role") == "user"]
+                    action = outer.by_content.get(users[-1] if users else "")
+                    if action is None:
+                        action = outer.script.popleft() if outer.script else {"kind": "echo"}
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                 self._in_flight = True
