@@ -44,6 +44,13 @@ def test_normal_completion_and_request_body(openai_server, monkeypatch):
     assert "Authorization" not in req["headers"]
 
 
+def test_only_the_named_variable_gives_the_key(openai_server, monkeypatch):
+    monkeypatch.delenv("MEDCITE_TEST_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-this-server")  # the SDK's own default: not used
+    backend(openai_server, api_key_env="MEDCITE_TEST_KEY").complete(MSG)
+    assert "Authorization" not in openai_server.requests[0]["headers"]
+
+
 def test_api_key_from_named_environment_variable(openai_server, monkeypatch):
     monkeypatch.setenv("MEDCITE_TEST_KEY", "sk-test-123")
     backend(openai_server, api_key_env="MEDCITE_TEST_KEY").complete(MSG)
@@ -67,6 +74,13 @@ def test_429_honours_retry_after(openai_server):
     assert llm.complete(MSG).text.startswith("echo:")
     assert sleeps == [2.0, 0.5]  # the server's delay, not the (much longer) backoff
     assert len(openai_server.requests) == 3
+
+
+def test_retry_after_ms_is_preferred(openai_server):
+    openai_server.push({"kind": "status", "status": 429, "headers": {"retry-after-ms": "250", "Retry-After": "3"}})
+    sleeps: list[float] = []
+    assert backend(openai_server, sleeps, backoff_s=30.0).complete(MSG).text.startswith("echo:")
+    assert sleeps == [0.25]
 
 
 def test_persistent_429_gives_up_retryable(openai_server):
@@ -190,6 +204,22 @@ def test_streaming_error_status_is_retried(openai_server):
     openai_server.push({"kind": "status", "status": 502}, {"kind": "stream", "pieces": ["ok"]})
     llm = backend(openai_server, stream=True)
     assert llm.complete(MSG).text == "ok" and llm.retries == 1
+
+
+def test_stalled_stream_is_retried(openai_server):
+    openai_server.push({"kind": "stream", "pieces": ["Vita", "lost"], "stall": 2.0},
+                       {"kind": "stream", "pieces": ["Vita", "min C."]})
+    llm = backend(openai_server, stream=True, timeout_s=0.3)
+    assert llm.complete(MSG).text == "Vitamin C." and llm.retries == 1  # nothing of the broken stream kept
+
+
+def test_streamed_error_event_fails_without_retry(openai_server):
+    openai_server.push({"kind": "stream", "pieces": ["Vita"], "error": "the model crashed"})
+    llm = backend(openai_server, stream=True)
+    with pytest.raises(LLMError) as info:
+        llm.complete(MSG)
+    assert info.value.retryable is False and "the model crashed" in info.value.message
+    assert len(openai_server.requests) == 1 and llm.retries == 0
 
 
 def test_retry_after_parsing():
