@@ -1,18 +1,22 @@
 """The LLM protocol, the shared base class every backend extends, and the ``make_llm`` factory.
 
 A backend implements only :meth:`BaseLLM._generate` (and, when it can run requests in parallel,
-:meth:`BaseLLM._generate_many`). The base class resolves default parameters, looks each request up in the
+:meth:`BaseLLM._generate_each`). The base class resolves default parameters, looks each request up in the
 persistent cache (:mod:`medcite.llm.cache`) and records every call to the run's ``trace.jsonl``
 (:mod:`medcite.llm.trace`), so all backends behave the same way for re-runs and inspection.
+
+A batch is never all-or-nothing: each answer goes into the cache the moment it arrives, a request that fails
+with an :class:`~medcite.errors.LLMError` does not stop the others, and only when the whole batch is done is
+the first failure raised. A re-run after a failure therefore pays only for the requests that failed.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -130,8 +134,19 @@ class BaseLLM:
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
         raise NotImplementedError
 
-    def _generate_many(self, batch: list[list[Message]], params: dict[str, Any]) -> list[Completion]:
-        return [self._generate(m, params) for m in batch]
+    def _generate_each(
+        self, batch: list[list[Message]], params: dict[str, Any]
+    ) -> Generator[tuple[int, Completion | Exception], None, None]:
+        """Yield ``(position in batch, answer or the exception it raised)`` as each request finishes.
+
+        Any order is allowed. The caller stops iterating (closing this generator) on an exception that is
+        not an :class:`LLMError`; a backend that runs requests in parallel cancels what has not started.
+        """
+        for i, messages in enumerate(batch):
+            try:
+                yield i, self._generate(messages, params)
+            except Exception as exc:  # noqa: BLE001 - handed to complete_many, which decides
+                yield i, exc
 
     # -- public API ----------------------------------------------------------------------------------
     def resolve_params(
@@ -185,25 +200,60 @@ class BaseLLM:
 
             for i, chat in enumerate(chats):
                 start = time.perf_counter()
-                keys[i] = cache_key(self.name, self.model, chat, resolved)
-                hit = self.cache.get(keys[i])  # type: ignore[arg-type]
+                key = keys[i] = cache_key(self.name, self.model, chat, resolved)
+                hit = self.cache.get(key)
                 if hit is not None:
                     results[i] = replace(hit, latency_s=time.perf_counter() - start, cache_hit=True)
         todo = [i for i, r in enumerate(results) if r is None]
-        if todo:
-            try:
-                fresh = self._generate_many([chats[i] for i in todo], resolved)
-            except LLMError as exc:
-                trace.record_error(self.name, self.model, chats[todo[0]], resolved, exc)
-                raise
-            for i, completion in zip(todo, fresh, strict=True):
-                results[i] = completion
-                if self.cache is not None and keys[i] is not None:
-                    self.cache.put(keys[i], self.name, self.model, chats[i], resolved, completion)  # type: ignore[arg-type]
-        out = [r for r in results if r is not None]
-        for chat, completion in zip(chats, out, strict=True):
-            trace.record(self.name, self.model, chat, resolved, completion)
-        return out
+        failed: dict[int, LLMError] = {}
+        outcomes = self._generate_each([chats[i] for i in todo], resolved) if todo else None
+        try:
+            for j, outcome in outcomes or ():
+                i = todo[j]
+                if isinstance(outcome, Completion):
+                    results[i] = outcome
+                    new_key = keys[i]
+                    if self.cache is not None and new_key is not None:  # at once: a later failure loses nothing
+                        self.cache.put(new_key, self.name, self.model, chats[i], resolved, outcome)
+                    continue
+                if not isinstance(outcome, LLMError):
+                    raise outcome  # a defect or a configuration error: the other requests would fail alike
+                failed[i] = outcome
+                self._log_failure(i, len(chats), outcome)
+        finally:
+            if outcomes is not None:
+                outcomes.close()  # a parallel backend cancels the requests not yet started
+            self._trace(chats, resolved, results, failed)
+        if failed:
+            self._raise_failure(failed, len(chats))
+        return [r for r in results if r is not None]
+
+    def _trace(self, chats: list[list[Message]], params: dict[str, Any], results: list[Completion | None],
+               failed: dict[int, LLMError]) -> None:
+        """One trace line per request that finished or failed, in input order (none for a request never sent)."""
+        for i, chat in enumerate(chats):
+            completion = results[i]
+            if completion is not None:
+                trace.record(self.name, self.model, chat, params, completion)
+            elif i in failed:
+                trace.record_error(self.name, self.model, chat, params, failed[i])
+
+    def _log_failure(self, position: int, size: int, error: LLMError) -> None:
+        ctx = trace.current_context()
+        log.warning("LLM request %d of a batch of %d failed (topic %s, stage %s; %s %s): %s", position, size,
+                    ctx.get("topic_id"), ctx.get("stage"), self.name, self.model, error.message)
+
+    def _raise_failure(self, failed: dict[int, LLMError], size: int) -> NoReturn:
+        """Raise the failure at the lowest position; in a batch of several, say how many failed."""
+        position = min(failed)
+        first = failed[position]
+        if size == 1:
+            raise first
+        kept = "; the answers that arrived are cached" if self.cache is not None else ""
+        raise LLMError(
+            f"{first.message} (batch of {size}: {len(failed)} failed, the first at position {position}{kept})",
+            first.hint, retryable=first.retryable,
+        ) from first
 
     def close(self) -> None:
         """Release connections or models held by the backend (the base holds only the cache)."""

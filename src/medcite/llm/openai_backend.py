@@ -1,9 +1,19 @@
-"""The ``openai`` backend: any OpenAI-compatible chat-completions server over HTTP.
+"""The ``openai`` backend: any OpenAI-compatible chat-completions server, through the official ``openai`` SDK.
 
 Works with vLLM, Ollama, a llama.cpp server, OpenAI and others serving ``POST {base_url}/chat/completions``.
-Retries with exponential backoff and jitter on 429, 5xx, timeouts and connection errors (a ``Retry-After``
-header is honoured); a semaphore limits the requests in flight, and :meth:`complete_many` runs a batch on a
-thread pool of that size. Streaming (server-sent events) is off by default.
+Retries with exponential backoff and jitter on 408/409/425/429, 5xx, timeouts and connection errors (a
+``Retry-After`` or ``retry-after-ms`` header is honoured); a semaphore limits the requests in flight, and
+:meth:`complete_many` runs a batch on a thread pool of that size. Streaming is off by default.
+
+Why the SDK sends and medcite retries: the SDK does the transport, the auth header, the status errors and the
+server-sent-event parsing, but is built with ``max_retries=0`` and the retry loop stays here. The SDK's own
+retries would drop behaviour the settings promise: its backoff starts at a fixed 0.5 s capped at 8 s (so
+``llm.backoff_s`` would mean nothing), it does not retry 425, it treats a long ``Retry-After`` by its own fixed
+limit rather than waiting at most ``max_backoff_s``, it sleeps with ``time.sleep`` (tests could only see the
+delays by patching the SDK) and it counts retries nowhere a caller can read (:attr:`OpenAIBackend.retries`).
+Non-streamed answers are read from the raw response (``with_raw_response``) so that a body that is not JSON,
+not an object or without choices fails with medcite's hints instead of passing through the SDK's lenient
+model; streamed chunks come parsed from the SDK.
 """
 
 from __future__ import annotations
@@ -14,8 +24,8 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+Answer = tuple[str, str, dict[str, int], str | None]  # text, model, usage, finish_reason
 
 
 class _RetryableError(LLMError):
@@ -72,6 +84,14 @@ class OpenAIConfig(LLMConfig):
     stream: bool = Field(False, description="Stream tokens from the server (server-sent events) instead of one body.")
 
 
+def retry_after_s(headers: Any) -> float | None:
+    """The server's wait: ``retry-after-ms`` (OpenAI, Azure) first, then ``Retry-After``."""
+    try:
+        return max(0.0, float(headers.get("retry-after-ms")) / 1000)
+    except (TypeError, ValueError):
+        return parse_retry_after(headers.get("retry-after"))
+
+
 class OpenAIBackend(BaseLLM):
     """Chat completions from an OpenAI-compatible server. ``model`` is required (what the server serves)."""
 
@@ -105,16 +125,17 @@ class OpenAIBackend(BaseLLM):
             raise ConfigError(f"llm.concurrency must be >= 1 and llm.max_retries >= 0, got {concurrency} and "
                               f"{max_retries}")
         super().__init__(model, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
-        httpx = require("httpx", "llm", "the openai LLM backend")
-        self._httpx = httpx
+        self._openai = openai = require("openai", "llm", "the openai LLM backend")
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         self.api_key_env = api_key_env
         api_key = os.environ.get(api_key_env) if api_key_env else None
-        headers = {"Content-Type": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
         self._has_key = bool(api_key)
+        # The SDK refuses to start without a key, and a local server needs none: without one it gets a
+        # placeholder and every request omits the Authorization header (the SDK's own opt-out).
+        self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.Omit()}
+        self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=self.base_url, timeout=timeout_s,
+                                     max_retries=0)
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -124,11 +145,6 @@ class OpenAIBackend(BaseLLM):
         self._sleep = sleep
         self._random = random.Random()
         self._semaphore = threading.BoundedSemaphore(concurrency)
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout_s),
-            headers=headers,
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-        )
         self.retries = 0  # retries made over this backend's lifetime (for logs and tests)
 
     @classmethod
@@ -140,23 +156,14 @@ class OpenAIBackend(BaseLLM):
             temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed, cache=cache,
         )
 
-    # -- requests ------------------------------------------------------------------------------------
-    def _body(self, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": self.stream}
-        for key, value in params.items():
-            if value is not None:
-                body[key] = value
-        return body
-
+    # -- the retry loop and the batch ----------------------------------------------------------------
     def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
-        body = self._body(messages, params)
         start = time.perf_counter()
         attempt = 0
         while True:
             try:
                 with self._semaphore:
-                    once = self._stream_once if self.stream else self._post_once
-                    text, model, usage, finish = once(body)
+                    text, model, usage, finish = self._attempt(messages, params)
                 return Completion(text=text, model=model, usage=usage, latency_s=time.perf_counter() - start,
                                   finish_reason=finish)
             except _RetryableError as exc:
@@ -170,11 +177,26 @@ class OpenAIBackend(BaseLLM):
                 attempt += 1
                 self._sleep(delay)
 
-    def _generate_many(self, batch: list[list[Message]], params: dict[str, Any]) -> list[Completion]:
+    def _generate_each(
+        self, batch: list[list[Message]], params: dict[str, Any]
+    ) -> Generator[tuple[int, Completion | Exception], None, None]:
         if len(batch) <= 1 or self.concurrency == 1:
-            return [self._generate(m, params) for m in batch]
+            yield from super()._generate_each(batch, params)
+            return
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batch))) as pool:
-            return list(pool.map(lambda m: self._generate(m, params), batch))
+            futures = {pool.submit(self._generate, m, params): i for i, m in enumerate(batch)}
+            try:
+                for future in as_completed(futures):
+                    exc = future.exception()
+                    if exc is None:
+                        yield futures[future], future.result()
+                    elif isinstance(exc, Exception):
+                        yield futures[future], exc
+                    else:
+                        raise exc
+            finally:  # the caller stopped early: do not start what is still queued
+                for future in futures:
+                    future.cancel()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Retry-After when the server gave one, else exponential backoff with "equal jitter"."""
@@ -183,35 +205,39 @@ class OpenAIBackend(BaseLLM):
         ceiling = min(self.max_backoff_s, self.backoff_s * (2**attempt))
         return ceiling / 2 + self._random.uniform(0, ceiling / 2)
 
-    def _send(self, body: dict[str, Any], *, stream: bool) -> Any:
-        httpx = self._httpx
+    # -- one attempt through the SDK -----------------------------------------------------------------
+    def _attempt(self, messages: list[Message], params: dict[str, Any]) -> Answer:
+        """One request; SDK errors become LLMErrors with hints, _RetryableError for what may pass."""
+        openai = self._openai
+        chat: Any = self._client.chat.completions
+        request = {
+            "model": self.model, "messages": messages, "stream": self.stream, "extra_headers": self._headers,
+            # the resolved parameters travel as they are (None: not sent), extras such as top_p included
+            "extra_body": {k: v for k, v in params.items() if v is not None},
+        }
         try:
-            if stream:
-                request = self._client.build_request("POST", self.url, json=body)
-                return self._client.send(request, stream=True)
-            return self._client.post(self.url, json=body)
-        except httpx.TimeoutException as exc:
+            if self.stream:
+                return self._read_stream(chat.create(**request))
+            return self._read_body(chat.with_raw_response.create(**request).http_response)
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc.status_code, exc.response) from exc
+        except openai.APITimeoutError as exc:
             raise _RetryableError(
                 f"no answer from {self.url} within {self.timeout_s:g} s ({type(exc).__name__})",
                 hint="raise llm.timeout_s, lower llm.concurrency or llm.max_tokens, or check the server load",
             ) from exc
-        except httpx.TransportError as exc:
+        except openai.APIConnectionError as exc:
             raise _RetryableError(
-                f"cannot reach {self.url}: {exc or type(exc).__name__}",
+                f"cannot reach {self.url}: {exc.__cause__ or exc}",
                 hint="start the server, or set llm.base_url to its address including /v1",
             ) from exc
 
-    def _check_status(self, response: Any) -> None:
-        status = response.status_code
-        if status < 400:
-            return
-        detail = _error_detail(response)
-        message = f"{self.url} answered HTTP {status}: {detail}"
+    def _status_error(self, status: int, response: Any) -> LLMError:
+        message = f"{self.url} answered HTTP {status}: {_error_detail(response)}"
         if status in RETRY_STATUS or status >= 500:
             hint = ("the server is rate-limiting: lower llm.concurrency or wait" if status == 429
                     else "the server failed; check its log if this persists")
-            retry_after = parse_retry_after(response.headers.get("retry-after"))
-            raise _RetryableError(message, hint, retry_after=retry_after)
+            return _RetryableError(message, hint, retry_after=retry_after_s(response.headers))
         if status in (401, 403):
             state = "set" if self._has_key else "not set"
             hint = f"put a valid API key in the environment variable {self.api_key_env} (it is {state}), " \
@@ -221,11 +247,9 @@ class OpenAIBackend(BaseLLM):
                     f"llm.model ({self.model!r}) is served there")
         else:
             hint = "the server rejected the request: check llm.model and that llm.max_tokens fits its context"
-        raise LLMError(message, hint, retryable=False)
+        return LLMError(message, hint, retryable=False)
 
-    def _post_once(self, body: dict[str, Any]) -> tuple[str, str, dict[str, int], str | None]:
-        response = self._send(body, stream=False)
-        self._check_status(response)
+    def _read_body(self, response: Any) -> Answer:
         try:
             data = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -234,9 +258,6 @@ class OpenAIBackend(BaseLLM):
                 hint="llm.base_url must be an OpenAI-compatible API root (ending in /v1), not a web page",
                 retryable=False,
             ) from exc
-        return self._read_completion(data)
-
-    def _read_completion(self, data: Any) -> tuple[str, str, dict[str, int], str | None]:
         if not isinstance(data, dict):
             raise LLMError(f"{self.url} returned JSON that is not an object: {str(data)[:200]!r}",
                            hint="check that llm.base_url is an OpenAI-compatible API root", retryable=False)
@@ -259,27 +280,15 @@ class OpenAIBackend(BaseLLM):
         model = str(data.get("model") or self.model)
         return text, model, _usage(data.get("usage")), first.get("finish_reason")
 
-    def _stream_once(self, body: dict[str, Any]) -> tuple[str, str, dict[str, int], str | None]:
-        httpx = self._httpx
-        response = self._send(body, stream=True)
+    def _read_stream(self, stream: Any) -> Answer:
+        """Join the streamed deltas; a stream that stalls or breaks off is retried, an error event is not."""
+        openai = self._openai
+        parts: list[str] = []
+        model, finish = self.model, None
+        usage: dict[str, int] = {}
         try:
-            if response.status_code >= 400:
-                response.read()
-            self._check_status(response)
-            parts: list[str] = []
-            model, finish = self.model, None
-            usage: dict[str, int] = {}
-            for line in response.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                payload = line[5:].strip()
-                if payload == "[DONE]":
-                    break
-                try:
-                    chunk = json.loads(payload)
-                except json.JSONDecodeError as exc:
-                    raise LLMError(f"{self.url} streamed a chunk that is not JSON: {payload[:200]!r}",
-                                   hint="turn streaming off (llm.stream=false)", retryable=False) from exc
+            for event in stream:
+                chunk = event.to_dict()
                 model = chunk.get("model") or model
                 usage = _usage(chunk.get("usage")) or usage
                 for choice in chunk.get("choices") or []:
@@ -287,14 +296,21 @@ class OpenAIBackend(BaseLLM):
                     if delta.get("content"):
                         parts.append(delta["content"])
                     finish = choice.get("finish_reason") or finish
-        except httpx.TimeoutException as exc:
+        except json.JSONDecodeError as exc:
+            raise LLMError(f"{self.url} streamed a chunk that is not JSON: {exc.doc[:200]!r}",
+                           hint="turn streaming off (llm.stream=false)", retryable=False) from exc
+        except openai.APITimeoutError as exc:
             raise _RetryableError(f"the stream from {self.url} stalled for {self.timeout_s:g} s",
                                   hint="raise llm.timeout_s or check the server's load") from exc
-        except httpx.TransportError as exc:
-            raise _RetryableError(f"the stream from {self.url} broke off: {exc}",
+        except openai.APIConnectionError as exc:
+            raise _RetryableError(f"the stream from {self.url} broke off: {exc.__cause__ or exc}",
                                   hint="check the server; the call will be retried") from exc
+        except openai.APIError as exc:
+            raise LLMError(f"the stream from {self.url} carried an error: {exc.message}",
+                           hint="check the server log; llm.stream=false shows the HTTP status instead",
+                           retryable=False) from exc
         finally:
-            response.close()
+            stream.close()
         return "".join(parts), str(model), usage, finish
 
     def close(self) -> None:

@@ -1,8 +1,10 @@
 """Fixtures of the llm tests: a real OpenAI-compatible HTTP server on 127.0.0.1 and a scripted LLM.
 
 The server answers ``POST /v1/chat/completions`` from a script of actions (normal answer, malformed JSON,
-empty choices, slow answer, any HTTP status with headers, a server-sent-event stream); when the script is
-empty it echoes the last user message. It records every request it received.
+empty choices, slow answer, any HTTP status with headers, a server-sent-event stream that may stall or carry
+an error event); when the script is empty it echoes the last user message. ``by_content`` maps a last user
+message to the action for it, whatever the order requests arrive in (a parallel batch). It records every
+request it received.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class FakeOpenAIServer:
 
     def __init__(self) -> None:
         self.script: deque[dict[str, Any]] = deque()
+        self.by_content: dict[str, dict[str, Any]] = {}
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -42,8 +45,13 @@ class FakeOpenAIServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with outer._lock:
-                    outer.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    action = outer.script.popleft() if outer.script else {"kind": "echo"}
+                    # the parsed headers, not a dict: header names are case-insensitive (RFC 9110), and
+                    # `"Authorization" in headers` must hold whatever case the client sent
+                    outer.requests.append({"path": self.path, "headers": self.headers, "body": body})
+                    users = [m.get("content") for m in body.get("messages", []) if m.get("role") == "user"]
+                    action = outer.by_content.get(users[-1] if users else "")
+                    if action is None:
+                        action = outer.script.popleft() if outer.script else {"kind": "echo"}
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
                 self._in_flight = True
@@ -87,10 +95,15 @@ class FakeOpenAIServer:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.end_headers()
-                    for piece in action["pieces"]:
+                    for n, piece in enumerate(action["pieces"]):
                         chunk = {"model": body.get("model"),
                                  "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        if n == 0 and action.get("stall"):  # the stream stops in the middle for a while
+                            time.sleep(action["stall"])
+                    if action.get("error"):  # a server that fails mid-answer sends an error event
+                        self.wfile.write(f"data: {json.dumps({'error': {'message': action['error']}})}\n\n".encode())
                     end = {"model": body.get("model"), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
                     self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
                     self.wfile.flush()

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from medcite.config import load_settings
-from medcite.errors import ConfigError, CorruptIndexError, MissingExtraError
+from medcite.errors import ConfigError, CorruptIndexError, LLMError, MissingExtraError
 from medcite.llm.base import LLM, llm_enabled, make_llm
 from medcite.llm.cache import LLMCache, cache_key
 from medcite.llm.none_backend import NoneLLM
@@ -77,6 +77,47 @@ def test_complete_many_mixes_hits_and_misses_in_order(tmp_path, scripted_llm):
     assert [o.text for o in outs] == ["A:0", "A:1", "A:2", "A:3"]
     assert [o.cache_hit for o in outs] == [False, False, True, False]
     assert [p[-1]["content"] for p in llm.prompts] == ["2", "0", "1", "3"]
+
+
+def test_a_failure_in_a_sequential_batch_keeps_the_others(tmp_path, scripted_llm):
+    broken = {"1"}
+
+    def answer(messages):
+        if messages[-1]["content"] in broken:
+            raise LLMError("the model failed on 1", "try again", retryable=True)
+        return "A:" + messages[-1]["content"]
+
+    llm = scripted_llm(answer, cache=LLMCache(tmp_path / "c.sqlite"))
+    chats = [[{"role": "user", "content": str(i)}] for i in range(3)]
+    with pytest.raises(LLMError, match="the model failed on 1") as info:
+        llm.complete_many(chats)
+    assert [p[-1]["content"] for p in llm.prompts] == ["0", "1", "2"] and len(llm.cache) == 2
+    assert info.value.retryable is True and info.value.hint == "try again"
+    assert "batch of 3: 1 failed, the first at position 1" in info.value.message
+    broken.clear()
+    assert [o.text for o in llm.complete_many(chats)] == ["A:0", "A:1", "A:2"]
+    assert [p[-1]["content"] for p in llm.prompts] == ["0", "1", "2", "1"]
+
+
+def test_a_single_failed_call_raises_its_own_error(scripted_llm):
+    def answer(messages):
+        raise LLMError("no", "fix it")
+
+    with pytest.raises(LLMError) as info:
+        scripted_llm(answer).complete(MSG)
+    assert info.value.message == "no" and info.value.__cause__ is None
+
+
+def test_an_error_that_is_not_an_llm_error_stops_the_batch(tmp_path, scripted_llm):
+    def answer(messages):
+        if messages[-1]["content"] == "1":
+            raise TypeError("a bug")
+        return "A:" + messages[-1]["content"]
+
+    llm = scripted_llm(answer, cache=LLMCache(tmp_path / "c.sqlite"))
+    with pytest.raises(TypeError, match="a bug"):
+        llm.complete_many([[{"role": "user", "content": str(i)}] for i in range(3)])
+    assert [p[-1]["content"] for p in llm.prompts] == ["0", "1"] and len(llm.cache) == 1
 
 
 def test_messages_are_validated(scripted_llm):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -12,6 +13,7 @@ import pytest
 from medcite.config import load_settings
 from medcite.errors import ConfigError, LLMError
 from medcite.llm.base import make_llm
+from medcite.llm.cache import LLMCache
 from medcite.llm.openai_backend import OpenAIBackend, parse_retry_after
 from medcite.llm.trace import trace_context, trace_to
 
@@ -42,6 +44,13 @@ def test_normal_completion_and_request_body(openai_server, monkeypatch):
     assert "Authorization" not in req["headers"]
 
 
+def test_only_the_named_variable_gives_the_key(openai_server, monkeypatch):
+    monkeypatch.delenv("MEDCITE_TEST_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-this-server")  # the SDK's own default: not used
+    backend(openai_server, api_key_env="MEDCITE_TEST_KEY").complete(MSG)
+    assert "Authorization" not in openai_server.requests[0]["headers"]
+
+
 def test_api_key_from_named_environment_variable(openai_server, monkeypatch):
     monkeypatch.setenv("MEDCITE_TEST_KEY", "sk-test-123")
     backend(openai_server, api_key_env="MEDCITE_TEST_KEY").complete(MSG)
@@ -65,6 +74,13 @@ def test_429_honours_retry_after(openai_server):
     assert llm.complete(MSG).text.startswith("echo:")
     assert sleeps == [2.0, 0.5]  # the server's delay, not the (much longer) backoff
     assert len(openai_server.requests) == 3
+
+
+def test_retry_after_ms_is_preferred(openai_server):
+    openai_server.push({"kind": "status", "status": 429, "headers": {"retry-after-ms": "250", "Retry-After": "3"}})
+    sleeps: list[float] = []
+    assert backend(openai_server, sleeps, backoff_s=30.0).complete(MSG).text.startswith("echo:")
+    assert sleeps == [0.25]
 
 
 def test_persistent_429_gives_up_retryable(openai_server):
@@ -190,6 +206,22 @@ def test_streaming_error_status_is_retried(openai_server):
     assert llm.complete(MSG).text == "ok" and llm.retries == 1
 
 
+def test_stalled_stream_is_retried(openai_server):
+    openai_server.push({"kind": "stream", "pieces": ["Vita", "lost"], "stall": 2.0},
+                       {"kind": "stream", "pieces": ["Vita", "min C."]})
+    llm = backend(openai_server, stream=True, timeout_s=0.3)
+    assert llm.complete(MSG).text == "Vitamin C." and llm.retries == 1  # nothing of the broken stream kept
+
+
+def test_streamed_error_event_fails_without_retry(openai_server):
+    openai_server.push({"kind": "stream", "pieces": ["Vita"], "error": "the model crashed"})
+    llm = backend(openai_server, stream=True)
+    with pytest.raises(LLMError) as info:
+        llm.complete(MSG)
+    assert info.value.retryable is False and "the model crashed" in info.value.message
+    assert len(openai_server.requests) == 1 and llm.retries == 0
+
+
 def test_retry_after_parsing():
     assert parse_retry_after("3") == 3.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
@@ -224,3 +256,46 @@ def test_failed_call_is_traced(openai_server, tmp_path):
         backend(openai_server).complete(MSG)
     (row,) = [json.loads(line) for line in trace_file.read_text().splitlines()]
     assert row["topic_id"] == "t9" and row["output"] == "" and "no choices" in row["error"]
+
+
+def test_one_failed_request_keeps_the_rest_of_its_batch(openai_server, tmp_path, caplog):
+    chats = [[{"role": "user", "content": f"q{i}"}] for i in range(5)]
+    openai_server.by_content["q2"] = {"kind": "status", "status": 400, "json": {"error": {"message": "bad q2"}}}
+    cache = LLMCache(tmp_path / "c.sqlite")
+    llm = backend(openai_server, concurrency=3, cache=cache)
+    trace_file = tmp_path / "trace.jsonl"
+    with trace_to(trace_file), trace_context(topic_id="t3", stage="summaries"), \
+            caplog.at_level(logging.WARNING, logger="medcite.llm"), pytest.raises(LLMError) as info:
+        llm.complete_many(chats)
+    assert len(openai_server.requests) == 5 and len(cache) == 4  # the other four finished and were kept
+    assert info.value.retryable is False and "HTTP 400: bad q2" in info.value.message
+    assert "batch of 5: 1 failed, the first at position 2" in info.value.message
+    assert "llm.max_tokens" in (info.value.hint or "")
+    rows = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    assert [r["messages"] for r in rows] == chats  # one line each, in input order
+    assert [r["output"] for r in rows] == ["echo: q0", "echo: q1", "", "echo: q3", "echo: q4"]
+    assert "bad q2" in rows[2]["error"] and all("error" not in r for r in rows[:2] + rows[3:])
+    (record,) = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert all(part in record.getMessage() for part in ("request 2 of a batch of 5", "t3", "summaries", "bad q2"))
+
+    del openai_server.by_content["q2"]  # the server is fixed: the re-run asks for the failed one only
+    outs = llm.complete_many(chats)
+    assert [o.text for o in outs] == [f"echo: q{i}" for i in range(5)]
+    assert [o.cache_hit for o in outs] == [True, True, False, True, True]
+    assert len(openai_server.requests) == 6 and openai_server.requests[-1]["body"]["messages"] == chats[2]
+
+
+def test_batch_answers_are_cached_as_they_arrive(openai_server, tmp_path):
+    openai_server.by_content["slow"] = {"kind": "ok", "text": "late", "delay": 3.0}
+    path = tmp_path / "c.sqlite"
+    llm = backend(openai_server, concurrency=3, cache=LLMCache(path))
+    chats = [[{"role": "user", "content": q}] for q in ("slow", "fast1", "fast2")]
+    batch = threading.Thread(target=llm.complete_many, args=(chats,))
+    batch.start()
+    watcher = LLMCache(path)  # another connection, as a second process would see the file
+    deadline = time.perf_counter() + 2.5
+    while len(watcher) < 2 and time.perf_counter() < deadline:
+        time.sleep(0.02)
+    assert len(watcher) == 2 and batch.is_alive()  # both fast answers kept while the slow one still runs
+    batch.join()
+    assert len(watcher) == 3
