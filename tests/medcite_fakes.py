@@ -22,6 +22,7 @@ from pydantic import Field
 
 from medcite.index.dense.encoders import EncoderConfig
 from medcite.llm.base import BaseLLM, Completion, LLMConfig, Message
+from medcite.rerank.base import RerankConfig
 from medcite.types import Article
 
 
@@ -143,3 +144,29 @@ def register() -> None:
     registry.register("encoder", "hash-bow", "medcite_fakes:HashEncoder")
     registry.register("llm", "rules", "medcite_fakes:RuleLLM")
     registry.register("llm", "replies", "medcite_fakes:ReplyLLM")
+
+
+class ReverseConfig(RerankConfig):
+    backend: Literal["reverse"] = "reverse"
+    keep_first: bool = Field(False, description="Leave the first hit where it is.")
+
+
+class ReverseReranker:
+    """A plugin-style reranker (not registered by default): reverses the order of the hits it reads."""
+
+    Config = ReverseConfig
+    name = "reverse"
+
+    def __init__(self, keep_first: bool) -> None:
+        self.keep_first = keep_first
+
+    @classmethod
+    def from_config(cls, cfg: ReverseConfig, ctx: Any) -> ReverseReranker:
+        return cls(cfg.keep_first)
+
+    def rerank(self, query: str, hits: Sequence[Any], articles: Any, k: int) -> list[Any]:
+        from medcite.types import Hit
+
+        order = list(hits)
+        order = order[:1] + order[1:][::-1] if self.keep_first else order[::-1]
+        return [Hit(h.pmid, float(len(order) - i), i + 1, h.branches) for i, h in enumerate(order[:k])]

@@ -12,7 +12,7 @@ __all__ = ["Pipeline", "__version__"]
 def __getattr__(name: str) -> Any:
     # lazy: `import medcite` stays cheap; the pipeline pulls in the stages only when used
     if name == "Pipeline":
-        from .pipeline import Pipeline
+        import importlib
 
-        return Pipeline
+        return importlib.import_module("medcite.pipeline").Pipeline
     raise AttributeError(name)

@@ -1,6 +1,6 @@
 """The settings tree, JSON presets that override only what they change, and dotted overrides.
 
-Each stage's settings hold the config of one registered backend (:func:`medcite.settings_base.stage_field`):
+Each stage's settings hold the config of one registered backend (:func:`medcite.registry.stage_field`):
 ``rerank``, ``evidence``, ``generate``, ``llm`` (and named extra LLMs in ``llms``), the named ``indexes``,
 and the lists ``retrieve.queries`` / ``retrieve.branches``. ``--set a.b=value`` overrides any field. When a
 preset or an override switches a section to another backend, the keys that backend does not have are
@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from . import registry
 from .errors import ConfigError
-from .settings_base import Section, stage_field
+from .registry import stage_field
+from .settings_base import Section
 
 log = logging.getLogger(__name__)
 

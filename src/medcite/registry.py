@@ -18,13 +18,15 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import SerializeAsAny, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 
 from .errors import ConfigError, MissingExtraError
+from .settings_base import BackendConfig
 
 if TYPE_CHECKING:
     from .context import BuildContext
-    from .settings_base import BackendConfig
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +91,7 @@ for _stage, _name, _target, _extra in (
     ("retriever", "bm25+rocchio", "medcite.retrieve.prf:PRFRetriever", "core"),
     ("retriever", "bm25+rm3", "medcite.retrieve.prf:PRFRetriever", "core"),
     ("retriever", "dense", "medcite.retrieve.dense:DenseRetriever", "dense"),
-    ("rerank", "none", "medcite.rerank.base:NoReranker", "core"),
+    ("rerank", "none", "medcite.rerank.none:NoReranker", "core"),
     ("rerank", "cross-encoder", "medcite.rerank.cross_encoder:CrossEncoderReranker", "rerank"),
     ("rerank", "medcpt", "medcite.rerank.medcpt:MedCPTReranker", "rerank"),
     ("rerank", "monot5", "medcite.rerank.monot5:MonoT5Reranker", "rerank"),
@@ -209,8 +211,6 @@ def check_config(stage_name: str, value: Any) -> BackendConfig:
     settings tree's ValidationError says where they are."""
     from pydantic_core import PydanticCustomError
 
-    from .settings_base import BackendConfig
-
     if isinstance(value, BackendConfig):
         value = value.model_dump()
     if isinstance(value, str):
@@ -236,6 +236,20 @@ def check_config(stage_name: str, value: Any) -> BackendConfig:
         )
     data["backend"] = name
     return config_class(stage_name, name).model_validate(data)
+
+
+def stage_field(stage_name: str) -> Any:
+    """The annotated type of a settings field that holds the config of one ``stage_name`` backend.
+
+    On validation the ``backend`` key picks the registered backend's model (a discriminated union that grows
+    with every :func:`register` call, so no list of backend names is written anywhere); a plain string is
+    the stage's shorthand (``"none"``, ``"minilm"``, ``"cross-encoder:MODEL"``).
+    """
+
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        return check_config(stage_name, value)
+
+    return Annotated[SerializeAsAny[BackendConfig], WrapValidator(validate)]
 
 
 def default_config(stage_name: str, **values: Any) -> BackendConfig:

@@ -2,28 +2,16 @@
 
 A *stage* (``rerank``, ``index``, ``encoder``, ``retriever``, ``querygen``, ``evidence``, ``generate``,
 ``llm``, ``task``) has backends registered by name in :mod:`medcite.registry`. Each backend's file defines
-its own settings model, a subclass of the stage's base config with a ``backend: Literal["name"]``
-discriminator, so a backend's options live with it. A settings field typed :func:`stage_field` holds the
-config of *one* backend of a stage: on validation the ``backend`` key picks the registered model (a
-discriminated union that grows with every :func:`medcite.registry.register` call, so no list of backend
-names is written anywhere), and a plain string is the stage's shorthand (``"none"``, ``"minilm"``,
-``"cross-encoder:MODEL"``).
+its own settings model, a subclass of the stage's base config (itself a :class:`BackendConfig`) with a
+``backend: Literal["name"]`` discriminator, so a backend's options live with it. A settings field typed
+:func:`medcite.registry.stage_field` holds the config of *one* backend of a stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializeAsAny,
-    ValidationInfo,
-    ValidatorFunctionWrapHandler,
-    WrapValidator,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Section(BaseModel):
@@ -63,17 +51,3 @@ class UsesLLM(BaseModel):
 
     def llm_names(self) -> set[str | None]:
         return {self.llm}
-
-
-def _dispatch(stage: str) -> Callable[[Any, ValidatorFunctionWrapHandler, ValidationInfo], Any]:
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
-        from . import registry
-
-        return registry.check_config(stage, value)
-
-    return validate
-
-
-def stage_field(stage: str) -> Any:
-    """The annotated type of a field that holds one ``stage`` backend's config (see the module docstring)."""
-    return Annotated[SerializeAsAny[BackendConfig], WrapValidator(_dispatch(stage))]

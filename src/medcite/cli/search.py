@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import InputError
+from .trec_output import write_trec
 
 if TYPE_CHECKING:
     from ..index.sparse.base import SparseIndex
@@ -110,11 +110,11 @@ def search(
     if topics is not None:
         items = _topic_queries(topics, query_from)
         run = _search_all(index, items, k)
-        _write(run, output, tag)
+        write_trec(run, output, tag)
         return
     hits = index.search(str(query), k)
     if output is not None:
-        _write({qid: hits}, output, tag)
+        write_trec({qid: hits}, output, tag)
     else:
         _print_hits(index, hits)
 
@@ -166,16 +166,6 @@ def _search_all(index: SparseIndex, items: list[tuple[str, str]], k: int) -> dic
     if seconds:
         log.info("searched %d queries, %.2f ms per query", len(items), 1000 * statistics.fmean(seconds))
     return run
-
-
-def _write(run: dict[str, list[Hit]], output: Path | None, tag: str) -> None:
-    from ..trec import write_run
-
-    if output is None:
-        write_run(sys.stdout, run, tag)
-        return
-    write_run(output, run, tag)
-    click.echo(f"wrote {sum(len(h) for h in run.values())} hits for {len(run)} queries to {output}", err=True)
 
 
 def _print_hits(index: SparseIndex, hits: list[Hit]) -> None:

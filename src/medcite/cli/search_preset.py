@@ -16,6 +16,7 @@ import click
 
 from ..errors import InputError
 from ..types import Hit, Topic
+from .trec_output import write_trec
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,4 @@ def search_preset(
         if not run[qid]:
             click.echo("no matching documents", err=True)
         return
-    from .search import _write
-
-    _write(run, output, tag)
+    write_trec(run, output, tag)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
 from pydantic import Field
@@ -24,6 +24,7 @@ from .. import registry
 from ..errors import LLMError
 from ..settings_base import BackendConfig
 from . import trace
+from .completion import Completion, Message
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Message = dict[str, str]
 
 
 class LLMConfig(BackendConfig):
@@ -48,18 +48,6 @@ class LLMConfig(BackendConfig):
     cache_dir: str | None = Field(
         None, description="Folder of the LLM cache (None: $MEDCITE_CACHE_DIR or ~/.cache/medcite)."
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """One model answer. ``latency_s`` is the wall time of the call (of the cache lookup on a hit)."""
-
-    text: str
-    model: str
-    usage: dict[str, int] = field(default_factory=dict)
-    latency_s: float = 0.0
-    cache_hit: bool = False
-    finish_reason: str | None = None
 
 
 @runtime_checkable

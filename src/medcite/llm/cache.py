@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptIndexError
 from ..paths import cache_dir
+from .completion import Completion, Message
 
 if TYPE_CHECKING:
-    from .base import Completion, LLMConfig, Message
+    from .base import LLMConfig
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,6 @@ class LLMCache:
         return self._conn
 
     def get(self, key: str) -> Completion | None:
-        from .base import Completion
-
         with self._lock:
             row = self._db().execute(
                 "SELECT text, response_model, usage, finish_reason, latency_s FROM completions WHERE key = ?",

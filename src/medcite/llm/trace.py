@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .base import Completion, Message
+    from .completion import Completion, Message
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,9 @@ from ..corpus.store import DocumentStore
 from ..errors import ConfigError
 from ..progress import progress
 from ..rerank.base import VariantReranker
-from ..retrieve.base import Retriever
+from ..retrieve.base import QuerySet, Retriever
 from ..retrieve.fusion import normalise, rrf, weighted_sum
 from ..retrieve.pooling import pool
-from ..retrieve.queries import QuerySet
 from ..types import Hit, Query, Topic
 from .context import Context
 

@@ -1,4 +1,4 @@
-"""The rerank stage: its protocol, its base config, the ``none`` backend and the stage's shorthand.
+"""The rerank stage: its protocol, its base config and the stage's shorthand.
 
 Every reranker scores (query, article) pairs and returns the top ``k``. Articles are passed in (looked up
 once from the document store by the pipeline), so rerankers never open stores themselves. A reranker
@@ -9,15 +9,12 @@ that can use several query variants (MedCPT averages their vectors) also impleme
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
 from ..settings_base import BackendConfig
 from ..types import Article, Hit
-
-if TYPE_CHECKING:
-    from ..context import BuildContext
 
 
 class RerankConfig(BackendConfig):
@@ -48,22 +45,6 @@ class VariantReranker(Reranker, Protocol):
     ) -> list[Hit]:
         """Like :meth:`rerank`; ``queries[0]`` is the question, the rest are its variants."""
         ...
-
-
-class NoRerankConfig(RerankConfig):
-    """No reranking: the first stage's fused ranking is final."""
-
-    backend: Literal["none"] = "none"
-
-
-class NoReranker:
-    """The ``none`` backend: builds to None, which the pipeline reads as 'no rerank stage'."""
-
-    Config = NoRerankConfig
-
-    @classmethod
-    def from_config(cls, cfg: NoRerankConfig, ctx: BuildContext) -> Any:
-        return None
 
 
 def parse_reranker(text: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 from pydantic import Field
 
-from ..settings_base import stage_field
+from ..registry import stage_field
 from ..types import Article
 from .base import RerankConfig
 from .scoring import LRU, PointwiseReranker, article_key

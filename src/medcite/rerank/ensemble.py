@@ -21,8 +21,8 @@ from pydantic import Field
 
 from ..errors import ConfigError
 from ..evaluate.bioasq_map import average_precision as bioasq_average_precision
+from ..registry import stage_field
 from ..retrieve.fusion import NORMALISERS, rrf, weighted_sum
-from ..settings_base import stage_field
 from ..types import Article, Hit, ranked
 from .base import RerankConfig, Reranker
 from .scoring import candidates, check_top_n

@@ -55,3 +55,31 @@ class Retriever(Protocol):
     def search(self, query: str, k: int) -> list[Hit]: ...
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]: ...
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class QuerySet:
+    """Runs generators in order, drops repeated texts (case and spacing ignored), ids ``q0, q1, ...``
+    (``q0`` is the first generator's first query, normally the original question)."""
+
+    name = "queryset"
+
+    def __init__(self, generators: Sequence[QueryGenerator]) -> None:
+        if not generators:
+            raise ValueError("a QuerySet needs at least one generator")
+        self.generators = list(generators)
+
+    def generate(self, topic: Topic) -> list[Query]:
+        seen: set[str] = set()
+        out: list[Query] = []
+        for gen in self.generators:
+            for query in gen.generate(topic):
+                key = _normal(query.text)
+                if not key or key in seen:
+                    continue
+                seen.add(key)
+                out.append(Query(f"q{len(out)}", query.text.strip(), query.stage))
+        return out

@@ -1,4 +1,4 @@
-"""Rule-based query generators (no LLM, no network) and :class:`QuerySet`, which composes generators.
+"""Rule-based query generators (no LLM, no network).
 
 - :class:`OriginalQuery` — the question as asked;
 - :class:`KeywordQueries` — keyword rewrites: the question's content terms, then up to four stop-word
@@ -9,22 +9,21 @@
 LLM reformulations and decompositions (:mod:`.llm_queries`) implement the same
 :class:`~medcite.retrieve.base.QueryGenerator` protocol; all are chosen by name (registry stage
 ``querygen``) and built from ``retrieve.queries``.
-:class:`QuerySet` runs generators in order, drops duplicate texts and numbers the
-survivors ``q0, q1, ...`` (``q0`` is the first generator's first query, normally the original question).
+:class:`~medcite.retrieve.base.QuerySet` composes them.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from ..types import Query, Topic
-from .base import QueryGenConfig, QueryGenerator
+from .base import QueryGenConfig
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -248,30 +247,3 @@ class TopicNarrative:
         label = keywords(topic.topic or "")
         terms = label + keywords(topic.narrative or "", self.narrative_terms, exclude=label)
         return [Query("q0", " ".join(terms), "topic_narrative")] if terms else []
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-class QuerySet:
-    """Runs generators in order, drops repeated texts (case and spacing ignored), ids ``q0, q1, ...``."""
-
-    name = "queryset"
-
-    def __init__(self, generators: Sequence[QueryGenerator]) -> None:
-        if not generators:
-            raise ValueError("a QuerySet needs at least one generator")
-        self.generators = list(generators)
-
-    def generate(self, topic: Topic) -> list[Query]:
-        seen: set[str] = set()
-        out: list[Query] = []
-        for gen in self.generators:
-            for query in gen.generate(topic):
-                key = _normal(query.text)
-                if not key or key in seen:
-                    continue
-                seen.add(key)
-                out.append(Query(f"q{len(out)}", query.text.strip(), query.stage))
-        return out

@@ -62,27 +62,15 @@ def fill_store(path, articles: list[Article]) -> DocumentStore:
     return store
 
 
-def make_tiny_bert(folder, seed: int = 0):
+def make_tiny_bert(folder, seed: int = 0):  # type: ignore[no-untyped-def]
     """A tiny random BertModel (hidden 32, 2 layers) + the packaged MiniLM tokenizer, saved to ``folder``."""
-    import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from tiny_models import build_tiny_bert
 
-    from medcite.index.dense.encoders import packaged_minilm_dir
-
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512)
-    BertModel(config).save_pretrained(folder)
-    BertTokenizerFast.from_pretrained(str(packaged_minilm_dir())).save_pretrained(folder)
-    return folder
+    return build_tiny_bert(folder, seed)
 
 
-def make_tiny_st(folder, bert_folder):
+def make_tiny_st(folder, bert_folder):  # type: ignore[no-untyped-def]
     """A sentence-transformers folder (transformer + mean pooling + normalise) around a tiny BERT."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+    from tiny_models import build_tiny_st
 
-    transformer = Transformer(str(bert_folder), max_seq_length=128)
-    model = SentenceTransformer(modules=[transformer, Pooling(32, "mean"), Normalize()], device="cpu")
-    model.save(str(folder))
-    return folder
+    return build_tiny_st(folder, bert_folder)

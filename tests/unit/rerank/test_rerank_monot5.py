@@ -13,26 +13,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-WORDS = ["Query:", "Document:", "Relevant:", "true", "false", "statins", "lower", "ldl", "malaria", "kills",
-         "children", "what", "do", "sleep", "apnea", "cpap", "treats", "filler"]
-
-
 @pytest.fixture(scope="module")
 def tiny_monot5(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny T5ForConditionalGeneration with a whitespace WordLevel tokenizer (no SentencePiece)."""
-    out = tmp_path_factory.mktemp("tiny-monot5")
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
-    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tok.post_processor = tokenizers.processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
-                                                unk_token="<unk>")
-    fast.save_pretrained(out)
-    config = transformers.T5Config(vocab_size=len(vocab), d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
-                                   decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
-    torch.manual_seed(0)
-    transformers.T5ForConditionalGeneration(config).save_pretrained(out)
-    return out
+    from tiny_models import build_tiny_monot5
+
+    return build_tiny_monot5(tmp_path_factory.mktemp("tiny-monot5"))
 
 
 ARTS = {"1": Article("1", "statins", "statins lower ldl"), "2": Article("2", "malaria", "malaria kills children"),

@@ -14,7 +14,7 @@ from medcite.errors import ConfigError
 from medcite.index.base import index_folder
 from medcite.pipeline import Context, RetrievalPipeline
 from medcite.registry import validate_config
-from medcite.retrieve.queries import QuerySet
+from medcite.retrieve.base import QuerySet
 from medcite.types import Article, Hit, Topic
 from medcite_fakes import ReplyLLM
 

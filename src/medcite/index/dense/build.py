@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CHUNKS = "chunks"
+#: settings that shape the FAISS layout: a change re-lays the index out from its stored vectors
+LAYOUT_FIELDS = ("index_type", "nlist", "pq_m", "pq_nbits", "hnsw_m", "ef_construction", "train_size",
+                 "vector_dtype")
 #: One chunk of rows: its PMIDs (int64), its vectors (often a memory-map view) and a label for errors.
 #: Chunks come from generators, so only one is read into memory at a time.
 Chunk = tuple[np.ndarray, np.ndarray, str]
@@ -102,8 +105,6 @@ def build_dense_index(
 
 def layout_changes(manifest: dict[str, Any], settings: FaissConfig) -> dict[str, tuple[Any, Any]]:
     """Layout settings that differ between the index as laid out and ``settings``: name -> (old, new)."""
-    from .faiss_backend import LAYOUT_FIELDS
-
     old = dict(manifest.get("settings", {}))
     old["index_type"] = manifest["index"]["type"]
     old["vector_dtype"] = manifest["vector_dtype"]
@@ -141,7 +142,7 @@ def update_dense_index(
     else:  # the layout and on-disk precision stay as built
         recorded = {k: v for k, v in manifest.get("settings", {}).items() if k in type(settings).model_fields}
         recorded.update(index_type=manifest["index"]["type"], vector_dtype=manifest["vector_dtype"])
-        settings = settings.model_copy(update={k: recorded[k] for k in recorded if k in _layout_keys()})
+        settings = settings.model_copy(update={k: recorded[k] for k in recorded if k in LAYOUT_FIELDS})
     relayout = bool(changes)
     if since == target and not relayout:
         return manifest
@@ -201,12 +202,6 @@ def update_dense_index(
         vector_dtype=dtype,
         memory_bytes=(out / files["index"]).stat().st_size,
     )
-
-
-def _layout_keys() -> tuple[str, ...]:
-    from .faiss_backend import LAYOUT_FIELDS
-
-    return LAYOUT_FIELDS
 
 
 def _append(

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import Field
 
 from ...errors import ConfigError, IndexMismatchError
-from ...settings_base import stage_field
+from ...registry import stage_field
 from ...types import Hit
 from ..base import IndexConfig, index_folder
 from . import faiss_index as fx
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: settings that shape the FAISS layout: a change re-lays the index out from its stored vectors
-LAYOUT_FIELDS = ("index_type", "nlist", "pq_m", "pq_nbits", "hnsw_m", "ef_construction", "train_size",
-                 "vector_dtype")
 
 
 class FaissConfig(IndexConfig):

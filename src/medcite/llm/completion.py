@@ -1,0 +1,20 @@
+"""What a chat model takes and gives: a message list in, a :class:`Completion` out (shared by the LLM
+backends, the cache and the trace)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One model answer. ``latency_s`` is the wall time of the call (of the cache lookup on a hit)."""
+
+    text: str
+    model: str
+    usage: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    finish_reason: str | None = None

@@ -1,0 +1,218 @@
+"""Every preset builds through the one construction path, with every registered backend of every stage.
+
+For each shipped preset (after its own offline swaps) and each registered backend of each stage, the
+settings name that backend (``--set``, as a user would) and :class:`~medcite.pipeline.Pipeline` builds the
+whole pipeline from them: nothing is injected by hand. The built component must be the registered class.
+Models are tiny ones built here, an LLM server is a local one; a backend whose extra is not installed must
+fail with the pip command. The table of variants must cover every registered backend, so a backend added
+without a way to build it fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from medcite import registry
+from medcite.config import load_settings, preset_names
+from medcite.context import ModelCache
+from medcite.corpus.store import DocumentStore, FileStats
+from medcite.errors import ConfigError, MissingExtraError
+from medcite.pipeline import Pipeline, needs_llm, offline_overrides
+from medcite.types import Article
+
+pytest.importorskip("faiss")
+pytest.importorskip("sentence_transformers")
+
+DOCS = [Article(str(100 + i), t, a) for i, (t, a) in enumerate([
+    ("Statins and LDL", "Statins lowered LDL cholesterol by 30% in adults."),
+    ("Statin myopathy", "Statin myopathy presents as muscle pain."),
+    ("Exercise and blood pressure", "Aerobic exercise reduced systolic blood pressure by 5 mmHg."),
+    ("Vitamin D and fractures", "Vitamin D supplementation did not prevent fractures in older adults."),
+])] + [Article(str(200 + i), f"Unrelated study {i}", f"Zebrafish fin {i} regeneration was imaged.") for i in range(8)]
+
+
+class _Models(ThreadingHTTPServer):
+    """An OpenAI-compatible server that only lists its models (the pipeline checks the server up front)."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = _Models()
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from tiny_models import build_tiny_bert, build_tiny_cross_encoder, build_tiny_monot5, build_tiny_st
+
+    root = tmp_path_factory.mktemp("tiny")
+    query, article = build_tiny_bert(root / "q", seed=1), build_tiny_bert(root / "a", seed=2)
+    return {"ce": str(build_tiny_cross_encoder(root / "ce")), "q": str(query), "a": str(article),
+            "st": str(build_tiny_st(root / "st", query)), "t5": str(build_tiny_monot5(root / "t5"))}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("one-path") / "store"
+    with DocumentStore.create(path) as s, s.transaction() as tx:
+        tx.upsert(DOCS, FileStats("fixture"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def models() -> Iterator[ModelCache]:
+    cache = ModelCache()
+    yield cache
+    cache.close()
+
+
+def _set(path: str, value: Any) -> str:
+    return f"{path}={json.dumps(value)}"
+
+
+def _with_branch(base: Any, name: str) -> list[str]:
+    """A branch searching index ``name`` added when the preset has none (so that index is built)."""
+    branches = [b.model_dump(mode="json", exclude_defaults=True) | {"backend": b.backend}
+                for b in base.retrieve.branches]
+    if not any(b.index == name for b in base.retrieve.branches):
+        branches.append({"backend": "bm25" if name == "bm25" else "dense", "index": name})
+    return [_set("retrieve.branches", branches)]
+
+
+def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[[Any], list[str]]]]:
+    """stage -> backend -> the overrides that make a preset use that backend (given the preset's settings)."""
+    pair = {"backend": "hf-asymmetric", "model": tiny["a"], "query_model": tiny["q"]}
+    members = [f"cross-encoder:{tiny['ce']}", f"embedding:{tiny['st']}"]
+    llm = "generate.backend=llm"
+
+    def llm_stage(base: Any) -> list[str]:
+        return [] if needs_llm(base) else [llm]
+
+    return {
+        "index": {
+            "tantivy": lambda b: ["indexes.bm25.backend=tantivy", *_with_branch(b, "bm25")],
+            "bm25s": lambda b: ["indexes.bm25.backend=bm25s", *_with_branch(b, "bm25")],
+            "faiss": lambda b: [_set("indexes.dense", {"backend": "faiss", "encoder": {"backend": "hash-bow"}}),
+                                *_with_branch(b, "dense")],
+        },
+        "encoder": {
+            "sentence-transformers": lambda b: [f"indexes.dense.encoder={tiny['st']}", *_with_branch(b, "dense")],
+            "hf-asymmetric": lambda b: [_set("indexes.dense.encoder", pair), *_with_branch(b, "dense")],
+            "onnx-minilm": lambda b: ["indexes.dense.encoder=minilm-onnx", *_with_branch(b, "dense")],
+            "hash-bow": lambda b: ["indexes.dense.encoder.backend=hash-bow", *_with_branch(b, "dense")],
+        },
+        "querygen": {name: (lambda n: lambda b: [_set("retrieve.queries", ["original", n])])(name)
+                     for name in ("original", "keywords", "topic_narrative", "llm_reformulate", "llm_decompose")},
+        "retriever": {name: (lambda n: lambda b: [_set("retrieve.branches", [n]), "indexes.dense.encoder.backend"
+                                                                                  "=hash-bow"])(name)
+                      for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")},
+        "rerank": {
+            "none": lambda b: ["rerank.backend=none"],
+            "cross-encoder": lambda b: [_set("rerank", {"backend": "cross-encoder", "model": tiny["ce"]})],
+            "medcpt": lambda b: [_set("rerank", {"backend": "medcpt", "query_model": tiny["q"],
+                                                 "article_model": tiny["a"], "cross_model": tiny["ce"]})],
+            "monot5": lambda b: [_set("rerank", {"backend": "monot5", "model": tiny["t5"]})],
+            "embedding": lambda b: [_set("rerank", {"backend": "embedding", "model": tiny["st"]})],
+            "ensemble-union": lambda b: [_set("rerank", {"backend": "ensemble-union", "members": members})],
+            "ensemble-weighted": lambda b: [_set("rerank", {"backend": "ensemble-weighted", "members": members,
+                                                            "weights": [0.5, 0.5]})],
+            "llm-listwise": lambda b: ["rerank.backend=llm-listwise"],
+        },
+        "evidence": {"snippets": lambda b: ["evidence.backend=snippets"],
+                     "summaries": lambda b: ["evidence.backend=summaries"]},
+        "generate": {"extractive": lambda b: ["generate.backend=extractive"],
+                     "llm": lambda b: ["generate.backend=llm"]},
+        "llm": {
+            "none": lambda b: ["llm.backend=none"],
+            "local": lambda b: ["llm.backend=local", "llm.model=null", *llm_stage(b)],
+            "llamacpp": lambda b: ["llm.backend=llamacpp", "llm.model=null", *llm_stage(b)],
+            "openai": lambda b: [_set("llm", {"backend": "openai", "model": "m", "base_url": server}), *llm_stage(b)],
+            "rules": lambda b: ["llm.backend=rules", *llm_stage(b)],
+            "replies": lambda b: ["llm.backend=replies", *llm_stage(b)],
+        },
+    }
+
+
+def built(pipeline: Pipeline, stage: str, backend: str, settings: Any) -> list[Any]:
+    """The objects the pipeline built for ``stage`` (to check they are the registered class)."""
+    retrieval = pipeline.retrieval
+    indexes = pipeline.context.open_indexes()
+    return {
+        "index": lambda: [indexes["bm25" if registry.config_class("index", backend).kind == "sparse" else "dense"]],
+        "encoder": lambda: [indexes["dense"].encoder],
+        "querygen": lambda: [retrieval.query_set.generators[-1]],
+        "retriever": lambda: list(retrieval.retrievers.values()),
+        "rerank": lambda: [retrieval.reranker],
+        "evidence": lambda: [pipeline.selector],
+        "generate": lambda: [pipeline.generator],
+        "llm": lambda: [pipeline.context.llm()] if needs_llm(settings) else [],
+    }[stage]()
+
+
+def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: dict[str, str], server: str,
+                                                           models: ModelCache) -> None:
+    table = variants(tiny, server)
+    for stage in registry.stages():
+        if stage.name != "task":
+            assert set(table[stage.name]) == set(registry.names(stage.name)), f"stage {stage.name}: add its variant"
+    failures: list[str] = []
+    builds = 0
+    for preset in preset_names():
+        base = load_settings(preset)
+        swaps = [o for o in offline_overrides(base, "local") if o != "--set"]
+        for stage, backends in table.items():
+            for backend, make in backends.items():
+                extra = make(load_settings(preset, swaps))
+                settings = load_settings(preset, [*swaps, *extra])
+                if stage != "llm" and needs_llm(settings) and settings.llm.backend == "none":
+                    settings = load_settings(preset, [*swaps, *extra, "llm.backend=rules"])  # the stage needs one
+                where = f"{preset} + {stage}={backend}"
+                expect_error = backend == "llamacpp" or (stage, backend) == ("llm", "none") and needs_llm(settings)
+                try:
+                    with Pipeline(settings, store, models=models) as pipeline:
+                        builds += 1
+                        objects = built(pipeline, stage, backend, settings)
+                        cls = registry.load(stage, backend)
+                        if stage == "retriever" and backend in ("bm25", "dense"):
+                            cls = registry.load("index", "tantivy" if backend == "bm25" else "faiss")
+                        wanted = type(None) if (stage, backend) == ("rerank", "none") else cls
+                        nothing_to_build = (stage, backend) == ("llm", "none")
+                        if not (objects or nothing_to_build) or not all(isinstance(o, wanted) for o in objects):
+                            failures.append(f"{where}: built {[type(o).__name__ for o in objects]}")
+                        if expect_error:
+                            failures.append(f"{where}: built, but it should have failed")
+                except MissingExtraError as exc:
+                    if backend != "llamacpp":
+                        failures.append(f"{where}: {exc}")
+                    assert "pip install" in (exc.hint or "")
+                except ConfigError as exc:
+                    if not expect_error:
+                        failures.append(f"{where}: {exc.message}")
+                    assert exc.hint, where
+    assert not failures, "\n".join(failures[:40])
+    assert builds > 10 * len(preset_names())

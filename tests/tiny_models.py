@@ -1,0 +1,79 @@
+"""Tiny models built locally for tests (no network): real loading code paths, meaningless scores.
+
+Every builder saves an ordinary Hugging Face (or sentence-transformers) folder that medcite loads by path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+WORDS = ["Query:", "Document:", "Relevant:", "true", "false", "statins", "lower", "ldl", "malaria", "kills",
+         "children", "what", "do", "sleep", "apnea", "cpap", "treats", "filler"]
+
+
+def _minilm_tokenizer() -> Any:
+    from transformers import AutoTokenizer
+
+    from medcite.index.dense.encoders import packaged_minilm_dir
+
+    return AutoTokenizer.from_pretrained(str(packaged_minilm_dir()))
+
+
+def _bert_config(**extra: Any) -> Any:
+    from transformers import BertConfig
+
+    return BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=512, initializer_range=0.5, **extra)
+
+
+def build_tiny_cross_encoder(out: Path, seed: int = 0) -> Path:
+    """A BertForSequenceClassification (1 logit) with the packaged MiniLM tokenizer, saved to ``out``."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    BertForSequenceClassification(_bert_config(num_labels=1)).save_pretrained(out)
+    _minilm_tokenizer().save_pretrained(out)
+    return out
+
+
+def build_tiny_bert(out: Path, seed: int = 0) -> Path:
+    """A plain BertModel (for CLS-pooling encoders) with the packaged MiniLM tokenizer."""
+    import torch
+    from transformers import BertModel
+
+    torch.manual_seed(seed)
+    BertModel(_bert_config()).save_pretrained(out)
+    _minilm_tokenizer().save_pretrained(out)
+    return out
+
+
+def build_tiny_st(out: Path, bert_folder: Path) -> Path:
+    """A sentence-transformers folder (transformer + mean pooling + normalise) around a tiny BERT."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    transformer = Transformer(str(bert_folder), max_seq_length=128)
+    SentenceTransformer(modules=[transformer, Pooling(32, "mean"), Normalize()], device="cpu").save(str(out))
+    return out
+
+
+def build_tiny_monot5(out: Path) -> Path:
+    """A tiny T5ForConditionalGeneration with a whitespace WordLevel tokenizer (no SentencePiece)."""
+    import tokenizers
+    import torch
+    import transformers
+
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = tokenizers.processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
+                                                unk_token="<unk>")
+    fast.save_pretrained(out)
+    config = transformers.T5Config(vocab_size=len(vocab), d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
+                                   decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    torch.manual_seed(0)
+    transformers.T5ForConditionalGeneration(config).save_pretrained(out)
+    return out
