@@ -117,29 +117,28 @@ class Pipeline:
         A run directory with the same settings is resumed: topics already answered there are skipped.
         """
         topics = list(topics)
-        writer = RunWriter(out, self.settings, command=command,
-                           extra={"corpus": {"path": str(self.corpus_path), **self.store.fingerprint()}})
-        done = writer.done_topics()
-        todo = [t for t in topics if t.id not in done]
-        if done:
-            log.info("resuming %s: %d of %d topics already answered", out, len(done), len(topics))
-        results = []
         from ..llm.trace import trace_context, trace_to
 
-        for topic in progress(todo, desc="topics", unit="topic"):
-            with trace_to(writer.path / "trace.jsonl"), trace_context(topic_id=topic.id):
-                result = self.answer(topic)
-            results.append(result)
-            rankings: dict[str, Sequence[Hit]] = dict(result.rankings)
-            writer.write_topic(
-                topic,
-                queries=[asdict(q) for q in result.queries],
-                rankings=rankings,
-                evidence=result.evidence,
-                answer=result.answer,
-                articles=result.articles.values(),
-                timings=result.timings,
-            )
+        results = []
+        with RunWriter(out, self.settings, command=command,
+                       extra={"corpus": {"path": str(self.corpus_path), **self.store.fingerprint()}}) as writer:
+            done = writer.done_topics()
+            todo = [t for t in topics if t.id not in done]
+            if done:
+                log.info("resuming %s: %d of %d topics already answered", out, len(done), len(topics))
+            for topic in progress(todo, desc="topics", unit="topic"):
+                with trace_to(writer.path / "trace.jsonl"), trace_context(topic_id=topic.id):
+                    result = self.answer(topic)
+                results.append(result)
+                writer.write_topic(
+                    topic,
+                    queries=[asdict(q) for q in result.queries],
+                    rankings=dict(result.rankings),
+                    evidence=result.evidence,
+                    answer=result.answer,
+                    articles=result.articles.values(),
+                    timings=result.timings,
+                )
         return results
 
     def __enter__(self) -> Pipeline:

@@ -219,3 +219,16 @@ def test_models_prefix_names_a_trained_model_folder(tmp_path, tiny: dict, monkey
     assert enc.fingerprint == direct.fingerprint  # same weights in another folder: same vector space
     with pytest.raises(ConfigError, match="not at"):
         load_encoder("models:missing-model")
+
+
+def test_query_limit_never_changes_the_shared_model(tiny: dict) -> None:
+    """Finding: the sentence-transformers encoder set the shared model's max_seq_length per query batch."""
+    enc = load_encoder({"backend": "sentence-transformers", "model": str(tiny["st"]), "query_max_length": 4,
+                        "doc_max_length": 64})
+    model = enc._model  # type: ignore[attr-defined]
+    long = "statin therapy lowers cholesterol in older adults with diabetes"
+    q = enc.encode_queries([long, "statin therapy lowers"])
+    assert model.max_seq_length == 64  # the articles' limit, untouched by query encoding
+    np.testing.assert_allclose(q[0], q[1], atol=1e-5)  # both cut at 4 tokens: [CLS] statin therapy [SEP]... same
+    d = enc.encode_documents([Article("1", long), Article("2", "statin therapy lowers")])
+    assert not np.allclose(d[0], d[1], atol=1e-4)  # documents keep their 64 tokens

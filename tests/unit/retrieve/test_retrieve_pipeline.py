@@ -287,3 +287,23 @@ def test_context_shares_one_llm_and_closes_everything(store: DocumentStore) -> N
     pipe.reranker.llm.close = lambda: closed.append("llm")  # type: ignore[attr-defined,method-assign]
     ctx.close()
     assert closed == ["llm"]
+
+
+class VariantOverlap(OverlapReranker):
+    """An OverlapReranker that also takes the query variants (as MedCPT averages them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.variants: list[list[str]] = []
+
+    def rerank_variants(self, queries: Sequence[str], hits: Sequence[Hit], articles: Mapping[str, object],
+                        k: int) -> list[Hit]:
+        self.variants.append(list(queries))
+        return self.rerank(" ".join(queries), hits, articles, k)
+
+
+def test_a_variant_reranker_reads_the_whole_query_set(store: DocumentStore) -> None:
+    """Finding: MedCPT's query-variant averaging was never reached by the pipeline."""
+    rr = VariantOverlap()
+    _pipe(store, rr, "rerank.k=2").retrieve(TOPIC)
+    assert rr.variants == [[TOPIC.question, "statins", "migraine headache"]]

@@ -6,7 +6,6 @@ folder works; the default ``minilm`` is the packaged all-MiniLM-L6-v2, loaded wi
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -97,9 +96,6 @@ class SentenceTransformerEncoder:
             normalize=self.normalize,
             dim=self.dim,
         )
-        self._query_model = self._model
-        if self.query_max_length != self.doc_max_length:
-            self._query_model = _with_max_length(self._model, self.query_max_length)
         log.info("loaded sentence-transformers encoder %s (dim %d)", model, self.dim)
 
     @classmethod
@@ -107,20 +103,25 @@ class SentenceTransformerEncoder:
         return cls(cfg.model, normalize=cfg.normalize, query_max_length=cfg.query_max_length,
                    doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device)
 
-    def _encode(self, texts: list[str], model: Any = None) -> np.ndarray:
-        out: Any = (model or self._model).encode(
+    def _encode(self, texts: list[str], max_length: int | None = None) -> np.ndarray:
+        """Encode; a ``max_length`` other than the model's is passed per call (the shared model is not changed)."""
+        extra: dict[str, Any] = {}
+        if max_length is not None and max_length != self._model.max_seq_length:
+            extra["processing_kwargs"] = {"text": {"max_length": max_length}}
+        out: Any = self._model.encode(
             texts,
             batch_size=self.batch_size,
             normalize_embeddings=self.normalize,
             convert_to_numpy=True,
             show_progress_bar=False,
+            **extra,
         )
         return np.asarray(out, dtype=np.float32)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return encode_batched(
             list(texts),
-            lambda batch: self._encode(batch, self._query_model),
+            lambda batch: self._encode(batch, self.query_max_length),
             length=len,
             batch_size=self.batch_size,
             dim=self.dim,
@@ -133,17 +134,3 @@ class SentenceTransformerEncoder:
             texts, self._encode, length=len, batch_size=self.batch_size, dim=self.dim, desc="encode articles"
         )
 
-
-def _with_max_length(model: Any, max_length: int) -> Any:
-    """A second SentenceTransformer over the same weights whose token limit is ``max_length``.
-
-    The limit lives on the first (Transformer) module; a shallow copy of that module shares its weights
-    and tokenizer but has its own limit, so queries and articles never change each other's truncation
-    (the model may be shared by several stages and threads).
-    """
-    st = require("sentence_transformers", "dense", "the sentence-transformers encoder")
-    modules = list(model)
-    first = copy.copy(modules[0])
-    first.max_seq_length = int(max_length)
-    view = st.SentenceTransformer(modules=[first, *modules[1:]], device=str(model.device))
-    return view
