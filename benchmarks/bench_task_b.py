@@ -12,7 +12,7 @@ Results accumulate in ``benchmarks/results/task_b.json`` (one entry per preset a
 each run, so a long local-LLM matrix keeps what finished) and the docs/BENCHMARKS.md section ``task_b``.
 
     python benchmarks/bench_task_b.py --stack none
-    python benchmarks/bench_task_b.py --stack local --presets clac25-a --set evidence.summary_docs=3
+    python benchmarks/bench_task_b.py --stack local --presets clac25-a --set evidence.docs=3
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ def stage_seconds(row: dict[str, float]) -> dict[str, float]:
 def drop_dense(preset: str) -> list[str]:
     """``--set`` that replaces a dense branch by BM25 (for a store without a dense index)."""
     branches = load_settings(preset).retrieve.branches
-    if not any(b.name == "dense" for b in branches):
+    if not any(b.backend == "dense" for b in branches):
         return []
-    kept = [{"name": b.name, **b.model_dump(exclude_defaults=True)} for b in branches if b.name != "dense"]
-    kept = kept or [{"name": "bm25"}]
+    kept = [{**b.model_dump(exclude_defaults=True), "backend": b.backend} for b in branches if b.backend != "dense"]
+    kept = kept or [{"backend": "bm25"}]
     return [f"retrieve.branches={json.dumps(kept, separators=(',', ':'))}"]
 
 
@@ -141,7 +141,7 @@ def markdown(results: dict[str, Any]) -> str:
         "swapped for its no-LLM counterpart (`offline_overrides(settings, 'none')`); `local`: the packaged "
         "SmolLM2-135M in-process (`offline_overrides(settings, 'local')`) with the small budgets listed. Servers "
         "and hub models named by the presets (vLLM, cross-encoders, MedCPT) are not available here, so no run "
-        "reranks, and dense branches use the packaged MiniLM (`index.dense.encoder=minilm`, the store's dense "
+        "reranks, and dense branches use the packaged MiniLM (`indexes.dense.encoder=minilm`, the store's dense "
         "index built on first use). A run whose overrides list `retrieve.branches=[...bm25...]` had BM25 in place "
         "of its dense branch (`--drop-dense`, measured before the demo store had a dense index).",
         "",
