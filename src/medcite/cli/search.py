@@ -62,7 +62,8 @@ BATCH = 256
 @click.option(
     "--preset",
     default=None,
-    help="Retrieval preset (bm25, hybrid, narrow, wide, best, ... or a .json file); needs --corpus. "
+    help="Retrieval preset (bm25, hybrid, narrow, wide, best, ... or a .json file; default with --corpus: "
+    "bm25); needs --corpus. "
     "-k caps the hits written per topic; the preset's retrieve.keep (narrow 10, wide 30) still applies.",
 )
 @click.option(

@@ -40,11 +40,12 @@ def search_preset(
     from ..pipeline import RetrievalPipeline
     from ..tasks.topics import read_topics
 
-    if corpus is None or preset is None:
+    if corpus is None:
         raise InputError(
-            "--preset and --corpus go together",
+            "--preset and --set search a document store: give --corpus STORE",
             hint="medcite search --preset bm25 --corpus STORE --topics FILE --output RUN.trec -k 100",
         )
+    preset = preset or "bm25"
     if index_dir is not None:
         raise InputError(
             "give either --index DIR or --preset NAME --corpus STORE, not both",

@@ -78,12 +78,14 @@ def test_search_preset_single_query_prints_titles(corpus: Path) -> None:
     code, text = _invoke(["search", "--preset", "bm25", "--corpus", str(corpus), "obstructive sleep apnea"])
     assert code == 0, text
     assert text.splitlines()[0].split()[:2] == ["1", "103"] and "Sleep apnea treatment" in text
+    default, same = _invoke(["search", "--corpus", str(corpus), "obstructive sleep apnea"])  # bm25 by default
+    assert default == 0 and same == text
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--preset", "bm25"], "--preset and --corpus go together"),
+        (["--preset", "bm25"], "give --corpus STORE"),
         (["--preset", "nope", "--corpus", "{corpus}"], "unknown preset"),
         (["--preset", "bm25", "--corpus", "{corpus}", "--index", "x"], "not both"),
         (["--preset", "bm25", "--corpus", "{corpus}", "--query-from", "topic"], "--query-from"),
@@ -130,3 +132,14 @@ def test_search_preset_hybrid_with_the_packaged_minilm(
         assert code == 1 and "medcite train" in text, text
         assert str(tmp_path / "no-models") in text
     assert len(list((corpus / "indexes").iterdir())) == 2
+
+
+def test_the_index_the_readme_builds_is_the_one_presets_use(corpus: Path) -> None:
+    """`medcite index bm25 --store S` (no --out) builds the folder `search --corpus S` and the presets read."""
+    code, text = _invoke(["index", "bm25", "--store", str(corpus)])
+    assert code == 0, text
+    built = sorted(p.name for p in (corpus / "indexes").iterdir())
+    assert len(built) == 1 and built[0].startswith("tantivy-")
+    code, text = _invoke(["search", "--corpus", str(corpus), "statin myopathy"])
+    assert code == 0 and "104" in text
+    assert sorted(p.name for p in (corpus / "indexes").iterdir()) == built
