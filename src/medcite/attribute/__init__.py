@@ -1,1 +1,0 @@
-"""medcite attribute stage."""
