@@ -307,3 +307,23 @@ def test_a_variant_reranker_reads_the_whole_query_set(store: DocumentStore) -> N
     rr = VariantOverlap()
     _pipe(store, rr, "rerank.k=2").retrieve(TOPIC)
     assert rr.variants == [[TOPIC.question, "statins", "migraine headache"]]
+
+
+def test_a_dense_index_of_the_earlier_layout_is_adopted_not_rebuilt(store: DocumentStore) -> None:
+    """medcite 0.1 named dense folders `dense-<hash of every setting>`: the same store and encoder is reused."""
+    pytest.importorskip("faiss")
+    from medcite_fakes import HashEncoder
+
+    from medcite.index.dense.build import build_dense_index
+
+    s = settings('retrieve.branches=["dense"]', "indexes.dense.encoder.backend=hash-bow")
+    legacy = store.path / "indexes" / "dense-0123456789abcdef"
+    build_dense_index(store, legacy, s.indexes["dense"], encoder=HashEncoder())
+    ctx = Context(s, store)
+    encoder = HashEncoder()
+    ctx.models.get(("encoder", json.dumps(s.indexes["dense"].encoder.model_dump(mode="json"), sort_keys=True,
+                                          default=str)), lambda: encoder)
+    index = ctx.index("dense")
+    assert encoder.documents_encoded == 0 and not legacy.exists()
+    assert index.path == index_folder(store.path, s.indexes["dense"]) and len(index) == len(DOCS)
+    ctx.close()

@@ -127,6 +127,8 @@ class FaissIndex:
             raise ConfigError("a dense index needs a document store", hint="pass --corpus STORE")
         encoder = load_encoder(cfg.encoder, ctx.models)  # type: ignore[arg-type]
         folder = index_folder(ctx.store.path, cfg)
+        if not fo.has_index(folder):
+            adopt_earlier_folder(ctx.store, folder, encoder)
         log.info("dense index %s: building or updating from the store (seq %d)", folder, ctx.store.seq)
         build_dense_index(ctx.store, folder, cfg, encoder=encoder, relayout=True)
         return cls(folder, encoder, settings=cfg)
@@ -209,6 +211,25 @@ class FaissIndex:
 
     def close(self) -> None:
         """Nothing to release: the FAISS index is in RAM and the row files are memory maps."""
+
+
+def adopt_earlier_folder(store: DocumentStore, folder: Path, encoder: Encoder) -> bool:
+    """Move a dense index that medcite 0.1 built for this store and encoder (``indexes/dense-<hash>``, named by
+    every dense setting) to ``folder``, its name now, instead of encoding the whole store again."""
+    for old in sorted(folder.parent.glob("dense-*")):
+        if not fo.has_index(old) or (old / "chunks").exists():
+            continue
+        try:
+            manifest = fo.read(old)
+        except Exception:  # noqa: BLE001 - a damaged or foreign folder is simply not adopted
+            continue
+        if (manifest.get("corpus", {}).get("store_id") == store.store_id
+                and manifest.get("encoder", {}).get("fingerprint") == encoder.fingerprint
+                and manifest.get("counts", {}).get("dim") == encoder.dim):
+            old.rename(folder)
+            log.info("dense index %s adopted as %s (same store and encoder; nothing encoded again)", old, folder)
+            return True
+    return False
 
 
 def _settings_from_manifest(manifest: dict[str, Any]) -> FaissConfig:
