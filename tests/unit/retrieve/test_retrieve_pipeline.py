@@ -312,9 +312,8 @@ def test_a_variant_reranker_reads_the_whole_query_set(store: DocumentStore) -> N
 def test_a_dense_index_of_the_earlier_layout_is_adopted_not_rebuilt(store: DocumentStore) -> None:
     """medcite 0.1 named dense folders `dense-<hash of every setting>`: the same store and encoder is reused."""
     pytest.importorskip("faiss")
-    from medcite_fakes import HashEncoder
-
     from medcite.index.dense.build import build_dense_index
+    from medcite_fakes import HashEncoder
 
     s = settings('retrieve.branches=["dense"]', "indexes.dense.encoder.backend=hash-bow")
     legacy = store.path / "indexes" / "dense-0123456789abcdef"

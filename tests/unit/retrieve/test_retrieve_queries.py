@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from medcite.retrieve.base import QueryGenerator
+from medcite.retrieve.base import QueryGenerator, QuerySet
 from medcite.retrieve.queries import (
     KeywordQueries,
     OriginalQuery,
-    QuerySet,
     TopicNarrative,
     keywords,
     phrases,
