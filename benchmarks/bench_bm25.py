@@ -44,9 +44,9 @@ METRICS = ["MAP@10", "R@100"]
 # medcite variants: name -> --set overrides of `medcite index bm25` (tantivy is the default backend)
 VARIANTS: dict[str, list[str]] = {
     "medcite-tantivy": [],
-    "medcite-bm25s": ["index.sparse.backend=bm25s"],
+    "medcite-bm25s": ["indexes.bm25.backend=bm25s"],
     # Porter (1980) stemming, as Lucene's EnglishAnalyzer: isolates the stemmer's share of any gap
-    "medcite-bm25s-porter": ["index.sparse.backend=bm25s", "index.sparse.stemmer=porter"],
+    "medcite-bm25s-porter": ["indexes.bm25.backend=bm25s", "indexes.bm25.stemmer=porter"],
 }
 # Parse-only baseline for ingest: lxml iterparse over the same gzip file, nothing extracted or stored.
 LXML_BASELINE = """

@@ -28,15 +28,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from medcite.config import DenseSettings  # noqa: E402
 from medcite.corpus.pubmed_xml import iter_pubmed_xml  # noqa: E402
 from medcite.corpus.store import DocumentStore, FileStats  # noqa: E402
 from medcite.index.dense import faiss_index as fx  # noqa: E402
 from medcite.index.dense import folder as fo  # noqa: E402
 from medcite.index.dense.build import build_dense_index  # noqa: E402
 from medcite.index.dense.encoders import load_encoder  # noqa: E402
+from medcite.index.dense.faiss_backend import FaissConfig, FaissIndex  # noqa: E402
 from medcite.index.dense.importer import import_embeddings  # noqa: E402
-from medcite.index.dense.searcher import DenseRetriever  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.types import Article  # noqa: E402
 
@@ -67,7 +66,7 @@ def recall(approx: list[list], exact: list[list]) -> float:
     )
 
 
-def latency_ms(r: DenseRetriever, qvecs: np.ndarray) -> float:
+def latency_ms(r: FaissIndex, qvecs: np.ndarray) -> float:
     times = []
     for q in qvecs[:100]:
         t = time.perf_counter()
@@ -95,7 +94,7 @@ def ram_bytes(folder: Path) -> dict[str, float]:
     }
 
 
-def projected_ivfpq_bytes(n: int, dim: int, settings: DenseSettings) -> dict[str, float]:
+def projected_ivfpq_bytes(n: int, dim: int, settings: FaissConfig) -> dict[str, float]:
     """RAM per document of the IVF-PQ layout medcite would choose for ``n`` documents of ``dim``.
 
     Codes (m * nbits / 8 bytes) + 8-byte id + 1-byte live mask per document, plus the coarse centroids
@@ -129,8 +128,9 @@ def main() -> None:
     )
     args = ap.parse_args()
     work = args.work_dir
-    base = DenseSettings(vector_dtype="float32", threads=args.threads, chunk_size=1000, batch_size=32)
-    encoder = load_encoder(base)
+    base = FaissConfig(encoder={"backend": "sentence-transformers", "model": "minilm", "batch_size": 32},
+                       vector_dtype="float32", threads=args.threads, chunk_size=1000)
+    encoder = load_encoder(base.encoder)
     if args.reuse and fo.has_index(work / "flat"):
         for name in ("emb", "hnsw", "ivfpq-float16", "ivfpq-float32"):
             shutil.rmtree(work / name, ignore_errors=True)
@@ -154,7 +154,7 @@ def main() -> None:
     qvecs = encoder.encode_queries(questions)
     query_s = time.perf_counter() - t
 
-    flat = DenseRetriever(work / "flat", encoder, settings=base)
+    flat = FaissIndex(work / "flat", encoder, settings=base)
     exact = flat.search_vectors(qvecs, K)
     # export the stored vectors as NCBI-style chunk files: the importer builds the other layouts from them
     loaded = fo.load(work / "flat")
@@ -171,7 +171,7 @@ def main() -> None:
     }
     hnsw_settings = base.model_copy(update={"index_type": "hnsw"})
     import_embeddings(emb, work / "hnsw", hnsw_settings, encoder=encoder)
-    hnsw = DenseRetriever(work / "hnsw", encoder, settings=hnsw_settings)
+    hnsw = FaissIndex(work / "hnsw", encoder, settings=hnsw_settings)
     layouts["hnsw"] = {
         "recall@10": recall(hnsw.search_vectors(qvecs, K), exact),
         "p50_ms": latency_ms(hnsw, qvecs),
@@ -185,7 +185,7 @@ def main() -> None:
         build_s = time.perf_counter() - t
         for nprobe, shortlist in ((8, K), (32, K), (8, 64), (16, 128), (32, 256), (64, 512)):
             s = ivf_settings.model_copy(update={"nprobe": nprobe, "rerank": shortlist})
-            r = DenseRetriever(work / f"ivfpq-{dtype}", encoder, settings=s)
+            r = FaissIndex(work / f"ivfpq-{dtype}", encoder, settings=s)
             grid.append(
                 {
                     "vector_dtype": dtype,
@@ -282,7 +282,7 @@ def report(r: dict) -> str:
     lines += [
         "",
         "Recall was measured on this small corpus only; at millions of documents nlist grows, so nprobe and "
-        "the shortlist need re-tuning there (`--set index.dense.nprobe=... --set index.dense.rerank=...`). "
+        "the shortlist need re-tuning there (`--set indexes.dense.nprobe=... --set indexes.dense.rerank=...`). "
         "Encoding speed reflects a shared, heavily loaded 2-core machine (MODELS.md measured ~36 abstracts/s "
         "when idle).",
     ]

@@ -30,7 +30,7 @@ from medcite.types import Article, Topic  # noqa: E402
 CONFIGS = {
     "offline (bm25, 10 docs, 2/doc, 5 sentences)": [],
     "narrow retrieval (question + keywords, RRF)": ['retrieve.queries=["original","keywords"]'],
-    "bm25+rocchio": ['retrieve.branches=[{"name":"bm25+rocchio"}]'],
+    "bm25+rocchio": ['retrieve.branches=[{"backend":"bm25+rocchio"}]'],
     "1 sentence per doc": ["evidence.per_doc=1"],
 }
 

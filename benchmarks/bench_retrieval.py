@@ -33,9 +33,9 @@ from medcite.corpus.store import DocumentStore
 from medcite.errors import ConfigError
 from medcite.evaluate.retrieval import evaluate_retrieval
 from medcite.paths import models_dir, shared_data_dir
+from medcite.pipeline import build_stage
 from medcite.rerank.embedding import EmbeddingReranker
 from medcite.rerank.ensemble import UnionEnsemble, WeightedEnsemble, search_weights
-from medcite.rerank.factory import build_reranker
 from medcite.types import Hit, Topic
 
 log = logging.getLogger("bench_retrieval")
@@ -43,7 +43,7 @@ log = logging.getLogger("bench_retrieval")
 CE_MODEL = "medcite-minilm-ce-bioasq"
 BI_MODEL = "medcite-minilm-bi-bioasq"
 METRICS = ["MAP@10", "R@100", "nDCG@10"]
-DENSE_ONLY = 'retrieve.branches=[{"name": "dense"}]'
+DENSE_ONLY = 'retrieve.branches=[{"backend": "dense"}]'
 CV_SEED = 7
 
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError("the trained-ce preset's first stage needs the adapted encoder "
                               f"{models_dir() / BI_MODEL}")
         ce_cfg = rs.settings("trained-ce")
-        ce = rs.CachedScores(build_reranker(ce_cfg.rerank), "trained-ce")
+        ce = rs.CachedScores(build_stage("rerank", ce_cfg.rerank, settings=ce_cfg), "trained-ce")
     except ConfigError as exc:
         log.warning("trained cross-encoder unavailable, rerankers skipped: %s", exc)
         ce = None
@@ -181,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         runs["+ trained CE"] = run
         systems.append(system(f"{base_name} → trained cross-encoder", run, total(secs, sub), qrels,
                               preset="trained-ce", stage="rerank", rerank_latency_s=latency_summary(secs)))
-        q8 = build_reranker(rs.settings("trained-ce-int8").rerank)
+        q8_cfg = rs.settings("trained-ce-int8")
+        q8 = build_stage("rerank", q8_cfg.rerank, settings=q8_cfg)
         run, secs = rs.rerank_pool(q8, sub, pool, articles)
         systems.append(system(f"{base_name} → trained cross-encoder, int8", run, total(secs, sub), qrels,
                               preset="trained-ce-int8", stage="rerank", rerank_latency_s=latency_summary(secs)))
@@ -259,7 +260,7 @@ class FirstStages:
             self.run("Dense (MiniLM)", "hybrid", DENSE_ONLY)
             self.run("Hybrid RRF (BM25 + MiniLM)", "hybrid")
         if adapted:
-            self.run("Dense (MiniLM adapted)", "hybrid", DENSE_ONLY, f"index.dense.encoder=models:{BI_MODEL}")
+            self.run("Dense (MiniLM adapted)", "hybrid", DENSE_ONLY, f"indexes.dense.encoder=models:{BI_MODEL}")
             self.run("Hybrid RRF (BM25 + MiniLM adapted)", "hybrid-adapted")
         else:
             log.warning("no adapted encoder at %s: skipped", models_dir() / BI_MODEL)
@@ -375,14 +376,14 @@ def write_best_preset(best: dict[str, Any]) -> Path:
 def _query_encoder(cfg: Any, store: Path) -> Any:
     from medcite.index.dense.encoders import load_encoder
 
-    return load_encoder(cfg.index.dense)
+    return load_encoder(cfg.indexes["dense"].encoder)
 
 
 def _time_real_ensemble(weights: list[float], topics: list[Topic], pool: dict[str, list[Hit]],
                         articles: Any) -> list[float]:
     """Seconds per question of the uncached weighted ensemble, built from its preset with these weights."""
     cfg = rs.settings("trained-ensemble", f"rerank.weights={json.dumps(weights)}")
-    ens = build_reranker(cfg.rerank)
+    ens = build_stage("rerank", cfg.rerank, settings=cfg)
     _, secs = rs.rerank_pool(ens, topics, pool, articles)
     return secs
 

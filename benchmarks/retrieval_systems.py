@@ -1,8 +1,8 @@
 """The systems of the retrieval benchmark: first-stage presets, rerankers over a fixed pool, IVF-PQ recall.
 
 Every system is medcite's own code path: first stages run through
-:class:`medcite.retrieve.pipeline.RetrievalPipeline` built from a preset (indexes built or reused under
-``<store>/indexes/``), rerankers are the ones the presets build (:func:`medcite.rerank.factory.build_reranker`).
+:class:`medcite.pipeline.RetrievalPipeline` built from a preset (indexes built or reused under
+``<store>/indexes/``), rerankers are the ones the presets build (:func:`medcite.pipeline.build_stage`).
 To score each (question, document) pair once, the ensembles read their members' scores from a cache filled
 by the members themselves (:class:`CachedScores`); the ensembles' latency is timed separately on the
 real, uncached ensemble.
@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from medcite.config import DenseSettings, Settings, load_settings
+from medcite.config import Settings, load_settings
+from medcite.index.base import index_folder
+from medcite.pipeline import RetrievalPipeline
 from medcite.rerank.scoring import PointwiseReranker
-from medcite.retrieve.pipeline import RetrievalPipeline, index_folder
 from medcite.types import Article, Hit, Topic
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,8 @@ DEPTH = 100
 
 def settings(preset: str, *overrides: str) -> Settings:
     """A preset with a first-stage depth of 100 and no final cut (every system returns its top 100), and
-    FAISS on one thread (``index.dense.threads=1``: OpenMP threads spin on a busy shared machine)."""
-    return load_settings(preset, [f"retrieve.k={DEPTH}", "index.dense.threads=1", *overrides])
+    FAISS on one thread (``indexes.dense.threads=1``: OpenMP threads spin on a busy shared machine)."""
+    return load_settings(preset, [f"retrieve.k={DEPTH}", "indexes.dense.threads=1", *overrides])
 
 
 def first_stage(cfg: Settings, store: Path, topics: Sequence[Topic]) -> tuple[dict[str, list[Hit]], list[float]]:
@@ -87,7 +88,7 @@ class StoredVectors:
 
 
 def dense_folder(cfg: Settings, store: Path) -> Path:
-    return index_folder(store, "dense", cfg.index.dense)
+    return index_folder(store, cfg.indexes["dense"])
 
 
 def rerank_pool(
@@ -113,6 +114,7 @@ def ivfpq_recall(folder: Path, queries: np.ndarray, configs: Sequence[dict[str, 
     """
     from medcite.index.dense import faiss_index as fx
     from medcite.index.dense import folder as fo
+    from medcite.index.dense.faiss_backend import FaissConfig
 
     loaded = fo.load(folder)
     vectors = np.asarray(loaded.vectors, dtype=np.float32)
@@ -124,7 +126,7 @@ def ivfpq_recall(folder: Path, queries: np.ndarray, configs: Sequence[dict[str, 
     live = np.ones(n, dtype=bool)
     out: dict[str, Any] = {"documents": n, "queries": len(q), "k": k, "layouts": []}
     for cfg in configs:
-        ds = DenseSettings(index_type="ivfpq", nlist=cfg["nlist"], pq_m=cfg["pq_m"], pq_nbits=cfg.get("nbits", 8))
+        ds = FaissConfig(index_type="ivfpq", nlist=cfg["nlist"], pq_m=cfg["pq_m"], pq_nbits=cfg.get("nbits", 8))
         params = fx.choose_params("ivfpq", dim, n, ds)
         index = fx.new_index(params)
         fx.train(index, vectors)
