@@ -7,7 +7,9 @@ the one construction path with ``--set`` instead of injecting objects by hand:
 - llm ``rules``: answers by fixed rules of the prompt it receives (summaries, reformulations,
   decompositions, condensation, cited and uncited answers; its first cited answer breaks a rule so the
   constraint-retry path runs);
-- llm ``replies``: answers with the configured replies in turn (the last one repeats).
+- llm ``replies``: answers with the configured replies in turn (the last one repeats);
+- stance ``words``: supports when a passage holds every content word of the claim, contradicts when
+  exactly one of them is negated.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from medcite.attribute.base import PassageClassifier, StanceConfig
 from medcite.index.dense.encoders import EncoderConfig
 from medcite.llm.base import BaseLLM, Completion, LLMConfig, Message
 from medcite.rerank.base import RerankConfig
@@ -144,6 +147,7 @@ def register() -> None:
     registry.register("encoder", "hash-bow", "medcite_fakes:HashEncoder")
     registry.register("llm", "rules", "medcite_fakes:RuleLLM")
     registry.register("llm", "replies", "medcite_fakes:ReplyLLM")
+    registry.register("stance", "words", "medcite_fakes:WordsStance")
 
 
 class ReverseConfig(RerankConfig):
@@ -170,3 +174,33 @@ class ReverseReranker:
         order = list(hits)
         order = order[:1] + order[1:][::-1] if self.keep_first else order[::-1]
         return [Hit(h.pmid, float(len(order) - i), i + 1, h.branches) for i, h in enumerate(order[:k])]
+
+
+class WordsStanceConfig(StanceConfig):
+    backend: Literal["words"] = "words"
+
+
+class WordsStance(PassageClassifier):
+    """A stance backend by fixed rules (registered as ``words``): a passage holding every content word of the
+    claim supports it, or contradicts it when exactly one of the two is negated; otherwise neutral."""
+
+    Config = WordsStanceConfig
+    name = "words"
+
+    @classmethod
+    def from_config(cls, cfg: WordsStanceConfig, ctx: Any = None) -> WordsStance:
+        return cls(cfg.whole_text_chars, cfg.sentences)
+
+    def probabilities(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+        from medcite.generate.attribution import negated
+
+        stop = {"not", "did", "does", "the", "and", "with", "for", "was", "were", "are", "that"}
+        out = []
+        for claim, passage in zip(claims, passages, strict=True):
+            words = {w for w in re.findall(r"\w{3,}", claim.lower()) if w not in stop}
+            have = set(re.findall(r"\w{3,}", passage.lower()))
+            if words and words <= have:
+                out.append([0.1, 0.8, 0.1] if negated(claim) != negated(passage) else [0.8, 0.1, 0.1])
+            else:
+                out.append([0.1, 0.1, 0.8])
+        return np.array(out)

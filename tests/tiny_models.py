@@ -77,3 +77,17 @@ def build_tiny_monot5(out: Path) -> Path:
     torch.manual_seed(0)
     transformers.T5ForConditionalGeneration(config).save_pretrained(out)
     return out
+
+
+def build_tiny_stance(out: Path, labels: tuple[str, ...] = ("supports", "contradicts", "neutral"),
+                      seed: int = 0) -> Path:
+    """A 3-way BertForSequenceClassification named by ``labels`` (medcite's order, or an NLI model's)."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = _bert_config(num_labels=len(labels), id2label=dict(enumerate(labels)),
+                          label2id={name: i for i, name in enumerate(labels)})
+    BertForSequenceClassification(config).save_pretrained(out)
+    _minilm_tokenizer().save_pretrained(out)
+    return out

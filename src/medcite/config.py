@@ -31,6 +31,8 @@ __all__ = [
     "Settings",
     "CorpusSettings",
     "RetrieveSettings",
+    "VerifySettings",
+    "GroundSettings",
     "load_settings",
     "parse_override",
     "preset_names",
@@ -48,6 +50,7 @@ _STAGE_PATHS: dict[tuple[str, ...], str] = {
     ("evidence",): "evidence",
     ("generate",): "generate",
     ("llm",): "llm",
+    ("stance",): "stance",
     ("llms", "*"): "llm",
     ("indexes", "*"): "index",
     ("indexes", "*", "encoder"): "encoder",
@@ -106,6 +109,43 @@ class RetrieveSettings(Section):
         return branches
 
 
+class VerifySettings(Section):
+    citations: Literal["off", "check", "drop", "regenerate"] = Field(
+        "off", description="Stance check of every (answer sentence, cited PMID) pair (Dalhousie 2025): 'check' "
+        "records each stance, 'drop' removes citations the abstract does not support (and sentences left "
+        "uncited), 'regenerate' first asks an LLM generator again with the reasons (up to max_rounds)."
+    )
+    min_support: float = Field(0.5, ge=0, le=1, description="Least P(supports) for a citation to stay.")
+    keep_neutral: bool = Field(False, description="Keep citations judged neutral (only 'supports' otherwise).")
+    corroborate: bool = Field(
+        False, description="Add citations of other evidence items the stance check says support a sentence "
+        "(up to generate.max_citations PMIDs per sentence)."
+    )
+    max_rounds: int = Field(3, ge=1, le=50, description="'regenerate': most generations (Dalhousie 2025: 20).")
+    sufficiency_rounds: int = Field(
+        0, ge=0, le=10, description="Evidence-sufficiency loop (Dalhousie 2025 afmmd): the LLM judges whether "
+        "the evidence answers the question and, if not, writes a new query whose hits are added; at most this "
+        "many rounds (the paper: 5; 0 = off)."
+    )
+    llm: str | None = Field(None, description="LLM of the sufficiency judge and of the answer-first flow.")
+
+
+class GroundSettings(Section):
+    candidates: int = Field(20, ge=1, description="Top retrieved abstracts judged per sentence.")
+    max_supported: int = Field(3, ge=0, le=3, description="Most new supporting PMIDs per sentence (Task A: 3).")
+    max_contradicted: int = Field(3, ge=0, le=3, description="Most contradicting PMIDs per sentence (Task A: 3).")
+    min_support: float = Field(0.5, ge=0, le=1, description="Least P(supports) of a supporting citation.")
+    min_contradict: float = Field(0.5, ge=0, le=1, description="Least P(contradicts) of a contradicting citation.")
+    persona: Literal["expert", "emotional"] = Field(
+        "expert", description="Voice of LLM-written text (Dalhousie 2025 runs expd / empd, dal25-expert / "
+        "dal25-emotional): the answer-first flow's answers and the LLM rewrites of Task A sentences."
+    )
+    unsupported: Literal["drop", "flag"] = Field(
+        "drop", description="Answer-first flow: a sentence nothing supports is dropped, or kept uncited and "
+        "flagged (both recorded in the run directory)."
+    )
+
+
 class Settings(Section):
     """The whole configuration of one medcite run."""
 
@@ -120,11 +160,24 @@ class Settings(Section):
     rerank: stage_field("rerank") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("rerank"), description="Reranking of retrieved hits."
     )
+    flow: Literal["retrieve-then-generate", "generate-then-ground"] = Field(
+        "retrieve-then-generate", description="'generate-then-ground' (Dalhousie 2025 expd/empd): the LLM answers "
+        "with no retrieval, then each sentence is grounded like a Task A sentence (support side only)."
+    )
     evidence: stage_field("evidence") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("evidence"), description="Evidence selection."
     )
     generate: stage_field("generate") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("generate"), description="Answer generation."
+    )
+    stance: stage_field("stance") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("stance"),
+        description="Judges whether an abstract supports or contradicts a sentence: Task A grounding, the "
+        "citation-validation loop and citation metrics ('none', 'classifier', 'nli', 'llm').",
+    )
+    verify: VerifySettings = Field(default_factory=VerifySettings, description="Citation checks and loops.")
+    ground: GroundSettings = Field(
+        default_factory=GroundSettings, description="Grounding sentences with citations (Task A, answer-first)."
     )
     llm: stage_field("llm") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("llm"),

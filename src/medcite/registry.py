@@ -54,6 +54,7 @@ _STAGES: dict[str, Stage] = {
         Stage("evidence", "picks the evidence shown to the generator", "snippets"),
         Stage("generate", "writes the cited answer", "extractive"),
         Stage("llm", "a chat language model", "none"),
+        Stage("stance", "judges whether a text supports, contradicts or does not address a claim", "none"),
         Stage("task", "an official input/output format: reader, stages, writer and validator"),
     )
 }
@@ -85,6 +86,7 @@ for _stage, _name, _target, _extra in (
     ("querygen", "original", "medcite.retrieve.queries:OriginalQuery", "core"),
     ("querygen", "keywords", "medcite.retrieve.queries:KeywordQueries", "core"),
     ("querygen", "topic_narrative", "medcite.retrieve.queries:TopicNarrative", "core"),
+    ("querygen", "negation", "medcite.retrieve.negation:NegationQuery", "core"),
     ("querygen", "llm_reformulate", "medcite.retrieve.llm_queries:LLMReformulator", "core"),
     ("querygen", "llm_decompose", "medcite.retrieve.llm_queries:LLMDecomposer", "core"),
     ("retriever", "bm25", "medcite.retrieve.bm25:BM25Retriever", "core"),
@@ -107,6 +109,10 @@ for _stage, _name, _target, _extra in (
     ("llm", "local", "medcite.llm.local_backend:LocalBackend", "llm"),
     ("llm", "llamacpp", "medcite.llm.llamacpp_backend:LlamaCppBackend", "llamacpp"),
     ("llm", "none", "medcite.llm.none_backend:NoneLLM", "core"),
+    ("stance", "none", "medcite.attribute.none:NoStance", "core"),
+    ("stance", "classifier", "medcite.attribute.classifier:ClassifierStance", "rerank"),
+    ("stance", "nli", "medcite.attribute.classifier:ClassifierStance", "rerank"),
+    ("stance", "llm", "medcite.attribute.llm_stance:LLMStance", "llm"),
     ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
     ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
 ):

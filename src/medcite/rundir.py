@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ANSWERS = "answers.jsonl"
 PER_TOPIC_FILES = ("topics.jsonl", "queries.jsonl", "evidence.jsonl", ANSWERS, "articles.jsonl",
-                   "timings.jsonl", "trace.jsonl")
+                   "timings.jsonl", "verification.jsonl", "trace.jsonl")
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -158,8 +158,12 @@ class RunWriter:
         answer: Answer,
         articles: Iterable[Article],
         timings: dict[str, float],
+        verification: dict[str, Any] | None = None,
     ) -> None:
         """Record everything about one finished topic; answers.jsonl is written last (it marks done).
+
+        ``verification`` (stance checks of citations, loop rounds, grounding details) goes to
+        ``verification.jsonl`` when given.
 
         Every line is made before any file is touched (a value a file cannot hold raises first). Each file
         is then appended to, flushed and fsynced once; the answer line follows only when all of them (and
@@ -175,6 +179,7 @@ class RunWriter:
             ("evidence.jsonl", [_jsonl({"topic_id": topic.id, "evidence": [evidence_json(e) for e in evidence]})]),
             ("articles.jsonl", [_jsonl({"topic_id": topic.id, **article_json(a)}) for a in articles]),
             ("timings.jsonl", [_jsonl({"topic_id": topic.id, **{k: round(v, 6) for k, v in timings.items()}})]),
+            ("verification.jsonl", [_jsonl({"topic_id": topic.id, **verification})] if verification else []),
         ]
         last = _jsonl(answer_json(answer))
         for name, lines in batches:

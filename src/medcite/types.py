@@ -107,6 +107,26 @@ class Stance(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class StanceVerdict:
+    """The stance of a claim toward a text: its label, a probability per label, and the span that decided it.
+
+    ``scores`` maps ``supports``/``contradicts``/``neutral`` to probabilities (they sum to 1). The span is
+    ``text[start:end]`` of the judged text; for an article, ``section`` (``title`` or ``abstract``) says
+    which of its texts the offsets index.
+    """
+
+    label: Stance
+    scores: tuple[tuple[str, float], ...]
+    start: int | None = None
+    end: int | None = None
+    section: str | None = None
+
+    def score(self, label: Stance | str) -> float:
+        name = label.value if isinstance(label, Stance) else label
+        return dict(self.scores).get(name, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerSentence:
     """A sentence of an answer with the PMIDs it cites (at most 3 after post-processing)."""
 

@@ -68,12 +68,20 @@ def server() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    from tiny_models import build_tiny_bert, build_tiny_cross_encoder, build_tiny_monot5, build_tiny_st
+    from tiny_models import (
+        build_tiny_bert,
+        build_tiny_cross_encoder,
+        build_tiny_monot5,
+        build_tiny_st,
+        build_tiny_stance,
+    )
 
     root = tmp_path_factory.mktemp("tiny")
     query, article = build_tiny_bert(root / "q", seed=1), build_tiny_bert(root / "a", seed=2)
     return {"ce": str(build_tiny_cross_encoder(root / "ce")), "q": str(query), "a": str(article),
-            "st": str(build_tiny_st(root / "st", query)), "t5": str(build_tiny_monot5(root / "t5"))}
+            "st": str(build_tiny_st(root / "st", query)), "t5": str(build_tiny_monot5(root / "t5")),
+            "stance": str(build_tiny_stance(root / "stance")),
+            "nli": str(build_tiny_stance(root / "nli", ("contradiction", "entailment", "neutral")))}
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +135,8 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "hash-bow": lambda b: ["indexes.dense.encoder.backend=hash-bow", *_with_branch(b, "dense")],
         },
         "querygen": {name: (lambda n: lambda b: [_set("retrieve.queries", ["original", n])])(name)
-                     for name in ("original", "keywords", "topic_narrative", "llm_reformulate", "llm_decompose")},
+                     for name in ("original", "keywords", "topic_narrative", "negation", "llm_reformulate",
+                                  "llm_decompose")},
         "retriever": {name: (lambda n: lambda b: [_set("retrieve.branches", [n]), "indexes.dense.encoder.backend"
                                                                                   "=hash-bow"])(name)
                       for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")},
@@ -147,6 +156,14 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
                      "summaries": lambda b: ["evidence.backend=summaries"]},
         "generate": {"extractive": lambda b: ["generate.backend=extractive"],
                      "llm": lambda b: ["generate.backend=llm"]},
+        "stance": {
+            "none": lambda b: ["stance.backend=none"],
+            "classifier": lambda b: [_set("stance", {"backend": "classifier", "model": tiny["stance"]}),
+                                     "verify.citations=check"],
+            "nli": lambda b: [_set("stance", {"backend": "nli", "model": tiny["nli"]}), "verify.citations=drop"],
+            "llm": lambda b: ["stance.backend=llm", "verify.citations=check"],
+            "words": lambda b: ["stance.backend=words", "flow=generate-then-ground", "llm.backend=rules"],
+        },
         "llm": {
             "none": lambda b: ["llm.backend=none"],
             "local": lambda b: ["llm.backend=local", "llm.model=null", *llm_stage(b)],
@@ -171,6 +188,7 @@ def built(pipeline: Pipeline, stage: str, backend: str, settings: Any) -> list[A
         "evidence": lambda: [pipeline.selector],
         "generate": lambda: [pipeline.generator],
         "llm": lambda: [pipeline.context.llm()] if needs_llm(settings) else [],
+        "stance": lambda: [pipeline.stance] if pipeline.stance is not None else [],
     }[stage]()
 
 
@@ -201,7 +219,7 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
                         if stage == "retriever" and backend in ("bm25", "dense"):
                             cls = registry.load("index", "tantivy" if backend == "bm25" else "faiss")
                         wanted = type(None) if (stage, backend) == ("rerank", "none") else cls
-                        nothing_to_build = (stage, backend) == ("llm", "none")
+                        nothing_to_build = (stage, backend) in (("llm", "none"), ("stance", "none"))
                         if not (objects or nothing_to_build) or not all(isinstance(o, wanted) for o in objects):
                             failures.append(f"{where}: built {[type(o).__name__ for o in objects]}")
                         if expect_error:

@@ -196,14 +196,38 @@ class LLMGenerator:
         return out
 
     # -- the loop ------------------------------------------------------------------------------------
-    def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
+    def _messages(self, topic: Topic, evidence: Sequence[Evidence]) -> list[Message]:
         from ..llm.prompts import render
 
+        prompt = "generate" if self.mode == "cited" else "generate_plain"
+        return render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
+                      max_words=self.max_words)
+
+    def _feedback(self, messages: list[Message], text: str, violations: Sequence[str],
+                  n_evidence: int) -> list[Message]:
+        from ..llm.prompts import render
+
+        retry = "retry" if self.mode == "cited" else "retry_plain"
+        feedback = render(retry, self.prompt_dir, violations="\n".join(f"- {v}" for v in violations),
+                          max_words=self.max_words, n_evidence=n_evidence)
+        return [*messages, {"role": "assistant", "content": text}, *feedback]
+
+    def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         if not evidence:
             return Answer(topic.id, [], [Dropped("answer", "", "no evidence to answer from")], self.name)
-        prompt = "generate" if self.mode == "cited" else "generate_plain"
-        messages = render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
-                          max_words=self.max_words)
+        return self._loop(self._messages(topic, evidence), topic, queries, evidence)
+
+    def revise(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence], previous: Answer,
+               reasons: Sequence[str]) -> Answer:
+        """Generate again with ``reasons`` (e.g. citations a stance check rejected) fed back after ``previous``
+        (Dalhousie 2025's citation-validation loop)."""
+        if not evidence:
+            return previous
+        messages = self._feedback(self._messages(topic, evidence), previous.text, reasons, len(evidence))
+        return self._loop(messages, topic, queries, evidence)
+
+    def _loop(self, messages: list[Message], topic: Topic, queries: Sequence[Query],
+              evidence: Sequence[Evidence]) -> Answer:
         notes: list[Dropped] = []
         text, violations = "", ["not generated"]
         drafts: list[DraftSentence] = []
@@ -220,10 +244,7 @@ class LLMGenerator:
                 break
             log.info("topic %s: attempt %d breaks %d rule(s)", topic.id, attempt, len(violations))
             notes.append(Dropped("answer", text, f"attempt {attempt} rejected: " + "; ".join(violations)))
-            retry = "retry" if self.mode == "cited" else "retry_plain"
-            feedback = render(retry, self.prompt_dir, violations="\n".join(f"- {v}" for v in violations),
-                              max_words=self.max_words, n_evidence=len(evidence))
-            messages = [*messages, {"role": "assistant", "content": text}, *feedback]
+            messages = self._feedback(messages, text, violations, len(evidence))
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
         if not violations:
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)

@@ -9,7 +9,9 @@ never returns more than the paper's limits allow:
 - :func:`parse_decomposition` — CLaC 2024: a JSON-like list of at most 5 keyword queries;
 - :func:`parse_summary` — CLaC 2025: 1–2 sentences, at most 80 words, numbers untouched;
 - :func:`parse_condensation` — CLaC 2024: whole sentences up to 250 words;
-- :func:`parse_permutation` — RankGPT (Sun et al., 2023): ``[3] > [1] > [2]`` to a full permutation.
+- :func:`parse_permutation` — RankGPT (Sun et al., 2023): ``[3] > [1] > [2]`` to a full permutation;
+- :func:`parse_stance` — Dalhousie 2025: SUPPORTS / CONTRADICTS / NEUTRAL and the quoted deciding sentence;
+- :func:`parse_sufficiency` — Dalhousie 2025: SUFFICIENT, or a new query.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from ..errors import ConfigError
 from .completion import Message
 
 # the prompts this module's parsers belong to; other stages may ship more files beside them
-PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank")
+PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
+                "sufficiency", "answer_first")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -320,3 +323,47 @@ def parse_permutation(text: str, n: int) -> list[int]:
             order.append(idx)
     order.extend(i for i in range(n) if i not in seen)
     return order
+
+
+_STANCE_WORDS = (
+    ("contradicts", re.compile(r"\b(contradict(s|ed|ion|ory)?|refut(e|es|ed)|disagree(s)?)\b", re.IGNORECASE)),
+    ("supports", re.compile(r"\b(support(s|ed|ive)?|confirm(s|ed)?|entail(s|ment)?|agree(s)?)\b", re.IGNORECASE)),
+    ("neutral", re.compile(r"\b(neutral|not relevant|irrelevant|unrelated|insufficient|cannot|none|unclear)\b",
+                           re.IGNORECASE)),
+)
+
+
+def parse_stance(text: str) -> tuple[str, str]:
+    """``(label, quote)`` from a stance answer: the label named first on the earliest line that names one
+    (``supports``, ``contradicts`` or ``neutral``; ``neutral`` when none does), and the quoted sentence of
+    the line after it (empty for NONE). Negated forms ("does not support") count as neutral."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        found = [(m.start(), label) for label, rx in _STANCE_WORDS for m in [rx.search(line)] if m]
+        if not found:
+            continue
+        start, label = min(found)
+        if label != "neutral" and re.search(r"\b(not|n't|no)\s+(\w+\s+)?$", line[:start], re.IGNORECASE):
+            label = "neutral"
+        quote = lines[i + 1] if i + 1 < len(lines) else ""
+        quote = quote.strip().strip('"\u201c\u201d').strip()
+        return label, "" if quote.upper().rstrip(".") == "NONE" else quote
+    return "neutral", ""
+
+
+_QUERY = re.compile(r"\bquery\s*[:\-]\s*(.+)$", re.IGNORECASE)
+
+
+def parse_sufficiency(text: str, max_words: int = 32) -> tuple[bool, str]:
+    """``(sufficient, query)``: a line ``QUERY: ...`` gives a new query (at most ``max_words`` words);
+    otherwise the answer counts as sufficient when it says so (``SUFFICIENT``, ``yes``), and as
+    insufficient with no query when it says neither (the loop then stops: nothing new to search)."""
+    for line in text.strip().splitlines():
+        m = _QUERY.search(line.strip())
+        if m:
+            query = " ".join(m.group(1).strip().strip("\"'<>").split()[:max_words])
+            return False, query
+    low = text.strip().lower()
+    if re.search(r"\binsufficient\b|\bnot sufficient\b|\bno\b", low):
+        return False, ""
+    return bool(re.search(r"\bsufficient\b|\byes\b", low)), ""

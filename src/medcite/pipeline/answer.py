@@ -23,8 +23,10 @@ from ..errors import ConfigError, LLMError
 from ..progress import progress
 from ..rundir import RunWriter
 from ..types import Answer, Article, Evidence, Hit, Query, Topic
+from . import loops
 from .context import Context
-from .offline import offline_overrides
+from .grounding import Grounder
+from .offline import offline_overrides, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,7 @@ class TopicResult:
     answer: Answer
     articles: dict[str, Article]
     timings: dict[str, float] = field(default_factory=dict)
+    verification: dict[str, Any] = field(default_factory=dict)
 
     def check_traceable(self) -> None:
         """Every cited PMID must be in the evidence shown to the generator and in the corpus we read."""
@@ -71,6 +74,8 @@ class Pipeline:
             self.retrieval = RetrievalPipeline.from_settings(settings, store=self.store, context=self.context)
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
+            self.stance = self._stance()
+            self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
         except (ConfigError, LLMError) as exc:
             self.close()
             swap = offline_overrides(settings, "local")
@@ -82,6 +87,20 @@ class Pipeline:
             self.close()
             raise
 
+    def _stance(self) -> Any:
+        """The stance stage, built when a verification step or the answer-first flow needs it."""
+        if not uses_stance(self.settings):
+            return None
+        stance = self.context.build("stance", self.settings.stance)
+        if stance is None:
+            raise ConfigError(
+                "citation checks and the generate-then-ground flow need a stance backend, but stance.backend is "
+                "'none'",
+                hint="--set stance.backend=classifier (a model trained by `medcite train stance`), "
+                "--set stance.backend=nli --set stance.model=NAME, or --set stance.backend=llm",
+            )
+        return stance
+
     @classmethod
     def from_preset(cls, preset: str = "offline", corpus: str | Path = "data/demo/store",
                     overrides: Sequence[str] = ()) -> Pipeline:
@@ -91,23 +110,41 @@ class Pipeline:
         """Answer one question (a plain string becomes a topic with id ``q1``)."""
         if isinstance(topic, str):
             topic = Topic("q1", topic)
+        if self.settings.flow == "generate-then-ground":
+            return self._answer_first(topic)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         retrieved = self.retrieval.retrieve(topic)
         timings["retrieval_s"] = time.perf_counter() - t0
-        hits = retrieved.final
+        hits, queries = retrieved.final, retrieved.queries
         t1 = time.perf_counter()
         articles = self.store.get_many([h.pmid for h in hits])
-        evidence = self.selector.select(retrieved.queries, hits, articles)
+        evidence = self.selector.select(queries, hits, articles)
+        record: dict[str, Any] = {}
+        if self.settings.verify.sufficiency_rounds:
+            queries, hits, articles, evidence, record["sufficiency"] = loops.sufficient_evidence(
+                self, topic, queries, hits, articles, evidence)
         timings["evidence_s"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        answer = self.generator.generate(topic, retrieved.queries, evidence)
+        answer = self.generator.generate(topic, queries, evidence)
         timings["generation_s"] = time.perf_counter() - t2
+        if self.stance is not None:
+            t3 = time.perf_counter()
+            answer, record["citations"] = loops.verify_citations(self, topic, queries, evidence, articles, answer)
+            timings["verification_s"] = time.perf_counter() - t3
         timings.update({f"{k}_s": v for k, v in retrieved.timings.items()})
         timings["total_s"] = time.perf_counter() - t0
         cited = {e.pmid for e in evidence}
-        result = TopicResult(topic, retrieved.queries, retrieved.rankings, evidence, answer,
-                             {p: a for p, a in articles.items() if p in cited}, timings)
+        result = TopicResult(topic, queries, retrieved.rankings, evidence, answer,
+                             {p: a for p, a in articles.items() if p in cited}, timings, record)
+        result.check_traceable()
+        return result
+
+    def _answer_first(self, topic: Topic) -> TopicResult:
+        t0 = time.perf_counter()
+        queries, hits, evidence, answer, articles, record = loops.answer_first(self, topic)
+        result = TopicResult(topic, queries, {"retrieval": hits}, evidence, answer, articles,
+                             {"total_s": time.perf_counter() - t0}, record)
         result.check_traceable()
         return result
 
@@ -138,6 +175,7 @@ class Pipeline:
                     answer=result.answer,
                     articles=result.articles.values(),
                     timings=result.timings,
+                    verification=result.verification or None,
                 )
         return results
 

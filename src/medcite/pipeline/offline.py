@@ -35,11 +35,22 @@ def stage_configs(settings: Settings) -> Iterator[tuple[str, BackendConfig]]:
     yield "rerank", settings.rerank
     yield "evidence", settings.evidence
     yield "generate", settings.generate
+    if uses_stance(settings):
+        yield "stance", settings.stance
+
+
+def uses_stance(settings: Settings) -> bool:
+    """Whether a verification step or the answer-first flow will call the stance stage."""
+    v = settings.verify
+    return v.citations != "off" or v.corroborate or settings.flow == "generate-then-ground"
 
 
 def llm_names(settings: Settings) -> set[str | None]:
-    """The LLMs the stages of these settings call (None: the default ``llm``)."""
-    return {name for _, cfg in stage_configs(settings) for name in cfg.llm_names()}
+    """The LLMs the stages (and loops) of these settings call (None: the default ``llm``)."""
+    names = {name for _, cfg in stage_configs(settings) for name in cfg.llm_names()}
+    if settings.verify.sufficiency_rounds or settings.flow == "generate-then-ground":
+        names.add(settings.verify.llm)
+    return names
 
 
 def needs_llm(settings: Settings) -> bool:

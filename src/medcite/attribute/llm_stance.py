@@ -1,0 +1,75 @@
+"""Stance by an LLM prompt (Dalhousie 2025's support/contradiction check): one call per (statement, abstract).
+
+The answer is parsed by fixed rules (:func:`medcite.llm.prompts.parse_stance`): a label, and the sentence
+the model quotes, which is looked up in the abstract for the span (the whole abstract when the quote is not
+found). The scores are the label's one-hot probabilities: an LLM gives no calibrated probability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from pydantic import Field
+
+from ..llm.prompts import parse_stance, render
+from ..llm.trace import trace_context
+from ..settings_base import UsesLLM
+from ..types import Article, Stance, StanceVerdict
+from .base import StanceConfig
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+    from ..llm.base import LLM
+
+
+class LLMStanceConfig(UsesLLM, StanceConfig):
+    """An LLM judges each (statement, abstract) pair with Dalhousie 2025's prompt."""
+
+    no_llm: ClassVar[dict[str, str]] = {"backend": "classifier"}
+
+    backend: Literal["llm"] = "llm"
+    max_tokens: int = Field(96, ge=4, description="Most tokens generated per judgement.")
+    abstract_words: int = Field(400, ge=20, description="Words of the abstract shown (the rest is cut).")
+
+
+class LLMStance:
+    """Stance by prompt; one LLM call per pair, sent as one batch."""
+
+    name = "llm"
+    Config = LLMStanceConfig
+
+    def __init__(self, llm: LLM, *, max_tokens: int = 96, abstract_words: int = 400) -> None:
+        self.llm, self.max_tokens, self.abstract_words = llm, max_tokens, abstract_words
+
+    @classmethod
+    def from_config(cls, cfg: LLMStanceConfig, ctx: BuildContext) -> LLMStance:
+        return cls(ctx.llm(cfg.llm, purpose="the stance backend 'llm'"), max_tokens=cfg.max_tokens,
+                   abstract_words=cfg.abstract_words)
+
+    def _ask(self, items: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]]:
+        chats = [render("stance", statement=claim, title=title or "(none)",
+                        abstract=" ".join(text.split()[: self.abstract_words]) or "(none)")
+                 for claim, title, text in items]
+        with trace_context(stage="stance"):
+            answers = self.llm.complete_many(chats, max_tokens=self.max_tokens) if chats else []
+        return [parse_stance(a.text) for a in answers]
+
+    @staticmethod
+    def _verdict(label: str, quote: str, text: str, section: str | None) -> StanceVerdict:
+        stance = Stance(label)
+        scores = tuple((s.value, 1.0 if s is stance else 0.0)
+                       for s in (Stance.SUPPORTS, Stance.CONTRADICTS, Stance.NEUTRAL))
+        at = text.find(quote) if len(quote) >= 8 else -1
+        start, end = (at, at + len(quote)) if at >= 0 else (0, len(text))
+        return StanceVerdict(stance, scores, start, end, section)
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[StanceVerdict]:
+        parsed = self._ask([(claim, "", text) for claim, text in pairs])
+        return [self._verdict(label, quote, text, None) for (label, quote), (_, text) in zip(parsed, pairs,
+                                                                                             strict=True)]
+
+    def classify_articles(self, pairs: Sequence[tuple[str, Article]]) -> list[StanceVerdict]:
+        parsed = self._ask([(claim, a.title, a.abstract) for claim, a in pairs])
+        return [self._verdict(label, quote, a.abstract, "abstract")
+                for (label, quote), (_, a) in zip(parsed, pairs, strict=True)]

@@ -1,0 +1,122 @@
+"""Citation validation (Dalhousie 2025): every (answer sentence, cited PMID) pair is judged by the stance stage.
+
+:func:`judge_citations` asks the stance classifier about each pair once and returns one
+:class:`CitationCheck` per pair (the verdict, and whether the citation is kept under the settings);
+:func:`apply_checks` then removes the citations that are not kept (and the sentences left without a
+citation), recording each removal with its reason, and writes each kept citation's stance into the
+sentence. The pipeline runs this after generation; for LLM answers it may first regenerate with the
+reasons fed back (bounded by ``verify.max_rounds``).
+
+With ``corroborate``, a sentence also gains citations: other evidence items that the stance classifier
+says support it (at most ``max_citations`` PMIDs per sentence in all) — the stance check replaces the
+lexical similarity that could not tell a finding from its negation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Stance, StanceVerdict
+from .base import StanceClassifier
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """The stance verdict of one (sentence, PMID) citation and whether it stays."""
+
+    sentence: int
+    pmid: str
+    verdict: StanceVerdict
+    kept: bool
+    reason: str = ""
+
+
+def keeps(verdict: StanceVerdict, min_support: float, keep_neutral: bool) -> tuple[bool, str]:
+    """Whether a citation with this verdict stays, and why not."""
+    p = verdict.score(Stance.SUPPORTS)
+    if verdict.label is Stance.CONTRADICTS:
+        return False, f"the abstract contradicts the sentence (p={verdict.score(Stance.CONTRADICTS):.2f})"
+    if verdict.label is Stance.SUPPORTS and p >= min_support:
+        return True, ""
+    if verdict.label is Stance.NEUTRAL and keep_neutral:
+        return True, ""
+    return False, f"the abstract does not support the sentence ({verdict.label.value}, p(supports)={p:.2f})"
+
+
+def judge_citations(answer: Answer, articles: Mapping[str, Article], stance: StanceClassifier, *,
+                    min_support: float = 0.5, keep_neutral: bool = False) -> list[CitationCheck]:
+    """One check per cited (sentence, PMID) pair, in answer order; all pairs are judged in one batch."""
+    pairs = [(i, p) for i, s in enumerate(answer.sentences) for p in s.pmids if p in articles]
+    verdicts = stance.classify_articles([(answer.sentences[i].text, articles[p]) for i, p in pairs])
+    out = []
+    for (i, p), v in zip(pairs, verdicts, strict=True):
+        kept, why = keeps(v, min_support, keep_neutral)
+        out.append(CitationCheck(i, p, v, kept, why))
+    return out
+
+
+def corroborating(answer: Answer, evidence: Sequence[Evidence], articles: Mapping[str, Article],
+                  stance: StanceClassifier, *, min_support: float, max_citations: int) -> list[CitationCheck]:
+    """Evidence PMIDs (not yet cited by a sentence) that the stance classifier says support it."""
+    shown = list(dict.fromkeys(e.pmid for e in evidence if e.pmid in articles))
+    pairs = [(i, p) for i, s in enumerate(answer.sentences) if len(s.pmids) < max_citations
+             for p in shown if p not in s.pmids]
+    verdicts = stance.classify_articles([(answer.sentences[i].text, articles[p]) for i, p in pairs])
+    room = {i: max_citations - len(s.pmids) for i, s in enumerate(answer.sentences)}
+    ranked = sorted(zip(pairs, verdicts, strict=True), key=lambda x: -x[1].score(Stance.SUPPORTS))
+    out = []
+    for (i, p), v in ranked:
+        if room[i] > 0 and v.label is Stance.SUPPORTS and v.score(Stance.SUPPORTS) >= min_support:
+            room[i] -= 1
+            out.append(CitationCheck(i, p, v, True, "corroborates the sentence"))
+    return out
+
+
+def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequence[CitationCheck] = (),
+                 evidence: Sequence[Evidence] = ()) -> Answer:
+    """The answer with rejected citations removed, ``extra`` ones added, every kept citation's stance set.
+
+    A sentence left without a citation is dropped (every sentence of an answer cites). Each removal is
+    recorded in ``Answer.dropped`` with its reason.
+    """
+    index_of = {e.pmid: e.index for e in evidence}
+    by_pair = {(c.sentence, c.pmid): c for c in checks}
+    added: dict[int, list[CitationCheck]] = {}
+    for c in extra:
+        added.setdefault(c.sentence, []).append(c)
+    sentences: list[AnswerSentence] = []
+    dropped = list(answer.dropped)
+    for i, s in enumerate(answer.sentences):
+        pmids, indices, stances = [], [], []
+        for n, p in enumerate(s.pmids):
+            check = by_pair.get((i, p))
+            if check is not None and not check.kept:
+                dropped.append(Dropped("citation", f"{p} in: {s.text}", check.reason))
+                continue
+            pmids.append(p)
+            if n < len(s.evidence):
+                indices.append(s.evidence[n])
+            if check is not None:
+                stances.append((p, check.verdict.label))
+        for c in added.get(i, []):
+            pmids.append(c.pmid)
+            if c.pmid in index_of:
+                indices.append(index_of[c.pmid])
+            stances.append((c.pmid, c.verdict.label))
+        if not pmids:
+            dropped.append(Dropped("sentence", s.text, "no citation survived the stance check"))
+            continue
+        sentences.append(AnswerSentence(s.text, tuple(pmids), tuple(indices), tuple(stances)))
+    return Answer(answer.topic_id, sentences, dropped, answer.generator)
+
+
+def reasons(checks: Sequence[CitationCheck], answer: Answer) -> list[str]:
+    """The rejected citations as feedback a generator can act on."""
+    out = []
+    for c in checks:
+        if not c.kept:
+            words = answer.sentences[c.sentence].text.split()
+            quote = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
+            out.append(f'sentence {c.sentence + 1} ("{quote}") cites PMID {c.pmid}, but {c.reason}')
+    return out

@@ -1,0 +1,152 @@
+"""The verification loops of Dalhousie 2025 and its answer-first flow, run by :class:`.answer.Pipeline`.
+
+- :func:`sufficient_evidence` (``verify.sufficiency_rounds``, run ``afmmd``): the LLM judges whether the
+  evidence answers the question; if not it writes a new query, whose hits are fused with what was found
+  (RRF) and the evidence selected again; at most N rounds, then the answer is written anyway.
+- :func:`verify_citations` (``verify.citations``): every (sentence, cited PMID) pair is judged by the stance
+  stage; ``regenerate`` first asks an LLM generator again with the rejected citations' reasons (at most
+  ``max_rounds`` generations), then ``drop``/``regenerate`` remove what is still unsupported; ``check`` only
+  records; ``corroborate`` adds supporting citations the stance check confirms.
+- :func:`answer_first` (``flow=generate-then-ground``, runs ``expd``/``empd``): the LLM answers with no
+  retrieval; each sentence is then grounded like a Task A sentence (support side) and keeps at most 3
+  supporting PMIDs; a sentence nothing supports is dropped or flagged (``ground.unsupported``).
+
+Every decision is recorded: removals in ``Answer.dropped`` with their reasons, each judged citation and
+each loop round in the topic's ``verification`` record (``verification.jsonl``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..attribute.validation import apply_checks, corroborating, judge_citations, reasons
+from ..evidence.base import format_block
+from ..llm.prompts import parse_sufficiency, render
+from ..llm.trace import trace_context
+from ..retrieve.fusion import rrf
+from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Query, Stance, Topic
+
+if TYPE_CHECKING:
+    from .answer import Pipeline
+
+log = logging.getLogger(__name__)
+
+PERSONAS = {
+    "expert": "You are a biomedical expert who answers precisely, as in a clinical review.",
+    "emotional": "You are a caring clinician who answers a worried patient warmly, in plain words, and stays "
+                 "factually precise.",
+}
+
+
+def check_json(check: Any) -> dict[str, Any]:
+    v = check.verdict
+    return {"sentence": check.sentence, "pmid": check.pmid, "stance": v.label.value,
+            "scores": dict(v.scores), "span": [v.section, v.start, v.end], "kept": check.kept,
+            "reason": check.reason}
+
+
+def sufficient_evidence(pipe: Pipeline, topic: Topic, queries: list[Query], hits: list[Hit],
+                        articles: dict[str, Article], evidence: list[Evidence]
+                        ) -> tuple[list[Query], list[Hit], dict[str, Article], list[Evidence], list[dict[str, Any]]]:
+    """At most ``verify.sufficiency_rounds`` rounds of judge -> new query -> fused hits -> new evidence."""
+    cfg = pipe.settings.verify
+    llm = pipe.context.llm(cfg.llm, purpose="the evidence-sufficiency loop (verify.sufficiency_rounds)")
+    rounds: list[dict[str, Any]] = []
+    for n in range(1, cfg.sufficiency_rounds + 1):
+        messages = render("sufficiency", question=topic.question, evidence=format_block(evidence) or "(none)")
+        with trace_context(stage="sufficiency", round=n):
+            ok, query = parse_sufficiency(llm.complete(messages).text)
+        rounds.append({"round": n, "sufficient": ok, "query": query})
+        if ok or not query:
+            break
+        more = pipe.retrieval.retrieve(Topic(f"{topic.id}-s{n}", query, topic.narrative, topic.topic))
+        queries = [*queries, Query(f"q{len(queries)}", query, "sufficiency")]
+        hits = rrf([hits, more.final])[: max(len(hits), len(more.final))]
+        articles = pipe.store.get_many([h.pmid for h in hits])
+        evidence = pipe.selector.select(queries, hits, articles)
+    return queries, hits, articles, evidence, rounds
+
+
+def verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+                     articles: Mapping[str, Article], answer: Answer) -> tuple[Answer, dict[str, Any]]:
+    """The stance check of every citation (see the module docstring); returns the answer and its record."""
+    cfg, stance = pipe.settings.verify, pipe.stance
+    record: dict[str, Any] = {"rounds": []}
+    checks = judge_citations(answer, articles, stance, min_support=cfg.min_support, keep_neutral=cfg.keep_neutral)
+    revise = getattr(pipe.generator, "revise", None)
+    rounds = 1
+    while cfg.citations == "regenerate" and callable(revise) and rounds < cfg.max_rounds:
+        rejected = reasons(checks, answer)
+        if not rejected:
+            break
+        record["rounds"].append({"round": rounds, "rejected": rejected})
+        answer = revise(topic, queries, evidence, answer, rejected)
+        checks = judge_citations(answer, articles, stance, min_support=cfg.min_support,
+                                 keep_neutral=cfg.keep_neutral)
+        rounds += 1
+    extra = []
+    if cfg.corroborate:
+        extra = corroborating(answer, evidence, articles, stance, min_support=cfg.min_support,
+                              max_citations=pipe.settings.generate.max_citations)
+    record["checks"] = [check_json(c) for c in [*checks, *extra]]
+    if cfg.citations == "check":
+        checks = [type(c)(c.sentence, c.pmid, c.verdict, True, "") for c in checks]
+    return apply_checks(answer, checks, extra, evidence), record
+
+
+def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], list[Evidence], Answer,
+                                                        dict[str, Article], dict[str, Any]]:
+    """The LLM answers first; each sentence is grounded afterwards (see the module docstring)."""
+    from ..evidence.sentences import split_spans
+    from ..generate.citations import split_cited_sentences
+
+    settings = pipe.settings
+    llm = pipe.context.llm(settings.verify.llm, purpose="the generate-then-ground flow")
+    persona = PERSONAS[settings.ground.persona]
+    messages = render("answer_first", question=topic.question, max_words=settings.generate.max_words,
+                      persona=persona)
+    with trace_context(stage="generation"):
+        text = llm.complete(messages).text
+    plain = " ".join(d.text for d in split_cited_sentences(text))
+    sentences = [" ".join(plain[s:e].split()) for s, e in split_spans(plain)]
+    assert pipe.grounder is not None  # the pipeline builds one for this flow
+    found = pipe.grounder.ground(sentences, question=topic.question, topic_id=topic.id)
+    evidence: list[Evidence] = []
+    out: list[AnswerSentence] = []
+    dropped: list[Dropped] = []
+    articles: dict[str, Article] = {}
+    words = 0
+    for g in found:
+        cites, indices, stances = [], [], []
+        for pmid in g.supported:
+            v = g.verdicts[pmid]
+            article = g.articles[pmid]
+            source = article.title if v.section == "title" else article.abstract
+            span = source[v.start: v.end] if v.start is not None and v.end is not None else article.text
+            evidence.append(Evidence(len(evidence) + 1, pmid, span, v.section, v.start, v.end,
+                                     v.score(Stance.SUPPORTS), "stance-span"))
+            articles[pmid] = article
+            cites.append(pmid)
+            indices.append(len(evidence))
+            stances.append((pmid, Stance.SUPPORTS))
+        n = len(g.text.split())
+        if words + n > settings.generate.max_words:
+            dropped.append(Dropped("sentence", g.text, f"answer would exceed {settings.generate.max_words} words"))
+            continue
+        if not cites and settings.ground.unsupported == "drop":
+            dropped.append(Dropped("sentence", g.text, "no retrieved abstract supports it"))
+            continue
+        if not cites:
+            dropped.append(Dropped("citation", g.text, "flagged: no retrieved abstract supports it; kept uncited"))
+        out.append(AnswerSentence(g.text, tuple(cites), tuple(indices), tuple(stances)))
+        words += n
+    answer = Answer(topic.id, out, dropped, "llm+grounded")
+    queries = [Query(f"q{i}", q.text, q.stage) for i, q in enumerate(q for g in found for q in g.queries)]
+    hits = rrf([h for g in found for h in [g.candidates]]) if found else []
+    record = {"grounding": [{"sentence": g.text, "supported": g.supported, "contradicted": g.contradicted,
+                            "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores),
+                                             "span": [v.section, v.start, v.end]} for p, v in g.verdicts.items()}}
+                           for g in found]}
+    return queries, hits, evidence, answer, articles, record
