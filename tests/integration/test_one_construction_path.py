@@ -136,7 +136,7 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
         },
         "querygen": {name: (lambda n: lambda b: [_set("retrieve.queries", ["original", n])])(name)
                      for name in ("original", "keywords", "topic_narrative", "negation", "llm_reformulate",
-                                  "llm_decompose")},
+                                  "llm_decompose", "llm_stance_queries")},
         "retriever": {name: (lambda n: lambda b: [_set("retrieve.branches", [n]), "indexes.dense.encoder.backend"
                                                                                   "=hash-bow"])(name)
                       for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")},

@@ -11,7 +11,8 @@ never returns more than the paper's limits allow:
 - :func:`parse_condensation` — CLaC 2024: whole sentences up to 250 words;
 - :func:`parse_permutation` — RankGPT (Sun et al., 2023): ``[3] > [1] > [2]`` to a full permutation;
 - :func:`parse_stance` — Dalhousie 2025: SUPPORTS / CONTRADICTS / NEUTRAL and the quoted deciding sentence;
-- :func:`parse_sufficiency` — Dalhousie 2025: SUFFICIENT, or a new query.
+- :func:`parse_sufficiency` — Dalhousie 2025: SUFFICIENT, or a new query;
+- :func:`parse_stance_queries` — Dalhousie 2025 (Task A): a supporting and a contradicting query.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .completion import Message
 
 # the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
-                "sufficiency", "answer_first")
+                "sufficiency", "answer_first", "stance_queries")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -367,3 +368,20 @@ def parse_sufficiency(text: str, max_words: int = 32) -> tuple[bool, str]:
     if re.search(r"\binsufficient\b|\bnot sufficient\b|\bno\b", low):
         return False, ""
     return bool(re.search(r"\bsufficient\b|\byes\b", low)), ""
+
+
+_SIDE = re.compile(r"^\W*(support(?:ing)?|contradict(?:ing)?)\w*\s*(?:query)?\s*[:\-]\s*(.+)$", re.IGNORECASE)
+
+
+def parse_stance_queries(text: str, max_words: int = 32) -> dict[str, str]:
+    """``{"support": query, "contradict": query}`` from lines ``SUPPORT: ...`` / ``CONTRADICT: ...`` (the first
+    of each; a side the answer lacks is absent)."""
+    out: dict[str, str] = {}
+    for line in text.strip().splitlines():
+        m = _SIDE.match(line.strip())
+        if m:
+            side = "support" if m.group(1).lower().startswith("support") else "contradict"
+            query = " ".join(m.group(2).strip().strip("\"'<>").split()[:max_words])
+            if query and side not in out:
+                out[side] = query
+    return out

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 
 from ..llm.base import LLM
-from ..llm.prompts import parse_decomposition, parse_reformulations, render
+from ..llm.prompts import parse_decomposition, parse_reformulations, parse_stance_queries, render
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Query, Topic
@@ -122,3 +122,43 @@ class LLMDecomposer:
         if not texts:
             log.warning("topic %s: no sub-query could be read from %r", topic.id, completion.text[:200])
         return [Query(id=f"{self.stage}-{i}", text=t, stage=self.stage) for i, t in enumerate(texts, 1)]
+
+
+PERSONAS = {
+    "expert": "You are a biomedical expert who searches PubMed like a systematic reviewer.",
+    "emotional": "You are a worried patient's caring clinician; you search PubMed for what matters to them.",
+}
+
+
+class StanceQueriesConfig(_LLMQueryConfig):
+    """Dalhousie 2025 (Task A): a supporting and a contradicting query per sentence, in a persona's voice."""
+
+    backend: Literal["llm_stance_queries"] = "llm_stance_queries"
+    persona: Literal["expert", "emotional"] = Field(
+        "expert", description="Voice of the queries (dal25-expert / dal25-emotional)."
+    )
+
+
+class LLMStanceQueries:
+    """Two queries for a sentence (the topic's question): one for support (stage ``support``), one for
+    contradiction (stage ``contradict``)."""
+
+    name = "llm_stance_queries"
+    Config = StanceQueriesConfig
+
+    def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256) -> None:
+        self.llm, self.persona, self.max_tokens = llm, persona, max_tokens
+
+    @classmethod
+    def from_config(cls, cfg: StanceQueriesConfig, ctx: BuildContext) -> LLMStanceQueries:
+        llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_stance_queries'")
+        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens)
+
+    def generate(self, topic: Topic) -> list[Query]:
+        messages = render("stance_queries", sentence=topic.question, persona=PERSONAS[self.persona])
+        with trace_context(topic_id=topic.id, stage="stance_queries"):
+            completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+        sides = parse_stance_queries(completion.text)
+        if not sides:
+            log.warning("topic %s: no support/contradict query could be read from %r", topic.id, completion.text[:200])
+        return [Query(f"{side}-1", text, side) for side, text in sides.items()]
