@@ -415,7 +415,7 @@ def _check_sentence(s: Any, where: str, qa_id: str, st: _State) -> tuple[str, An
     return where, text, set(existing[0])
 
 
-def _check_item(where: str, obj: Any, st: _State, runs: set[tuple[Any, Any]]) -> tuple[str, _Answered] | None:
+def _check_item(where: str, obj: Any, st: _State, runs: set[tuple[str, str]]) -> tuple[str, _Answered] | None:
     rep = st.rep
     if not isinstance(obj, dict):
         rep.errors.append(f"{where}: an item must be a JSON object")
@@ -435,7 +435,7 @@ def _check_item(where: str, obj: Any, st: _State, runs: set[tuple[Any, Any]]) ->
     for key in ("team_id", "run_id", "question"):
         if not isinstance(meta.get(key), str) or not meta[key].strip():
             rep.errors.append(f"{where}: 'metadata.{key}' must be a non-empty string")
-    runs.add((meta.get("team_id"), meta.get("run_id")))
+    runs.add((str(meta.get("team_id")), str(meta.get("run_id"))))  # str(): a list there must not crash the check
     answer = obj.get("answer")
     if not isinstance(answer, list) or not answer:
         rep.errors.append(f"{where}: 'answer' must be a non-empty list of sentences")
@@ -501,7 +501,7 @@ def validate_task_a(path: str | Path, *, inputs: Sequence[GroundingItem] | None 
         rep.errors.append("no items: the file holds an empty list")
     st = _State(rep)
     answered: dict[str, _Answered] = {}
-    runs: set[tuple[Any, Any]] = set()
+    runs: set[tuple[str, str]] = set()
     for where, obj in rows:
         checked = _check_item(where, obj, st, runs)
         if checked is None:

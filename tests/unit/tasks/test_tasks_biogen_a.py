@@ -233,6 +233,8 @@ def _line(qa_id: str = "116", **sentence: Any) -> dict[str, Any]:
         ([_line(), _line()], "line 2 (qa_id 116): qa_id 116 appears twice (first at line 1 (qa_id 116))"),
         ([{**_line(), "answer": []}], "'answer' must be a non-empty list"),
         ([{**_line(), "metadata": {"qa_id": "116", "team_id": "t", "run_id": "r"}}], "'metadata.question' must be"),
+        ([{**_line(), "metadata": {"qa_id": "116", "team_id": ["t"], "run_id": "r", "question": "q"}}],
+         "'metadata.team_id' must be a non-empty string"),
         ([_line(), {**_line("117"), "metadata": {**_line("117")["metadata"], "run_id": "r2"}}],
          "more than one (team_id, run_id)"),
     ],
