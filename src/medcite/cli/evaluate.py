@@ -97,3 +97,64 @@ def _listed(qids: list[str]) -> str:
     shown = ", ".join(qids[:_SHOWN])
     more = len(qids) - _SHOWN
     return shown + (f", and {more} more (all in --json)" if more > 0 else "")
+
+
+@eval_group.command("biogen-a")
+@click.option(
+    "--run",
+    "run_path",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="TREC BioGen 2025 Task A submission (JSONL or JSON list), or a run directory holding submission.jsonl.",
+)
+@click.option(
+    "--qrels",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Judgements: the official CSV (qid, answer_sentence, citation, judgement), the official automatic-label "
+    "JSON, or TSV/JSONL qa_id, sentence_index (from 0), pmid, label.",
+)
+@click.option(
+    "--average",
+    type=click.Choice(["question", "sentence"]),
+    default="question",
+    show_default=True,
+    help="Macro average: over each question's sentences then over questions (the official scorer's expert "
+    "path), or over all sentences (its automatic-label path).",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report here (default for a run directory: DIR/metrics_task_a.json).",
+)
+def biogen_a(run_path: Path, qrels: Path, average: str, json_out: Path | None) -> None:
+    """Score Task A grounding: support/contradict x strict/relaxed precision, recall, F1 (docs/TASK_A.md)."""
+    from ..evaluate.grounding import KINDS, MODES, Average, evaluate_grounding, read_judgements
+    from ..io import write_json
+    from ..tasks.biogen_a import read_task_a_run
+
+    submission = run_path / "submission.jsonl" if run_path.is_dir() else run_path
+    if json_out is None and run_path.is_dir():
+        json_out = run_path / "metrics_task_a.json"
+    run = read_task_a_run(submission)
+    mean: Average = "sentence" if average == "sentence" else "question"
+    report = evaluate_grounding(run, read_judgements(qrels), average=mean)
+    if report.questions == 0:
+        click.echo("warning: no qa_id of the run has judgements", err=True)
+    click.echo(f"{'':<20}{'precision':>10}{'recall':>10}{'f1':>10}{'soft_recall':>13}")
+    for kind in KINDS:
+        for mode in MODES:
+            v = report.aggregate[kind][mode]
+            click.echo(f"{kind + ' ' + mode:<20}{v['precision']:>10.4f}{v['recall']:>10.4f}{v['f1']:>10.4f}"
+                       f"{v['soft_recall']:>13.4f}")
+    click.echo(f"questions {report.questions}, sentences {report.sentences} (macro average by {average})")
+    if report.unjudged_questions:
+        click.echo(f"not scored, no judgements: {_listed(report.unjudged_questions)}")
+    if report.missing_from_run:
+        click.echo(f"judged but not in the run (not scored): {_listed(report.missing_from_run)}")
+    if report.unmatched_judgements:
+        click.echo(f"warning: {report.unmatched_judgements} judgements name a sentence not in the run", err=True)
+    if json_out is not None:
+        write_json(json_out, {"run": str(submission), "qrels": str(qrels), **report.as_dict()})
