@@ -116,6 +116,7 @@ for _stage, _name, _target, _extra in (
     ("stance", "llm", "medcite.attribute.llm_stance:LLMStance", "llm"),
     ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
     ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
+    ("task", "biogen-a", "medcite.tasks.task_a:TaskA", "core"),
 ):
     register(_stage, _name, _target, _extra)
 

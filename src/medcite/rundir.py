@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -153,7 +153,7 @@ class RunWriter:
         topic: Topic,
         *,
         queries: Iterable[dict[str, Any]],
-        rankings: dict[str, Sequence[Hit]],
+        rankings: Mapping[str, Sequence[Hit]],
         evidence: Sequence[Evidence],
         answer: Answer,
         articles: Iterable[Article],

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "ask": "ask:ask",
     "demo": "demo:demo",
     "run": "run:run",
+    "ground": "ground:ground",
     "validate": "validate:validate",
     "corpus": "corpus:corpus_group",
     "view": "view:view",

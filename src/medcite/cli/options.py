@@ -10,14 +10,21 @@ import click
 from ..config import Settings, load_settings
 
 
-def settings_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Add ``--preset`` and repeatable ``--set a.b=value`` to a command."""
-    f = click.option(
-        "--set", "overrides", multiple=True, metavar="KEY=VALUE",
-        help="Override one setting, e.g. --set retrieve.k=50 (repeatable).",
-    )(f)
-    f = click.option("--preset", default="offline", show_default=True, help="Preset name or path to a .json preset.")(f)
-    return f
+def preset_options(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add ``--preset`` (default ``default``) and repeatable ``--set a.b=value`` to a command."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            "--set", "overrides", multiple=True, metavar="KEY=VALUE",
+            help="Override one setting, e.g. --set retrieve.k=50 (repeatable).",
+        )(f)
+        return click.option("--preset", default=default, show_default=True,
+                            help="Preset name or path to a .json preset.")(f)
+
+    return decorate
+
+
+settings_options = preset_options("offline")
 
 
 def resolve(preset: str, overrides: tuple[str, ...]) -> Settings:

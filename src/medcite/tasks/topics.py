@@ -73,7 +73,7 @@ def _from_json(data: Any, path: Path) -> list[Topic]:
 
 def _from_jsonl(text: str, path: Path) -> list[Topic]:
     topics = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -67,7 +67,7 @@ def validate_biogen25(path: str | Path, *, in_corpus: InCorpus | None = None,
     rep = Report(str(path))
     seen: set[str] = set()
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8").split("\n")  # not splitlines(): a JSON string may hold U+2028
     except (OSError, UnicodeDecodeError) as exc:
         rep.errors.append(f"cannot read the file: {exc}")
         return rep
