@@ -26,7 +26,7 @@ from .config import Settings
 from .errors import InputError
 from .io import atomic_write, write_json
 from .trec import format_run
-from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Stance, Topic
+from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Section, Stance, Topic
 
 log = logging.getLogger(__name__)
 
@@ -323,4 +323,25 @@ def read_answers(run_dir: str | Path) -> list[Answer]:
             ]
             dropped = [Dropped(d["what"], d["text"], d["reason"]) for d in row.get("dropped", [])]
             out.append(Answer(str(row["topic_id"]), sentences, dropped, row.get("generator", "")))
+    return out
+
+
+def read_articles(run_dir: str | Path) -> dict[str, dict[str, Article]]:
+    """topic id -> PMID -> the article as the run recorded it (``articles.jsonl``: the evidence articles)."""
+    out: dict[str, dict[str, Article]] = {}
+    path = Path(run_dir) / "articles.jsonl"
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            sections = tuple(Section(label, None, int(start), int(end))
+                             for label, start, end in row.get("sections") or ())
+            article = Article(str(row["pmid"]), row.get("title") or "", row.get("abstract") or "", sections,
+                              journal=row.get("journal"), year=row.get("year"),
+                              retracted=bool(row.get("retracted") is True), doi=row.get("doi"),
+                              publication_types=tuple(row.get("publication_types") or ()))
+            out.setdefault(str(row["topic_id"]), {})[article.pmid] = article
     return out

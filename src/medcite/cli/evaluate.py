@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .options import resolve, settings_options
+
 if TYPE_CHECKING:
     from ..evaluate.retrieval import RetrievalReport
 
@@ -158,3 +160,48 @@ def biogen_a(run_path: Path, qrels: Path, average: str, json_out: Path | None) -
         click.echo(f"warning: {report.unmatched_judgements} judgements name a sentence not in the run", err=True)
     if json_out is not None:
         write_json(json_out, {"run": str(submission), "qrels": str(qrels), **report.as_dict()})
+
+
+@eval_group.command("biogen-b")
+@click.option("--run", "run_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A Task B run directory (answers.jsonl and the cited articles in articles.jsonl).")
+@click.option("--stance", "stance", default="classifier",
+              help="The judge: a stance backend name (classifier, nli, llm), 'backend:MODEL', or a model folder / "
+              "models:NAME / Hugging Face name (a classifier). Default: medcite's trained classifier.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
+              help="Where to write the JSON report (default: RUN/metrics_citations.json).")
+@settings_options
+def biogen_b(run_dir: Path, stance: str, json_path: Path | None, preset: str, overrides: tuple[str, ...]) -> None:
+    """Citation coverage, support rate and contradiction rate of a Task B run (BioACE's measures), each
+    citation judged by a stance model."""
+    from .. import registry
+    from ..evaluate.citations import citation_metrics
+    from ..io import write_json
+    from ..pipeline import Context
+    from ..rundir import read_answers, read_articles
+
+    settings = resolve(preset, overrides)
+    backend, sep, model = stance.partition(":")
+    if stance in registry.names("stance"):
+        cfg = settings.stance if settings.stance.backend == stance else registry.validate_config("stance", stance)
+    elif sep and backend in registry.names("stance"):
+        cfg = registry.validate_config("stance", {"backend": backend, "model": model})
+    else:
+        cfg = registry.validate_config("stance", {"backend": "classifier", "model": stance})
+    answers, articles = read_answers(run_dir), read_articles(run_dir)
+    with Context(settings) as ctx:
+        judge = ctx.build("stance", cfg)
+        if judge is None:
+            raise click.UsageError("--stance none judges nothing: name a stance backend or model")
+        keys = [(a.topic_id, i, p) for a in answers for i, s in enumerate(a.sentences) for p in s.pmids
+                if p in articles.get(a.topic_id, {})]
+        by_topic = {a.topic_id: a for a in answers}
+        verdicts = judge.classify_articles([(by_topic[t].sentences[i].text, articles[t][p]) for t, i, p in keys])
+    report = citation_metrics(answers, {k: v.label for k, v in zip(keys, verdicts, strict=True)})
+    out = json_path or run_dir / "metrics_citations.json"
+    write_json(out, {"run": str(run_dir), "stance": cfg.model_dump(mode="json"), **report.as_dict()})
+    c = report.counts
+    click.echo(f"{len(answers)} topics, {c.sentences} sentences, {c.citations} citations ({c.judged} judged)")
+    for name in ("coverage", "support_rate", "contradiction_rate"):
+        click.echo(f"  {name:<20} micro {report.micro[name]:.4f}   macro {report.macro[name]:.4f}")
+    click.echo(f"report: {out}")
