@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "demo": "demo:demo",
     "run": "run:run",
     "ground": "ground:ground",
+    "stance": "stance:stance",
     "validate": "validate:validate",
     "corpus": "corpus:corpus_group",
     "view": "view:view",

@@ -1,0 +1,175 @@
+"""TREC BioGen Task A quality without judgements: ground BioASQ ideal-answer sentences, count gold PMIDs.
+
+The input is built from held-back BioASQ dev questions (the retrieval benchmark's split, never seen by a
+trained model): each question's ideal answer, split into sentences, becomes one Task A item with no
+existing citations. A supported PMID counts as right when it is one of that question's gold documents.
+Measures: support precision (right / all supported PMIDs), the sentence hit rate (sentences with at least
+one right PMID) and PMIDs per sentence, beside the starter kit's baseline measured in the same run (BM25 on
+the sentence, its top 3 as supported). Corpus: the retrieval benchmark's documented sub-corpus of the
+snippet-level BioASQ corpus (docs/BENCHMARKS.md, retrieval section). Also the time of `medcite ground` per
+question-answer pair.
+
+    python benchmarks/bench_task_a.py --questions 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bioasq_corpus  # noqa: E402
+import common  # noqa: E402
+import retrieval_corpus  # noqa: E402
+
+from medcite.config import load_settings  # noqa: E402
+from medcite.corpus.ingest import ingest  # noqa: E402
+from medcite.corpus.store import DocumentStore  # noqa: E402
+from medcite.evidence.sentences import split_spans  # noqa: E402
+from medcite.paths import shared_data_dir  # noqa: E402
+from medcite.pipeline import Pipeline, RetrievalPipeline  # noqa: E402
+from medcite.tasks.biogen_a import GroundingItem, GroundingSentence  # noqa: E402
+from medcite.tasks.task_a import TaskA  # noqa: E402
+from medcite.types import Topic  # noqa: E402
+
+NAME = "task_a"
+WORK = common.REPO / "benchmarks" / "work" / "task_a"
+
+
+def items_from(questions: list[dict[str, Any]]) -> tuple[list[GroundingItem], dict[str, set[str]]]:
+    """Task A items (ideal-answer sentences, nothing cited) and each item's gold PMIDs."""
+    items, gold = [], {}
+    for q in questions:
+        text = q["ideal_answer"][0] if isinstance(q.get("ideal_answer"), list) else q.get("ideal_answer") or ""
+        sentences = [" ".join(text[s:e].split()) for s, e in split_spans(text)]
+        sentences = [s for s in sentences if len(s.split()) >= 4]
+        if not sentences:
+            continue
+        items.append(GroundingItem(q["id"], q["body"], tuple(GroundingSentence(s) for s in sentences)))
+        gold[q["id"]] = {bioasq_corpus.pmid_of(d) for d in q.get("documents", [])}
+    return items, gold
+
+
+def score(results: dict[str, list[list[str]]], gold: dict[str, set[str]]) -> dict[str, float]:
+    """Support precision, sentence hit rate and PMIDs per sentence of qa_id -> per-sentence supported PMIDs."""
+    cited = right = hit = sentences = 0
+    for qa, per_sentence in results.items():
+        for pmids in per_sentence:
+            sentences += 1
+            good = [p for p in pmids if p in gold[qa]]
+            cited += len(pmids)
+            right += len(good)
+            hit += bool(good)
+    return {"precision": right / cited if cited else 0.0, "hit_rate": hit / sentences if sentences else 0.0,
+            "pmids_per_sentence": cited / sentences if sentences else 0.0, "sentences": sentences,
+            "supported": cited, "right": right}
+
+
+def build_store(data_dir: Path, demo_store: Path) -> Path:
+    corpus_dir = common.REPO / "benchmarks" / "work" / "bioasq_corpus"
+    if not (corpus_dir / "bioasq_snippet_docs.jsonl").exists():
+        bioasq_corpus.build(data_dir, corpus_dir)
+    docs = WORK / "subcorpus.jsonl"
+    store = WORK / "store"
+    if not store.exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        retrieval_corpus.build_subset(corpus_dir, demo_store, retrieval_corpus.held_back(data_dir), docs)
+        with DocumentStore.create(store) as s:
+            ingest([docs], s, on_error="skip")
+    return store
+
+
+def top3(store: Path, items: list[GroundingItem], preset: str = "bm25",
+         overrides: tuple[str, ...] = ()) -> dict[str, list[list[str]]]:
+    """The top 3 of a preset's retrieval for each sentence, all taken as supported: with ``bm25`` this is the
+    starter kit's Task A baseline; with the grounding preset, the ablation without the stance stage."""
+    settings = load_settings(preset, list(overrides))
+    pipe = RetrievalPipeline.from_settings(settings, store)
+    try:
+        return {it.qa_id: [[h.pmid for h in pipe.retrieve(Topic(f"{it.qa_id}-{i}", s.text)).final[:3]]
+                           for i, s in enumerate(it.sentences)] for it in items}
+    finally:
+        pipe.close()
+
+
+def grounded(store: Path, items: list[GroundingItem], preset: str, overrides: list[str],
+             out: Path) -> tuple[dict[str, list[list[str]]], float]:
+    task = TaskA(run_id=out.name)
+    start = time.perf_counter()
+    with Pipeline(load_settings(preset, overrides), store) as pipe:
+        task.run(pipe, items, out)
+    seconds = time.perf_counter() - start
+    results = task.results(out)
+    return {qa: [list(s.supported) for s in per] for qa, per in results.items()}, seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=100, help="First N held-back questions with ideal answers.")
+    ap.add_argument("--demo-store", type=Path, default=common.REPO / "data" / "demo" / "store")
+    ap.add_argument("--preset", default="offline-grounding")
+    ap.add_argument("--system", action="append", default=[],
+                    help="NAME=--set,... a grounding variant to measure (repeatable); default: the preset as is.")
+    ap.add_argument("--retrieval-only", action="store_true", help="Only the two systems without a stance stage.")
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    results_path = common.REPO / "benchmarks" / "results" / f"{NAME}.json"
+    if args.report_only:
+        common.update_markdown_section(NAME, markdown(json.loads(results_path.read_text())))
+        return
+    data_dir = shared_data_dir()
+    store = build_store(data_dir, args.demo_store)
+    held = {q.id for q in retrieval_corpus.held_back(data_dir)}
+    questions = [q for q in bioasq_corpus.load_dev_questions(data_dir) if q["id"] in held and q.get("ideal_answer")]
+    items, gold = items_from(questions[: args.questions])
+    rows: list[dict[str, Any]] = []
+    t = time.perf_counter()
+    base = top3(store, items)
+    rows.append({"system": "kit baseline (BM25 top 3)", **score(base, gold),
+                 "seconds_per_item": (time.perf_counter() - t) / len(items)})
+    t = time.perf_counter()
+    first = top3(store, items, args.preset)
+    rows.append({"system": f"{args.preset} retrieval top 3, no stance", **score(first, gold),
+                 "seconds_per_item": (time.perf_counter() - t) / len(items)})
+    print(json.dumps(rows[:2]), flush=True)
+    if args.retrieval_only:
+        systems = []
+    else:
+        systems = [s.split("=", 1) for s in args.system] or [["preset", ""]]
+    for name, sets in systems:
+        overrides = [x for x in sets.split(",") if x]
+        out = WORK / "runs" / name
+        res, seconds = grounded(store, items, args.preset, overrides, out)
+        rows.append({"system": f"{args.preset} {name}", "overrides": overrides, **score(res, gold),
+                     "seconds_per_item": seconds / len(items)})
+        print(json.dumps(rows[-1]), flush=True)
+    result = {"questions": len(items), "sentences": rows[0]["sentences"], "preset": args.preset, "systems": rows,
+              "machine": common.machine_info(), "commit": common.git_commit()}
+    common.write_result(NAME, result)
+    common.update_markdown_section(NAME, markdown(result))
+
+
+def markdown(result: dict[str, Any]) -> str:
+    base = result["systems"][0]
+    rows = [[s["system"], f"{s['precision']:.4f}", f"{s['precision'] / base['precision']:.2f}×" if base["precision"]
+             else "–", f"{s['hit_rate']:.4f}", f"{s['hit_rate'] / base['hit_rate']:.2f}×" if base["hit_rate"] else "–",
+             f"{s['pmids_per_sentence']:.2f}", f"{s['seconds_per_item']:.2f}"] for s in result["systems"]]
+    return "\n".join([
+        "## TREC BioGen Task A grounding (`benchmarks/bench_task_a.py`)",
+        "",
+        f"{result['questions']} held-back BioASQ dev questions, their ideal answers split into {result['sentences']} "
+        "sentences (no existing citations); a supported PMID is right when it is one of the question's gold "
+        "documents. Corpus: the retrieval benchmark's sub-corpus. Ratios are to the starter kit's baseline in "
+        "the same run (BM25 on the sentence, top 3 as supported).",
+        "",
+        common.markdown_table(["system", "support precision", "ratio", "sentence hit rate", "ratio",
+                               "PMIDs / sentence", "s / item"], rows),
+    ])
+
+
+if __name__ == "__main__":
+    main()
