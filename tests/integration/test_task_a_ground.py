@@ -97,3 +97,22 @@ def test_an_unknown_preset_is_named(store: Path, tmp_path: Path) -> None:
                                        str(tmp_path / "r2"), "--preset", "nope"])
     assert unknown.exit_code == 1 and "unknown preset 'nope'" in unknown.output
     assert not (tmp_path / "r2").exists()
+
+
+def test_a_task_a_run_opens_in_the_viewer(store: Path, tmp_path: Path) -> None:
+    """Task A runs open like Task B runs: each sentence's citations carry their stance; the span that decided
+    it is highlighted in the abstract."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from medcite.viewer.app import create_app
+
+    src = tmp_path / "input.json"
+    src.write_text(json.dumps(INPUT))
+    assert _ground(store, src, tmp_path / "runs" / "task-a").exit_code == 0
+    client = TestClient(create_app(tmp_path / "runs"), raise_server_exceptions=True)
+    assert 'href="/run/task-a"' in client.get("/").text
+    html = client.get("/run/task-a/topic/116").text
+    assert "Statins lowered LDL cholesterol." in html
+    assert "st-contradicts" in html and "st-supports" in html  # stance per citation
+    assert "<mark" in html  # the deciding span highlighted in the abstract
