@@ -136,6 +136,10 @@ class GroundSettings(Section):
     max_contradicted: int = Field(3, ge=0, le=3, description="Most contradicting PMIDs per sentence (Task A: 3).")
     min_support: float = Field(0.5, ge=0, le=1, description="Least P(supports) of a supporting citation.")
     min_contradict: float = Field(0.5, ge=0, le=1, description="Least P(contradicts) of a contradicting citation.")
+    order: Literal["retrieval", "stance"] = Field(
+        "retrieval", description="Order of the kept citations (and so which are kept when more pass): the "
+        "retrieval's ranking, or the stance probability."
+    )
     persona: Literal["expert", "emotional"] = Field(
         "expert", description="Voice of LLM-written text (Dalhousie 2025 runs expd / empd, dal25-expert / "
         "dal25-emotional): the answer-first flow's answers and the LLM rewrites of Task A sentences."

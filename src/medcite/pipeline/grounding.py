@@ -5,8 +5,9 @@ topic run through the preset's retrieval (its query set — e.g. the sentence an
 (``negation``) or LLM rewrites — branches, fusion and reranker); the best ``ground.candidates`` abstracts
 not already cited are judged by the stance stage; at most ``max_supported`` abstracts judged *supports*
 with P(supports) >= ``min_support`` are kept as supporting citations, and at most ``max_contradicted``
-judged *contradicts* with P(contradicts) >= ``min_contradict`` as contradicting ones, each list by
-decreasing probability. A threshold leaves fewer citations rather than weak ones.
+judged *contradicts* with P(contradicts) >= ``min_contradict`` as contradicting ones, each list in the
+retrieval's order (``order=retrieval``: the ranking is the stronger relevance signal, the stance a filter) or
+by decreasing probability (``order=stance``). A threshold leaves fewer citations rather than weak ones.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ class SentenceGrounding:
     rankings: dict[str, list[Hit]] = field(default_factory=dict)
 
 
-def choose(verdicts: dict[str, StanceVerdict], label: Stance, floor: float, most: int) -> list[str]:
-    """PMIDs judged ``label`` with probability >= ``floor``, best first, at most ``most``."""
-    ranked = sorted(((v.score(label), p) for p, v in verdicts.items() if v.label is label and v.score(label) >= floor),
-                    key=lambda x: (-x[0], x[1]))
-    return [p for _, p in ranked[:most]]
+def choose(verdicts: dict[str, StanceVerdict], label: Stance, floor: float, most: int,
+           ranking: Sequence[str] | None = None) -> list[str]:
+    """PMIDs judged ``label`` with probability >= ``floor``, at most ``most``: in ``ranking`` order (the
+    retrieval's) when given, else most probable first."""
+    ok = {p for p, v in verdicts.items() if v.label is label and v.score(label) >= floor}
+    if ranking is not None:
+        return [p for p in ranking if p in ok][:most]
+    return sorted(ok, key=lambda p: (-verdicts[p].score(label), p))[:most]
 
 
 class Grounder:
@@ -73,6 +77,7 @@ class Grounder:
         for (i, pmid), verdict in zip(owners, verdicts, strict=True):
             found[i].verdicts[pmid] = verdict
         for g in found:
-            g.supported = choose(g.verdicts, Stance.SUPPORTS, cfg.min_support, cfg.max_supported)
-            g.contradicted = choose(g.verdicts, Stance.CONTRADICTS, cfg.min_contradict, cfg.max_contradicted)
+            ranking = [h.pmid for h in g.candidates] if cfg.order == "retrieval" else None
+            g.supported = choose(g.verdicts, Stance.SUPPORTS, cfg.min_support, cfg.max_supported, ranking)
+            g.contradicted = choose(g.verdicts, Stance.CONTRADICTS, cfg.min_contradict, cfg.max_contradicted, ranking)
         return found
