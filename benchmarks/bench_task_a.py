@@ -100,7 +100,7 @@ def grounded(store: Path, items: list[GroundingItem], preset: str, overrides: li
              out: Path) -> tuple[dict[str, list[list[str]]], float]:
     task = TaskA(run_id=out.name)
     start = time.perf_counter()
-    with Pipeline(load_settings(preset, overrides), store) as pipe:
+    with Pipeline(load_settings(preset, overrides), store, grounding=True) as pipe:
         task.run(pipe, items, out)
     seconds = time.perf_counter() - start
     results = task.results(out)

@@ -136,6 +136,12 @@ class GroundSettings(Section):
     max_contradicted: int = Field(3, ge=0, le=3, description="Most contradicting PMIDs per sentence (Task A: 3).")
     min_support: float = Field(0.5, ge=0, le=1, description="Least P(supports) of a supporting citation.")
     min_contradict: float = Field(0.5, ge=0, le=1, description="Least P(contradicts) of a contradicting citation.")
+    anchor: int = Field(
+        0, ge=0, le=3, description="The first N candidates of the retrieval's ranking are supporting citations "
+        "whatever their stance (never contradicting ones); the rest must pass min_support. 0: every citation "
+        "passes the stance threshold. offline-grounding uses 1: on BioASQ-derived Task A data the top-ranked "
+        "abstract is right ~94 % of the time whatever the trained classifier says (docs/BENCHMARKS.md task_a)."
+    )
     order: Literal["retrieval", "stance"] = Field(
         "retrieval", description="Order of the kept citations (and so which are kept when more pass): the "
         "retrieval's ranking, or the stance probability."

@@ -2,9 +2,12 @@
 cross-encoder by Hugging Face name (``nli``, e.g. ``cross-encoder/nli-deberta-v3-base``; Dalhousie 2025 and
 CLaC 2024 judged support with NLI-style models).
 
-The model reads (evidence passage, claim) — premise first, as NLI models are trained — and its labels are
-mapped by name: entailment/supports -> supports, contradiction/refutes -> contradicts, neutral/not enough
-info -> neutral. A model whose labels cannot be mapped is refused with the labels it has.
+A folder written by ``medcite train stance`` holds a frozen encoder and a linear head over its features of
+the pair (:mod:`.probe`; its feature spec fixes the token limit). Any other folder or name is a
+sequence-classification model that reads (evidence passage, claim) — premise first, as NLI models are
+trained — whose labels are mapped by name: entailment/supports -> supports, contradiction/refutes ->
+contradicts, neutral/not enough info -> neutral. A model whose labels cannot be mapped is refused with the
+labels it has.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ class ClassifierStanceConfig(StanceConfig):
         TRAINED, description="Model name or folder: models:medcite-stance-healthver (trained by `medcite train "
         "stance`), an NLI cross-encoder such as cross-encoder/nli-deberta-v3-base, or a local folder."
     )
-    max_length: int = Field(160, ge=16, description="Token limit of a (passage, claim) pair.")
+    max_length: int = Field(160, ge=16, description="Token limit of a (passage, claim) pair (a sequence-"
+                            "classification model; a trained stance head keeps the limit it was trained with).")
     batch_size: int = Field(32, ge=1, description="Pairs per forward pass.")
     device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
 
@@ -69,59 +73,95 @@ def label_columns(id2label: dict[int, str]) -> list[int]:
     return cols
 
 
-def load_classifier(name: str, device: str = "cpu") -> tuple[Any, Any, list[int]]:
-    """(tokenizer, model, label columns) from a folder, models:NAME, or a hub name (offline: the HF cache)."""
+class SequenceClassifierModel:
+    """A Hugging Face sequence-classification model over (passage, claim) pairs, labels mapped by name."""
+
+    def __init__(self, tokenizer: Any, model: Any, columns: Sequence[int], device: str = "cpu") -> None:
+        self._torch = require("torch", "rerank", "the stance classifier")
+        self.tokenizer, self.model, self.columns, self.device = tokenizer, model, list(columns), device
+
+    def probabilities(self, claims: Sequence[str], passages: Sequence[str], *, max_length: int,
+                      batch_size: int) -> np.ndarray:
+        torch = self._torch
+        out = np.zeros((len(claims), 3), dtype=np.float64)
+        order = sorted(range(len(claims)), key=lambda i: -(len(claims[i]) + len(passages[i])))
+        for start in range(0, len(order), batch_size):
+            idx = order[start: start + batch_size]
+            enc = self.tokenizer([passages[i] for i in idx], [claims[i] for i in idx], truncation="longest_first",
+                                 max_length=max_length, padding=True, return_tensors="pt")
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+            with torch.inference_mode():
+                logits = self.model(**enc).logits.float()
+            out[idx] = torch.softmax(logits[:, self.columns], dim=-1).cpu().numpy()
+        return out
+
+
+class ProbeModel:
+    """medcite's trained stance model: a frozen encoder's features and a linear head (:mod:`.probe`)."""
+
+    def __init__(self, tokenizer: Any, encoder: Any, head: Any, device: str = "cpu") -> None:
+        self.tokenizer, self.encoder, self.head, self.device = tokenizer, encoder, head, device
+
+    def probabilities(self, claims: Sequence[str], passages: Sequence[str], *, max_length: int,
+                      batch_size: int) -> np.ndarray:
+        from .probe import Featurizer
+
+        if not claims:
+            return np.zeros((0, 3))
+        feats = Featurizer(self.tokenizer, self.encoder, self.head.spec, batch_size=batch_size,
+                           device=self.device)(claims, passages)
+        return np.asarray(self.head.probabilities(feats), dtype=np.float64)
+
+
+def load_classifier(name: str, device: str = "cpu") -> SequenceClassifierModel | ProbeModel:
+    """The stance model in a folder, ``models:NAME`` or a hub name (offline: only from the HF cache).
+
+    A folder with ``stance_head.json`` (written by ``medcite train stance``) is a frozen encoder with a linear
+    head; any other is a sequence-classification model whose labels are mapped by name.
+    """
     from ..paths import resolve_models_ref
     from ..rerank.scoring import local_model_dir, not_available
+    from .probe import LinearHead, is_probe_folder
 
     transformers = require("transformers", "rerank", "the stance classifier")
     folder = local_model_dir(resolve_models_ref(name, "medcite train stance"))
     source = str(folder) if folder else name
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
+        if folder is not None and is_probe_folder(folder):
+            head = LinearHead.load(folder)
+            encoder = transformers.AutoModel.from_pretrained(source, local_files_only=True)
+            encoder.eval()
+            encoder.to(device)
+            return ProbeModel(tokenizer, encoder, head, device)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
             source, local_files_only=folder is not None)
     except OSError as exc:
         raise not_available(name, "stance", exc) from exc
     model.eval()
     model.to(device)
-    return tokenizer, model, label_columns(dict(model.config.id2label))
+    return SequenceClassifierModel(tokenizer, model, label_columns(dict(model.config.id2label)), device)
 
 
 class ClassifierStance(PassageClassifier):
-    """Three-way stance probabilities from a sequence-classification model, in length-sorted batches."""
+    """Three-way stance probabilities from a trained stance model or a sequence-classification model."""
 
     name = "classifier"
     Config = ClassifierStanceConfig
 
-    def __init__(self, tokenizer: Any, model: Any, columns: Sequence[int], *, max_length: int = 256,
-                 batch_size: int = 32, device: str = "cpu", whole_text_chars: int = 1500,
-                 sentences: int = 3) -> None:
+    def __init__(self, model: SequenceClassifierModel | ProbeModel, *, max_length: int = 256,
+                 batch_size: int = 32, whole_text_chars: int = 1500, sentences: int = 3) -> None:
         super().__init__(whole_text_chars, sentences)
-        self._torch = require("torch", "rerank", "the stance classifier")
-        self.tokenizer, self.model, self.columns = tokenizer, model, list(columns)
-        self.max_length, self.batch_size, self.device = max_length, batch_size, device
+        self.model, self.max_length, self.batch_size = model, max_length, batch_size
 
     @classmethod
     def from_config(cls, cfg: ClassifierStanceConfig, ctx: BuildContext | None) -> ClassifierStance:
-        def load() -> tuple[Any, Any, list[int]]:
+        def load() -> SequenceClassifierModel | ProbeModel:
             return load_classifier(cfg.model, cfg.device)
 
-        tokenizer, model, columns = ctx.models.get(("stance", cfg.model, cfg.device), load) if ctx else load()
-        return cls(tokenizer, model, columns, max_length=cfg.max_length, batch_size=cfg.batch_size,
-                   device=cfg.device, whole_text_chars=cfg.whole_text_chars, sentences=cfg.sentences)
+        model = ctx.models.get(("stance", cfg.model, cfg.device), load) if ctx else load()
+        return cls(model, max_length=cfg.max_length, batch_size=cfg.batch_size,
+                   whole_text_chars=cfg.whole_text_chars, sentences=cfg.sentences)
 
     def probabilities(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-        torch = self._torch
-        out = np.zeros((len(claims), 3), dtype=np.float64)
-        order = sorted(range(len(claims)), key=lambda i: -(len(claims[i]) + len(passages[i])))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start: start + self.batch_size]
-            enc = self.tokenizer([passages[i] for i in idx], [claims[i] for i in idx], truncation="longest_first",
-                                 max_length=self.max_length, padding=True, return_tensors="pt")
-            enc = {k: v.to(self.device) for k, v in enc.items()}
-            with torch.inference_mode():
-                logits = self.model(**enc).logits.float()
-            probs = torch.softmax(logits[:, self.columns], dim=-1).cpu().numpy()
-            out[idx] = probs
-        return out
+        return self.model.probabilities(claims, passages, max_length=self.max_length, batch_size=self.batch_size)

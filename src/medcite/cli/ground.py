@@ -32,7 +32,7 @@ def ground(input_path: Path, corpus: Path, out: Path, team_id: str, run_id: str 
     task = TaskA(team_id=team_id, run_id=run_id, pmid_type=pmid_type)  # type: ignore[arg-type]
     items = task.read(input_path)  # bad input stops here, before any model loads or file is written
     settings = resolve(preset, overrides)
-    with Pipeline(settings, corpus) as pipeline:
+    with Pipeline(settings, corpus, grounding=True) as pipeline:
         result = task.run(pipeline, items, out, command=f"medcite ground --preset {settings.preset} "
                                                          f"--input {input_path}")
     status = "valid" if result.ok else f"INVALID ({len(result.report.errors)} errors, see {result.submission}.errlog)"

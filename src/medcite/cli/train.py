@@ -1,4 +1,5 @@
-"""`medcite train`: fine-tune medcite's own reranker (cross-encoder) and bi-encoder on BioASQ data."""
+"""`medcite train`: fine-tune medcite's own reranker (cross-encoder) and bi-encoder on BioASQ data, and train
+the stance classifier on HealthVer-style claims."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def _show(report: dict[str, Any]) -> None:
 
 @click.group("train")
 def train() -> None:
-    """Fine-tune a reranker or adapt the bi-encoder on BioASQ questions (split by question)."""
+    """Fine-tune a reranker or adapt the bi-encoder on BioASQ questions (split by question); train the stance
+    classifier on claims (split by claim)."""
 
 
 @train.command("reranker")
@@ -88,4 +90,50 @@ def encoder(**kw: Any) -> None:
     report = train_encoder(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
                            opts=_options(kw, negatives=kw["negatives"]))
     _show(report)
+    click.echo(f"model written to {kw['out']}", err=True)
+
+
+@train.command("stance")
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="HealthVer-style CSV: claim, evidence, label (Supports / Refutes / Neutral).")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="New or empty folder for the model and training.json.")
+@click.option("--base", default="minilm", show_default=True,
+              help="Encoder: 'minilm' (packaged, offline) or a model folder / hub name.")
+@click.option("--epochs", default=0, show_default=True, type=click.IntRange(0),
+              help="0: linear head on the frozen encoder's features (the measured best on the packaged "
+                   "MiniLM); N: fine-tune the whole encoder for N epochs.")
+@click.option("--seed", default=13, show_default=True, type=int)
+@click.option("--dev-fraction", default=0.25, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Share of the distinct claims held back for the report (never rows).")
+@click.option("--c", "c", default=None, type=click.FloatRange(0, min_open=True),
+              help="Regularisation of the linear head (default: chosen by cross-validation over claims).")
+@click.option("--negations", is_flag=True, help="Add negation-rewritten training claims (label flipped).")
+@click.option("--bioasq", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Add BioASQ yes/no questions with their gold snippets (BioASQ JSON, .gz allowed).")
+@click.option("--bioasq-exclude", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="File of BioASQ question ids (whitespace-separated) kept out of training.")
+@click.option("--pubmedqa", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Add PubMedQA labelled questions with their contexts (ori_pqal-style JSON).")
+@click.option("--max-length", default=128, show_default=True, type=click.IntRange(16),
+              help="Token limit of a (evidence, claim) pair.")
+@click.option("--batch-size", default=16, show_default=True, type=click.IntRange(1), help="Fine-tuning only.")
+@click.option("--lr", default=3e-5, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Peak learning rate (fine-tuning only).")
+@click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads.")
+def stance(**kw: Any) -> None:
+    """Train the stance classifier (supports / contradicts / neutral) on claims, holding some claims back."""
+    from pathlib import Path
+
+    from ..train.stance import StanceTrainOptions, train_stance
+
+    exclude = Path(kw["bioasq_exclude"]).read_text(encoding="utf-8").split() if kw["bioasq_exclude"] else ()
+    opts = StanceTrainOptions(
+        epochs=kw["epochs"], dev_fraction=kw["dev_fraction"], seed=kw["seed"], c=kw["c"], negations=kw["negations"],
+        bioasq=kw["bioasq"], bioasq_exclude=tuple(exclude), pubmedqa=kw["pubmedqa"], max_length=kw["max_length"],
+        batch_size=kw["batch_size"], lr=kw["lr"], threads=kw["threads"])
+    report = train_stance(kw["data"], kw["out"], base=kw["base"], opts=opts)
+    click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"], "pairs": report["pairs"],
+                           "claims": report["claims"]}, indent=2))
     click.echo(f"model written to {kw['out']}", err=True)

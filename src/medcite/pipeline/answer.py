@@ -58,10 +58,12 @@ class Pipeline:
     """One configured medcite system over one document store."""
 
     def __init__(self, settings: Settings, corpus: str | Path, *, llm: Any = None,
-                 models: ModelCache | None = None) -> None:
+                 models: ModelCache | None = None, grounding: bool = False) -> None:
         """``llm`` (any :class:`~medcite.llm.base.LLM`) is used instead of the one ``settings.llm`` would make;
-        ``models`` shares loaded models with other pipelines."""
+        ``models`` shares loaded models with other pipelines; ``grounding``: for Task A (the stance stage is
+        built whatever the verification settings)."""
         self.settings = settings
+        self.grounding = grounding
         self.corpus_path = Path(corpus)
         self.store = DocumentStore.open(self.corpus_path)
         if len(self.store) == 0:
@@ -69,7 +71,7 @@ class Pipeline:
             raise ConfigError(
                 f"the document store at {corpus} is empty", hint="ingest PubMed files first: medcite ingest"
             )
-        self.context = Context(settings, self.store, models=models, llm=llm)
+        self.context = Context(settings, self.store, models=models, llm=llm, grounding=grounding)
         try:
             self.retrieval = RetrievalPipeline.from_settings(settings, store=self.store, context=self.context)
             self.selector = self.context.build("evidence", settings.evidence)
@@ -78,7 +80,7 @@ class Pipeline:
             self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
         except (ConfigError, LLMError) as exc:
             self.close()
-            swap = offline_overrides(settings, "local")
+            swap = offline_overrides(settings, "local", grounding)
             if not swap or (exc.hint and "run offline" in exc.hint):
                 raise
             raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run this preset "
@@ -88,14 +90,14 @@ class Pipeline:
             raise
 
     def _stance(self) -> Any:
-        """The stance stage, built when a verification step or the answer-first flow needs it."""
-        if not uses_stance(self.settings):
+        """The stance stage, built when Task A, a verification step or the answer-first flow needs it."""
+        if not uses_stance(self.settings, self.grounding):
             return None
         stance = self.context.build("stance", self.settings.stance)
         if stance is None:
             raise ConfigError(
-                "citation checks and the generate-then-ground flow need a stance backend, but stance.backend is "
-                "'none'",
+                "Task A, citation checks and the generate-then-ground flow need a stance backend, but "
+                "stance.backend is 'none'",
                 hint="--set stance.backend=classifier (a model trained by `medcite train stance`), "
                 "--set stance.backend=nli --set stance.model=NAME, or --set stance.backend=llm",
             )

@@ -28,10 +28,12 @@ class Context:
     """Shared resources of the stages built from one :class:`~medcite.config.Settings`."""
 
     def __init__(self, settings: Settings, store: DocumentStore | None = None, *, models: ModelCache | None = None,
-                 llm: LLM | None = None) -> None:
+                 llm: LLM | None = None, grounding: bool = False) -> None:
         """``models``: share a model cache between contexts (the caller closes it); ``llm``: use this object
-        as the default LLM instead of making one from ``settings.llm`` (the caller keeps owning it)."""
+        as the default LLM instead of making one from ``settings.llm`` (the caller keeps owning it);
+        ``grounding``: a Task A run (its error hints name the overrides of the stance stage too)."""
         self.settings = settings
+        self.grounding = grounding
         self.store = store
         self.models = models if models is not None else ModelCache()
         self._own_models = models is None
@@ -52,13 +54,13 @@ class Context:
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
                               hint=f"define it (--set llms.{name}.backend=...) or use one of: {known}")
-        local = " ".join(offline_overrides(self.settings, "local")) or f"--set {where}.backend=local"
+        local = " ".join(offline_overrides(self.settings, "local", self.grounding)) or f"--set {where}.backend=local"
         if cfg.backend == "none":
             raise ConfigError(
                 f"{purpose or f'preset {self.settings.preset!r}'} needs a language model, but {where}.backend "
                 "is 'none'",
                 hint=f"use the packaged local model: {local}; or run without LLM stages: "
-                + (" ".join(offline_overrides(self.settings, "none")) or "--set llm.backend=none"),
+                + (" ".join(offline_overrides(self.settings, "none", self.grounding)) or "--set llm.backend=none"),
             )
         if cfg.backend == "openai":
             _check_server(cfg, local)

@@ -8,6 +8,8 @@ with P(supports) >= ``min_support`` are kept as supporting citations, and at mos
 judged *contradicts* with P(contradicts) >= ``min_contradict`` as contradicting ones, each list in the
 retrieval's order (``order=retrieval``: the ranking is the stronger relevance signal, the stance a filter) or
 by decreasing probability (``order=stance``). A threshold leaves fewer citations rather than weak ones.
+``anchor`` N: the first N candidates count as supporting whatever the stance (recorded as ``anchored``), for
+a stance model that is a weaker signal than the top of the ranking (measured in bench_task_a.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class SentenceGrounding:
     verdicts: dict[str, StanceVerdict]
     supported: list[str] = field(default_factory=list)
     contradicted: list[str] = field(default_factory=list)
+    anchored: list[str] = field(default_factory=list)
     articles: dict[str, Article] = field(default_factory=dict)
     rankings: dict[str, list[Hit]] = field(default_factory=dict)
 
@@ -77,7 +80,10 @@ class Grounder:
         for (i, pmid), verdict in zip(owners, verdicts, strict=True):
             found[i].verdicts[pmid] = verdict
         for g in found:
+            g.anchored = [h.pmid for h in g.candidates[: min(cfg.anchor, cfg.max_supported)]]
+            rest = {p: v for p, v in g.verdicts.items() if p not in g.anchored}
             ranking = [h.pmid for h in g.candidates] if cfg.order == "retrieval" else None
-            g.supported = choose(g.verdicts, Stance.SUPPORTS, cfg.min_support, cfg.max_supported, ranking)
-            g.contradicted = choose(g.verdicts, Stance.CONTRADICTS, cfg.min_contradict, cfg.max_contradicted, ranking)
+            g.supported = g.anchored + choose(rest, Stance.SUPPORTS, cfg.min_support,
+                                              cfg.max_supported - len(g.anchored), ranking)
+            g.contradicted = choose(rest, Stance.CONTRADICTS, cfg.min_contradict, cfg.max_contradicted, ranking)
         return found

@@ -146,7 +146,7 @@ def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], 
     queries = [Query(f"q{i}", q.text, q.stage) for i, q in enumerate(q for g in found for q in g.queries)]
     hits = rrf([h for g in found for h in [g.candidates]]) if found else []
     record = {"grounding": [{"sentence": g.text, "supported": g.supported, "contradicted": g.contradicted,
-                            "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores),
+                            "anchored": g.anchored, "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores),
                                              "span": [v.section, v.start, v.end]} for p, v in g.verdicts.items()}}
                            for g in found]}
     return queries, hits, evidence, answer, articles, record

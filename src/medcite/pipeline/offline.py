@@ -23,8 +23,9 @@ def _used_indexes(settings: Settings) -> list[str]:
     return list(dict.fromkeys(b.index for b in settings.retrieve.branches))
 
 
-def stage_configs(settings: Settings) -> Iterator[tuple[str, BackendConfig]]:
-    """(settings path, config) of every backend config a pipeline of these settings builds."""
+def stage_configs(settings: Settings, grounding: bool = False) -> Iterator[tuple[str, BackendConfig]]:
+    """(settings path, config) of every backend config a pipeline of these settings builds (``grounding``:
+    a Task A run, which always judges stance)."""
     for i, q in enumerate(settings.retrieve.queries):
         yield f"retrieve.queries[{i}]", q
     for i, b in enumerate(settings.retrieve.branches):
@@ -35,27 +36,28 @@ def stage_configs(settings: Settings) -> Iterator[tuple[str, BackendConfig]]:
     yield "rerank", settings.rerank
     yield "evidence", settings.evidence
     yield "generate", settings.generate
-    if uses_stance(settings):
+    if uses_stance(settings, grounding):
         yield "stance", settings.stance
 
 
-def uses_stance(settings: Settings) -> bool:
-    """Whether a verification step or the answer-first flow will call the stance stage."""
+def uses_stance(settings: Settings, grounding: bool = False) -> bool:
+    """Whether the stance stage will be called: by Task A (``grounding``), a verification step or the
+    answer-first flow."""
     v = settings.verify
-    return v.citations != "off" or v.corroborate or settings.flow == "generate-then-ground"
+    return grounding or v.citations != "off" or v.corroborate or settings.flow == "generate-then-ground"
 
 
-def llm_names(settings: Settings) -> set[str | None]:
+def llm_names(settings: Settings, grounding: bool = False) -> set[str | None]:
     """The LLMs the stages (and loops) of these settings call (None: the default ``llm``)."""
-    names = {name for _, cfg in stage_configs(settings) for name in cfg.llm_names()}
+    names = {name for _, cfg in stage_configs(settings, grounding) for name in cfg.llm_names()}
     if settings.verify.sufficiency_rounds or settings.flow == "generate-then-ground":
         names.add(settings.verify.llm)
     return names
 
 
-def needs_llm(settings: Settings) -> bool:
+def needs_llm(settings: Settings, grounding: bool = False) -> bool:
     """Whether any stage of these settings calls a language model."""
-    return bool(llm_names(settings))
+    return bool(llm_names(settings, grounding))
 
 
 def is_local_model(name: str) -> bool:
@@ -68,16 +70,17 @@ def is_local_model(name: str) -> bool:
         return False
 
 
-def offline_overrides(settings: Settings, llm: str = "local") -> list[str]:
+def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = False) -> list[str]:
     """The ``--set`` options that run these settings on this machine's local stack.
 
     ``llm="local"`` swaps a server LLM for the packaged SmolLM2 (in-process), a reranker whose models are
     not on this machine for none, and an index encoder that is not for the packaged MiniLM; ``llm="none"``
     also replaces every LLM stage by its no-LLM counterpart (LLM query generators by keyword queries,
-    summaries by sentence snippets, LLM answers by extractive ones, listwise reranking by none).
+    summaries by sentence snippets, LLM answers by extractive ones, listwise reranking by none, an LLM stance
+    judge by medcite's trained classifier). ``grounding``: for a Task A run (the stance stage is used).
     """
     out: list[str] = []
-    names = llm_names(settings)
+    names = llm_names(settings, grounding)
     for name in sorted(names, key=lambda n: n or ""):
         cfg = settings.llm if name is None else settings.llms.get(name)
         path = "llm" if name is None else f"llms.{name}"
@@ -99,7 +102,8 @@ def offline_overrides(settings: Settings, llm: str = "local") -> list[str]:
                 queries.append({"backend": "keywords"})
             plain = [q["backend"] if len(q) == 1 else q for q in queries]
             out += ["--set", "retrieve.queries=" + json.dumps(plain, separators=(",", ":"))]
-        for section in ("evidence", "generate", "rerank"):
+        sections = ("evidence", "generate", "rerank") + (("stance",) if uses_stance(settings, grounding) else ())
+        for section in sections:
             cfg = getattr(settings, section)
             if cfg.llm_names() and isinstance(cfg.no_llm, dict) and f"{section}.backend=none" not in out:
                 swap = f"{section}.backend={cfg.no_llm['backend']}"

@@ -105,7 +105,7 @@ class TaskA:
         rankings = {"retrieval": rrf([g.candidates for g in found])} if found else {}
         record = {"grounding": [
             {"sentence": i, "text": g.text, "existing": list(s.existing), "supported": g.supported,
-             "contradicted": g.contradicted,
+             "contradicted": g.contradicted, "anchored": g.anchored,
              "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores), "span": [v.section, v.start, v.end]}
                           for p, v in g.verdicts.items()}}
             for i, (g, s) in enumerate(zip(found, item.sentences, strict=True))]}
