@@ -1,4 +1,5 @@
-"""What both trainers share: seeding, the training-options record, the packaged base model, the report."""
+"""What both trainers share: seeding, the training-options record, the packaged base model, the report,
+and the sentence-transformers trainer set up with medcite's recipe, progress bar and loss log."""
 
 from __future__ import annotations
 
@@ -131,43 +132,81 @@ class LossLog:
             self._sum, self._n = 0.0, 0
 
 
-class TrainLoop:
-    """The optimisation loop both trainers share: AdamW, linear warm-up then decay, gradient clipping at
-    1.0, a progress bar and the :class:`LossLog`. Use as a context manager and call :meth:`step` per batch."""
+def trainer_arguments(cls: Any, opts: TrainOptions, steps: int, output_dir: str, **extra: Any) -> Any:
+    """sentence-transformers training arguments for medcite's recipe: AdamW (weight decay 0.01), linear
+    warm-up over ``opts.warmup`` of ``steps`` then linear decay, gradient clipping at 1.0, seeded, the
+    loss logged every step (for :class:`LossLog`), no checkpoints, no reporting integrations, CPU."""
+    return cls(
+        output_dir=output_dir,
+        per_device_train_batch_size=opts.batch_size,
+        learning_rate=opts.lr,
+        lr_scheduler_type="linear",
+        warmup_steps=int(steps * opts.warmup),
+        weight_decay=0.01,
+        max_grad_norm=1.0,
+        optim="adamw_torch",
+        seed=opts.seed,
+        data_seed=opts.seed,
+        logging_strategy="steps",
+        logging_steps=1,
+        save_strategy="no",
+        eval_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        dataloader_num_workers=0,
+        **extra,
+    )
 
-    def __init__(self, model: Any, opts: TrainOptions, total: int) -> None:
-        import torch
-        from transformers import get_linear_schedule_with_warmup
 
-        from ..progress import progress
+def _progress_callback() -> Any:
+    from transformers import TrainerCallback
 
-        self.model = model
-        self.total = total
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
-        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(total * opts.warmup), max(total, 1))
-        self.losses = LossLog(total)
-        self.steps = 0
-        self._bar = progress(total=total, desc="training", unit="step")
+    from ..progress import progress
 
-    def __enter__(self) -> TrainLoop:
-        self.model.train()
-        return self
+    class ProgressLog(TrainerCallback):  # type: ignore[misc]
+        """medcite's progress bar (off when not a terminal or ``--quiet``) and :class:`LossLog` with ETA
+        log lines, fed by the loss the trainer logs at every step."""
 
-    def step(self, loss: Any) -> None:
-        import torch
+        def __init__(self) -> None:
+            self.losses = LossLog()
+            self._bar: Any = None
 
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.optimizer.step()
-        self.scheduler.step()
-        self.optimizer.zero_grad()
-        self.steps += 1
-        value = float(loss.detach())
-        self.losses.add(self.steps, value)
-        self._bar.update(1)
-        self._bar.set_postfix(loss=f"{value:.3f}")
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.losses = LossLog(state.max_steps)
+            self._bar = progress(total=state.max_steps, desc="training", unit="step")
 
-    def __exit__(self, *exc: object) -> None:
-        self._bar.close()
-        self.losses.flush(self.steps)
-        self.model.eval()
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None,
+                   **kwargs: Any) -> None:
+            if logs and "loss" in logs:
+                value = float(logs["loss"])
+                self.losses.add(state.global_step, value)
+                self._bar.update(1)
+                self._bar.set_postfix(loss=f"{value:.3f}")
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self._bar.close()
+            self.losses.flush(state.global_step)
+
+    return ProgressLog()
+
+
+def run_trainer(trainer: Any) -> LossLog:
+    """Train with medcite's progress and loss log in place of the trainer's printing callbacks (the CLI
+    prints its JSON report on stdout), leave the model in eval mode and return the loss log."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    callback = _progress_callback()
+    trainer.add_callback(callback)
+    trainer.train()
+    trainer.model.eval()
+    return callback.losses  # type: ignore[no-any-return]
+
+
+def library_versions() -> dict[str, str]:
+    """The training library versions, kept in ``training.json`` (the loop is theirs)."""
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("sentence-transformers", "transformers", "accelerate", "datasets")}

@@ -87,3 +87,39 @@ def test_cli_train_encoder_end_to_end(tiny_corpus: tuple[Path, Path], tiny_body:
     in_batch_report = json.loads((tmp_path / "enc3" / "training.json").read_text())
     assert in_batch_report["pairs"]["positive"] == 18 and in_batch_report["pairs"]["hard_negatives"] == 0
     assert in_batch_report["options"]["negatives"] == 0 and in_batch_report["loss"] != report["loss"]
+
+
+def _decoded(tokenizer: object, batch: dict[str, object], column: str) -> list[str]:
+    return [t.replace(" ", "") for t in tokenizer.batch_decode(batch[f"{column}_input_ids"],  # type: ignore[attr-defined]
+                                                               skip_special_tokens=True)]
+
+
+def test_the_trainer_batches_are_the_unique_batches(tiny_body: Path, tmp_path: Path) -> None:
+    """The trainer draws exactly medcite's batches (every epoch's, in order), so the batching rule holds in
+    training: a default or no-duplicates sampler would put q0, q1 and q2 (g is gold for q0 and q1, and q2's
+    hard negative) together."""
+    from medcite.train.common import TrainOptions
+    from medcite.train.encoder import bi_encoder_trainer
+
+    def row(qid: str, pmid: str, neg: str, gold: set[str]) -> Example:
+        # texts are the ids spelled out, so the decoded batches name their rows
+        return Example(Pair(qid, pmid, f"q{qid}", f"d{pmid}", 1.0), (Pair(qid, neg, f"q{qid}", f"d{neg}", 0.0),),
+                       frozenset(gold))
+
+    rows = [row("q0", "a", "n0", {"a", "g"}), row("q1", "g", "n1", {"b", "g"}), row("q2", "c", "g", {"c"}),
+            *[row(f"x{i}", f"d{i}", f"m{i}", {f"d{i}"}) for i in range(13)]]
+    by_text = {ex.pair.question: ex for ex in rows}
+    model = st.SentenceTransformer(str(tiny_body), device="cpu")
+    opts = TrainOptions(epochs=2, batch_size=8, seed=5, negatives=1)
+    trainer = bi_encoder_trainer(model, rows, opts, str(tmp_path))
+    drawn = []
+    for batch in trainer.get_train_dataloader():
+        questions = _decoded(model.tokenizer, batch, "anchor")
+        assert _decoded(model.tokenizer, batch, "positive") == [by_text[q].pair.text for q in questions]
+        assert _decoded(model.tokenizer, batch, "negative_1") == [by_text[q].negatives[0].text for q in questions]
+        drawn.append([by_text[q] for q in questions])
+    assert drawn == unique_batches(rows, 8, seed=5) + unique_batches(rows, 8, seed=6)
+    for batch in drawn:
+        assert len({ex.pair.qid for ex in batch} & {"q0", "q1", "q2"}) <= 1
+        for ex in batch:
+            assert not ex.gold & {p for other in batch if other is not ex for p in other.pmids}
