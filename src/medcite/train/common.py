@@ -19,11 +19,17 @@ log = logging.getLogger(__name__)
 
 PACKAGED = ("minilm", "packaged-minilm")
 REPORT = "training.json"
+NEGATIVES_FROM = ("bm25", "dense")
 
 
 @dataclass
 class TrainOptions:
-    """Options of one training run (all stored in ``training.json``)."""
+    """Options of one training run (all stored in ``training.json``).
+
+    ``negatives_from``: ``bm25`` (the store's BM25 hits) or ``dense`` (nearest documents by the bi-encoder
+    ``dense_miner``: a model folder or ``minilm``; by default the encoder being trained, and the packaged
+    MiniLM for the reranker).
+    """
 
     epochs: int = 1
     batch_size: int = 16
@@ -32,6 +38,8 @@ class TrainOptions:
     max_length: int = 256
     max_pairs: int | None = None
     negatives: int = 3
+    negatives_from: str = "bm25"
+    dense_miner: str | None = None
     mine_depth: int = 50
     eval_depth: int = 100
     dev_fraction: float = 0.2
@@ -46,6 +54,8 @@ class TrainOptions:
             raise ConfigError("in-batch negatives need a batch size of at least 2")
         if not 0 < self.dev_fraction < 1:
             raise ConfigError(f"dev fraction must be between 0 and 1, got {self.dev_fraction}")
+        if self.negatives_from not in NEGATIVES_FROM:
+            raise ConfigError(f"negatives come from {' or '.join(NEGATIVES_FROM)}, got {self.negatives_from!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,6 +85,17 @@ def base_model_dir(base: str) -> str:
         raise InputError(f"{base} is not a Hugging Face model folder (no config.json)",
                          hint="give --base minilm (packaged) or a folder written by save_pretrained")
     return str(path) if path.exists() else base
+
+
+def dense_miner(name: str | None, default: Any = None) -> Any:
+    """The SentenceTransformer that mines dense hard negatives: ``name`` (``minilm`` or a folder), else
+    ``default``, else the packaged MiniLM."""
+    if name is None and default is not None:
+        return default
+    from ..registry import require
+
+    st = require("sentence_transformers", "train", "mining dense hard negatives")
+    return st.SentenceTransformer(base_model_dir(name or "minilm"), device="cpu", local_files_only=True)
 
 
 def out_folder(out: str | Path) -> Path:

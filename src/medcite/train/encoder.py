@@ -1,14 +1,16 @@
-"""Adapt a bi-encoder to biomedical questions with in-batch (and optionally BM25 hard) negatives.
+"""Adapt a bi-encoder to biomedical questions with in-batch (and optionally BM25 or dense hard) negatives.
 
 MultipleNegativesRankingLoss (Henderson et al. 2017, "Efficient Natural Language Response Suggestion
 for Smart Reply"; the DPR recipe of Karpukhin et al. 2020): each question's gold document is the
 positive and every other document in the batch a negative; with ``negatives=N`` each row also brings
-N BM25 hits of its question that are not gold (DPR's "gold + one BM25 negative" batches). Batches never
-hold the same question or document twice, nor a document that is gold for another question of the
-batch, so no gold document is ever used as a negative of a question it answers. Evaluation: MAP@10
-(BioASQ denominator) of cosine similarity over the BM25 top 100 of each held-back question, before and
-after. The result is a sentence-transformers folder (``modules.json`` + a Hugging Face ``config.json``)
-that the dense encoders and the embedding reranker load by path.
+N hard negatives of its question that are not gold: BM25 hits (DPR's "gold + one BM25 negative"
+batches) or, with ``negatives_from="dense"``, the nearest documents by a bi-encoder (sentence-transformers'
+``mine_hard_negatives``; DS@GT's dense-index negatives). Batches never hold the same question or document
+twice, nor a document that is gold for another question of the batch, so no gold document is ever used as
+a negative of a question it answers. Evaluation: MAP@10 (BioASQ denominator) of cosine similarity over the
+BM25 top 100 of each held-back question, before and after. The result is a sentence-transformers folder
+(``modules.json`` + a Hugging Face ``config.json``) that the dense encoders and the embedding reranker load
+by path.
 
 The loop is sentence-transformers' ``SentenceTransformerTrainer`` (AdamW, warm-up and linear decay,
 clipping, seeding: :func:`.common.trainer_arguments`). What stays medcite's own, because the library could
@@ -47,6 +49,7 @@ from .common import (
     LossLog,
     TrainOptions,
     base_model_dir,
+    dense_miner,
     library_versions,
     out_folder,
     run_trainer,
@@ -60,6 +63,7 @@ from .data import (
     bm25_searcher,
     eval_pools,
     mine_questions,
+    mine_questions_dense,
     read_bioasq,
     split_questions,
     whole_questions,
@@ -230,7 +234,11 @@ def train_encoder(
     model = st.SentenceTransformer(base_model_dir(base), device="cpu", local_files_only=True)
     model.max_seq_length = opts.max_length
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
-        mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
+        if opts.negatives_from == "dense":
+            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model),
+                                         negatives=opts.negatives, depth=opts.mine_depth)
+        else:
+            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
         examples = make_examples(mined, opts.negatives, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not examples:

@@ -1,7 +1,8 @@
 """Fine-tune a cross-encoder reranker on BioASQ question / gold-document pairs (DS@GT, BioASQ 13b).
 
-Binary cross-entropy on gold (1) and BM25 hard-negative (0) pairs (Nogueira & Cho 2019, "Passage
-Re-ranking with BERT"), split by question, then MAP@10 (BioASQ denominator) of
+Binary cross-entropy on gold (1) and hard-negative (0) pairs (Nogueira & Cho 2019, "Passage Re-ranking
+with BERT"), the negatives from BM25 or, with ``negatives_from="dense"``, from a bi-encoder
+(sentence-transformers' ``mine_hard_negatives``), split by question, then MAP@10 (BioASQ denominator) of
 BM25 top 100 -> rerank on the held-back questions, before and after. The offline base is the packaged
 all-MiniLM-L6-v2 body with a fresh one-logit head. The result is an ordinary Hugging Face folder
 (``config.json``, weights, tokenizer) that :func:`medcite.rerank.cross_encoder.load_cross_encoder` and
@@ -33,6 +34,7 @@ from .common import (
     LossLog,
     TrainOptions,
     base_model_dir,
+    dense_miner,
     library_versions,
     out_folder,
     run_trainer,
@@ -45,7 +47,9 @@ from .data import (
     Pair,
     bm25_searcher,
     eval_pools,
-    mine_pairs,
+    mine_questions,
+    mine_questions_dense,
+    pairs_of,
     read_bioasq,
     split_questions,
 )
@@ -132,8 +136,12 @@ def train_reranker(
     split = split_questions(questions, opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
-        pairs = mine_pairs(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
-                           max_pairs=opts.max_pairs, seed=opts.seed)
+        if opts.negatives_from == "dense":
+            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner),
+                                         negatives=opts.negatives, depth=opts.mine_depth)
+        else:
+            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
+        pairs = pairs_of(mined, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not pairs:
         raise InputError("no training pairs: no training question has a gold document in the store",

@@ -123,3 +123,46 @@ def test_the_trainer_batches_are_the_unique_batches(tiny_body: Path, tmp_path: P
         assert len({ex.pair.qid for ex in batch} & {"q0", "q1", "q2"}) <= 1
         for ex in batch:
             assert not ex.gold & {p for other in batch if other is not ex for p in other.pmids}
+
+
+def test_dense_negatives_are_the_nearest_non_gold_documents(tiny_corpus: tuple[Path, Path], tiny_body: Path) -> None:
+    """mine_hard_negatives against a direct cosine ranking of the whole store with the same model."""
+    import numpy as np
+
+    from medcite.corpus.store import DocumentStore
+    from medcite.train.data import mine_questions_dense, read_bioasq
+
+    data, store_dir = tiny_corpus
+    questions = read_bioasq(data)[:4]
+    model = st.SentenceTransformer(str(tiny_body), device="cpu")
+    with DocumentStore.open(store_dir) as store:
+        mined = mine_questions_dense(questions, store, model, negatives=2, depth=10)
+        articles = list(store.iter_articles())
+    docs = model.encode([a.text for a in articles], normalize_embeddings=True)
+    assert [m.question.id for m in mined] == [q.id for q in questions]
+    for m in mined:
+        assert len(m.positives) == 2 and len(m.negatives) == 4  # negatives x gold in store
+        assert not {p.pmid for p in m.negatives} & set(m.question.gold)
+        query = model.encode([m.question.body], normalize_embeddings=True)[0]
+        score = dict(zip([a.pmid for a in articles], docs @ query, strict=True))
+        best = sorted((v for p, v in score.items() if p not in m.question.gold), reverse=True)[:4]
+        np.testing.assert_allclose([score[p.pmid] for p in m.negatives], best, atol=1e-5)  # nearest first
+    with DocumentStore.open(store_dir) as store:
+        assert all(not m.negatives for m in mine_questions_dense(questions, store, model, negatives=0))
+
+
+def test_train_encoder_with_dense_negatives(tiny_corpus: tuple[Path, Path], tiny_body: Path, tmp_path: Path) -> None:
+    from medcite.errors import ConfigError
+    from medcite.train.common import TrainOptions
+    from medcite.train.encoder import train_encoder
+
+    data, store = tiny_corpus
+    opts = TrainOptions(epochs=1, batch_size=4, seed=2, dev_fraction=0.25, max_length=64, threads=1, lr=1e-3,
+                        negatives=1, negatives_from="dense")
+    report = train_encoder(data, store, tmp_path / "dense", base=str(tiny_body), opts=opts)
+    assert report["options"]["negatives_from"] == "dense"
+    assert report["pairs"]["positive"] == 18 and report["pairs"]["hard_negatives"] == 18
+    assert report["trainer"]["class"] == "SentenceTransformerTrainer"
+    with pytest.raises(ConfigError, match="bm25 or dense"):
+        train_encoder(data, store, tmp_path / "x", base=str(tiny_body),
+                      opts=TrainOptions(negatives_from="colbert"))
