@@ -180,6 +180,18 @@ def trainer_arguments(cls: Any, opts: TrainOptions, steps: int, output_dir: str,
     )
 
 
+def without_model_card(trainer_cls: Any) -> Any:
+    """``trainer_cls`` without its model-card callback, which copies training rows (BioASQ questions and
+    abstracts, not ours to republish) and dataset statistics into the saved folder's README."""
+
+    class Trainer(trainer_cls):  # type: ignore[misc,valid-type]
+        def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
+            return None
+
+    Trainer.__name__ = Trainer.__qualname__ = trainer_cls.__name__
+    return Trainer
+
+
 def _progress_callback() -> Any:
     from transformers import TrainerCallback
 

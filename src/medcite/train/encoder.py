@@ -55,6 +55,7 @@ from .common import (
     run_trainer,
     seed_everything,
     trainer_arguments,
+    without_model_card,
     write_report,
 )
 from .data import (
@@ -201,8 +202,9 @@ def bi_encoder_trainer(model: Any, examples: Sequence[Example], opts: TrainOptio
     steps = sum(len(unique_batch_indices(examples, opts.batch_size, opts.seed + e)) for e in range(opts.epochs))
     args = trainer_arguments(SentenceTransformerTrainingArguments, opts, steps, output_dir, num_train_epochs=1,
                              batch_sampler=unique_batch_sampler(examples, opts.epochs))
-    return SentenceTransformerTrainer(model=model, args=args, train_dataset=examples_dataset(examples),
-                                      loss=MultipleNegativesRankingLoss(model))
+    trainer = without_model_card(SentenceTransformerTrainer)
+    return trainer(model=model, args=args, train_dataset=examples_dataset(examples),
+                   loss=MultipleNegativesRankingLoss(model))
 
 
 def train_bi_encoder(model: Any, examples: Sequence[Example], opts: TrainOptions) -> LossLog:

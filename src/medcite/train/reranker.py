@@ -40,6 +40,7 @@ from .common import (
     run_trainer,
     seed_everything,
     trainer_arguments,
+    without_model_card,
     write_report,
 )
 from .data import (
@@ -106,8 +107,8 @@ def cross_encoder_trainer(model: Any, pairs: Sequence[Pair], opts: TrainOptions,
 
     steps = math.ceil(len(pairs) / opts.batch_size) * opts.epochs
     args = trainer_arguments(CrossEncoderTrainingArguments, opts, steps, output_dir, num_train_epochs=opts.epochs)
-    return CrossEncoderTrainer(model=model, args=args, train_dataset=pairs_dataset(pairs),
-                               loss=BinaryCrossEntropyLoss(model))
+    trainer = without_model_card(CrossEncoderTrainer)
+    return trainer(model=model, args=args, train_dataset=pairs_dataset(pairs), loss=BinaryCrossEntropyLoss(model))
 
 
 def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:

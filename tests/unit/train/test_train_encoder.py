@@ -163,6 +163,9 @@ def test_train_encoder_with_dense_negatives(tiny_corpus: tuple[Path, Path], tiny
     assert report["options"]["negatives_from"] == "dense"
     assert report["pairs"]["positive"] == 18 and report["pairs"]["hard_negatives"] == 18
     assert report["trainer"]["class"] == "SentenceTransformerTrainer"
+    # the saved model card carries no training rows (BioASQ text is not ours to republish)
+    card = (tmp_path / "dense" / "README.md").read_text()
+    assert "Which drug treats" not in card and "salbutamol" not in card
     with pytest.raises(ConfigError, match="bm25 or dense"):
         train_encoder(data, store, tmp_path / "x", base=str(tiny_body),
                       opts=TrainOptions(negatives_from="colbert"))
