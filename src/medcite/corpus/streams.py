@@ -1,10 +1,18 @@
 """Byte streams for the corpus readers: gzip detected by magic bytes, decompressed on a helper thread.
 
 zlib releases the GIL while inflating, so decompressing on a thread overlaps with XML/JSON parsing on
-the main thread. Inflating with ``zlib.decompressobj`` directly (which also checks each member's CRC)
-costs about 0.4 s for a 174 MB baseline file, against about 1.8 s through ``gzip.GzipFile``. Memory is
+the main thread. Inflating with ``zlib.decompressobj`` directly checks each member's CRC. Memory is
 bounded by the queue: at most ``_QUEUE_CHUNKS`` decompressed pieces (one per ``_RAW_BLOCK`` of input)
 wait at any time.
+
+Why not a maintained reader (``benchmarks/bench_gzip.py``, ``pubmed20n0014.xml.gz``: 174 MB of XML,
+30,000 articles, 2 cores): ISA-L (``isal``, also behind ``xopen``) and zlib-ng inflate 1.8-2.7x faster
+than this stream (820 MB/s; ``gzip.GzipFile`` 0.97x, ``rapidgzip`` 0.66x, ``pgzip`` 1.03x), but a full
+``medcite ingest`` is not measurably faster with any of them (1.01-1.06x articles/s, 0.94-0.98x CPU
+seconds, inside the round-to-round spread): parsing dominates and inflating already runs beside it. And
+they would break what the tests pin: the threaded readers hand out nothing of their last 1 MiB block
+before a truncation error (the records before the damage are lost), all report trailing garbage as a
+truncation, and a corrupt block raises their own error types, outside ``GZIP_ERRORS``.
 """
 
 from __future__ import annotations

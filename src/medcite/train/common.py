@@ -1,4 +1,5 @@
-"""What both trainers share: seeding, the training-options record, the packaged base model, the report."""
+"""What both trainers share: seeding, the training-options record, the packaged base model, the report,
+and the sentence-transformers trainer set up with medcite's recipe, progress bar and loss log."""
 
 from __future__ import annotations
 
@@ -18,11 +19,17 @@ log = logging.getLogger(__name__)
 
 PACKAGED = ("minilm", "packaged-minilm")
 REPORT = "training.json"
+NEGATIVES_FROM = ("bm25", "dense")
 
 
 @dataclass
 class TrainOptions:
-    """Options of one training run (all stored in ``training.json``)."""
+    """Options of one training run (all stored in ``training.json``).
+
+    ``negatives_from``: ``bm25`` (the store's BM25 hits) or ``dense`` (nearest documents by the bi-encoder
+    ``dense_miner``: a model folder or ``minilm``; by default the encoder being trained, and the packaged
+    MiniLM for the reranker).
+    """
 
     epochs: int = 1
     batch_size: int = 16
@@ -31,6 +38,8 @@ class TrainOptions:
     max_length: int = 256
     max_pairs: int | None = None
     negatives: int = 3
+    negatives_from: str = "bm25"
+    dense_miner: str | None = None
     mine_depth: int = 50
     eval_depth: int = 100
     dev_fraction: float = 0.2
@@ -45,6 +54,8 @@ class TrainOptions:
             raise ConfigError("in-batch negatives need a batch size of at least 2")
         if not 0 < self.dev_fraction < 1:
             raise ConfigError(f"dev fraction must be between 0 and 1, got {self.dev_fraction}")
+        if self.negatives_from not in NEGATIVES_FROM:
+            raise ConfigError(f"negatives come from {' or '.join(NEGATIVES_FROM)}, got {self.negatives_from!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,6 +85,17 @@ def base_model_dir(base: str) -> str:
         raise InputError(f"{base} is not a Hugging Face model folder (no config.json)",
                          hint="give --base minilm (packaged) or a folder written by save_pretrained")
     return str(path) if path.exists() else base
+
+
+def dense_miner(name: str | None, default: Any = None) -> Any:
+    """The SentenceTransformer that mines dense hard negatives: ``name`` (``minilm`` or a folder), else
+    ``default``, else the packaged MiniLM."""
+    if name is None and default is not None:
+        return default
+    from ..registry import require
+
+    st = require("sentence_transformers", "train", "mining dense hard negatives")
+    return st.SentenceTransformer(base_model_dir(name or "minilm"), device="cpu", local_files_only=True)
 
 
 def out_folder(out: str | Path) -> Path:
@@ -131,43 +153,93 @@ class LossLog:
             self._sum, self._n = 0.0, 0
 
 
-class TrainLoop:
-    """The optimisation loop both trainers share: AdamW, linear warm-up then decay, gradient clipping at
-    1.0, a progress bar and the :class:`LossLog`. Use as a context manager and call :meth:`step` per batch."""
+def trainer_arguments(cls: Any, opts: TrainOptions, steps: int, output_dir: str, **extra: Any) -> Any:
+    """sentence-transformers training arguments for medcite's recipe: AdamW (weight decay 0.01), linear
+    warm-up over ``opts.warmup`` of ``steps`` then linear decay, gradient clipping at 1.0, seeded, the
+    loss logged every step (for :class:`LossLog`), no checkpoints, no reporting integrations, CPU."""
+    return cls(
+        output_dir=output_dir,
+        per_device_train_batch_size=opts.batch_size,
+        learning_rate=opts.lr,
+        lr_scheduler_type="linear",
+        warmup_steps=int(steps * opts.warmup),
+        weight_decay=0.01,
+        max_grad_norm=1.0,
+        optim="adamw_torch",
+        seed=opts.seed,
+        data_seed=opts.seed,
+        logging_strategy="steps",
+        logging_steps=1,
+        save_strategy="no",
+        eval_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        dataloader_num_workers=0,
+        **extra,
+    )
 
-    def __init__(self, model: Any, opts: TrainOptions, total: int) -> None:
-        import torch
-        from transformers import get_linear_schedule_with_warmup
 
-        from ..progress import progress
+def without_model_card(trainer_cls: Any) -> Any:
+    """``trainer_cls`` without its model-card callback, which copies training rows (BioASQ questions and
+    abstracts, not ours to republish) and dataset statistics into the saved folder's README."""
 
-        self.model = model
-        self.total = total
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr)
-        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(total * opts.warmup), max(total, 1))
-        self.losses = LossLog(total)
-        self.steps = 0
-        self._bar = progress(total=total, desc="training", unit="step")
+    class Trainer(trainer_cls):  # type: ignore[misc,valid-type]
+        def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
+            return None
 
-    def __enter__(self) -> TrainLoop:
-        self.model.train()
-        return self
+    Trainer.__name__ = Trainer.__qualname__ = trainer_cls.__name__
+    return Trainer
 
-    def step(self, loss: Any) -> None:
-        import torch
 
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.optimizer.step()
-        self.scheduler.step()
-        self.optimizer.zero_grad()
-        self.steps += 1
-        value = float(loss.detach())
-        self.losses.add(self.steps, value)
-        self._bar.update(1)
-        self._bar.set_postfix(loss=f"{value:.3f}")
+def _progress_callback() -> Any:
+    from transformers import TrainerCallback
 
-    def __exit__(self, *exc: object) -> None:
-        self._bar.close()
-        self.losses.flush(self.steps)
-        self.model.eval()
+    from ..progress import progress
+
+    class ProgressLog(TrainerCallback):  # type: ignore[misc]
+        """medcite's progress bar (off when not a terminal or ``--quiet``) and :class:`LossLog` with ETA
+        log lines, fed by the loss the trainer logs at every step."""
+
+        def __init__(self) -> None:
+            self.losses = LossLog()
+            self._bar: Any = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.losses = LossLog(state.max_steps)
+            self._bar = progress(total=state.max_steps, desc="training", unit="step")
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None,
+                   **kwargs: Any) -> None:
+            if logs and "loss" in logs:
+                value = float(logs["loss"])
+                self.losses.add(state.global_step, value)
+                self._bar.update(1)
+                self._bar.set_postfix(loss=f"{value:.3f}")
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self._bar.close()
+            self.losses.flush(state.global_step)
+
+    return ProgressLog()
+
+
+def run_trainer(trainer: Any) -> LossLog:
+    """Train with medcite's progress and loss log in place of the trainer's printing callbacks (the CLI
+    prints its JSON report on stdout), leave the model in eval mode and return the loss log."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    callback = _progress_callback()
+    trainer.add_callback(callback)
+    trainer.train()
+    trainer.model.eval()
+    return callback.losses  # type: ignore[no-any-return]
+
+
+def library_versions() -> dict[str, str]:
+    """The training library versions, kept in ``training.json`` (the loop is theirs)."""
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("sentence-transformers", "transformers", "accelerate", "datasets")}

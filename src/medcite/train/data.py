@@ -1,4 +1,5 @@
-"""Training data from BioASQ: questions with gold PMIDs, a split by question, pairs with BM25 hard negatives.
+"""Training data from BioASQ: questions with gold PMIDs, a split by question, pairs with BM25 or dense hard
+negatives.
 
 DS@GT (BioASQ 13b, "Ensembling cross-encoders and GPT rerankers with LLMs") fine-tuned cross-encoders on
 question / gold-document pairs with negatives mined by BM25 (gold documents removed), holding out whole
@@ -197,15 +198,76 @@ def mine_pairs(
     max_pairs: int | None = None,
     seed: int = 0,
 ) -> list[Pair]:
-    """Gold (label 1) and BM25 hard-negative (label 0) pairs of :func:`mine_questions`, shuffled by ``seed``.
+    """Gold (label 1) and BM25 hard-negative (label 0) pairs of :func:`mine_questions`, shuffled by ``seed``
+    (see :func:`pairs_of`)."""
+    mined = mine_questions(questions, store, searcher, negatives=negatives, depth=depth)
+    return pairs_of(mined, max_pairs, seed)
+
+
+def pairs_of(mined: Sequence[Mined], max_pairs: int | None, seed: int) -> list[Pair]:
+    """The gold and hard-negative pairs of ``mined``, shuffled by ``seed``.
 
     ``max_pairs`` caps the result after shuffling, whole questions at a time so a question never keeps
     negatives without its positives.
     """
-    mined = mine_questions(questions, store, searcher, negatives=negatives, depth=depth)
     kept = whole_questions(mined, max_pairs, seed, size=lambda m: len(m.positives) + len(m.negatives))
     out = [p for m in kept for p in m.positives + m.negatives]
     random.Random(seed + 1).shuffle(out)
+    return out
+
+
+def mine_questions_dense(
+    questions: Sequence[Question],
+    store: DocumentStore,
+    model: Any,
+    *,
+    negatives: int = 3,
+    depth: int = 50,
+    batch_size: int = 32,
+) -> list[Mined]:
+    """:func:`mine_questions` with dense hard negatives: the ``negatives * |gold in store|`` nearest
+    documents of the whole store to each question by ``model`` (a SentenceTransformer, cosine) among
+    its top ``depth`` that are not gold, mined by sentence-transformers' ``mine_hard_negatives``.
+
+    DS@GT (BioASQ 13b) took hard negatives from a dense index the same way. Every document of the store
+    is embedded once (on CPU, MiniLM encodes some tens of abstracts a second).
+    """
+    from datasets import Dataset
+    from sentence_transformers.util import mine_hard_negatives
+
+    out: list[Mined] = []
+    skipped = 0
+    for q in questions:
+        arts = store.get_many(list(q.gold))
+        gold = known_gold(q, arts)
+        if not gold:
+            skipped += 1
+            continue
+        out.append(Mined(q, [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold], []))
+    if skipped:
+        log.warning("%d questions have no gold document in the store and were skipped", skipped)
+    if not out or not negatives:
+        return out
+    corpus: dict[str, str] = {}  # text -> first PMID with it (mining works on texts)
+    for art in store.iter_articles():
+        corpus.setdefault(art.text, art.pmid)
+    log.info("dense hard negatives: embedding %d documents and %d questions", len(corpus), len(out))
+    wanted = min(depth, negatives * max(len(m.positives) for m in out))
+    rows = Dataset.from_dict({"query": [p.question for m in out for p in m.positives],
+                              "document": [p.text for m in out for p in m.positives]})
+    mined = mine_hard_negatives(rows, model, corpus=list(corpus), range_max=depth, num_negatives=wanted,
+                                sampling_strategy="top", output_format="labeled-pair", batch_size=batch_size,
+                                verbose=False)
+    found: dict[str, list[str]] = {}  # question body -> negative PMIDs, nearest first
+    for body, text, label in zip(mined["query"], mined["document"], mined["label"], strict=True):
+        if not label:
+            found.setdefault(body, []).append(corpus[text])
+    for m in out:
+        gold_set = set(m.question.gold)
+        neg_ids = [p for p in found.get(m.question.body, []) if p not in gold_set][: negatives * len(m.positives)]
+        neg_arts = store.get_many(neg_ids)
+        m.negatives.extend(Pair(m.question.id, p, m.question.body, neg_arts[p].text, 0.0)
+                           for p in neg_ids if p in neg_arts)
     return out
 
 

@@ -1,22 +1,39 @@
-"""Adapt a bi-encoder to biomedical questions with in-batch (and optionally BM25 hard) negatives.
+"""Adapt a bi-encoder to biomedical questions with in-batch (and optionally BM25 or dense hard) negatives.
 
 MultipleNegativesRankingLoss (Henderson et al. 2017, "Efficient Natural Language Response Suggestion
 for Smart Reply"; the DPR recipe of Karpukhin et al. 2020): each question's gold document is the
 positive and every other document in the batch a negative; with ``negatives=N`` each row also brings
-N BM25 hits of its question that are not gold (DPR's "gold + one BM25 negative" batches). Batches never
-hold the same question or document twice, nor a document that is gold for another question of the
-batch, so no gold document is ever used as a negative of a question it answers. Evaluation: MAP@10
-(BioASQ denominator) of cosine similarity over the BM25 top 100 of each held-back question, before and
-after. The result is a sentence-transformers folder (``modules.json`` + a Hugging Face ``config.json``)
-that the dense encoders and the embedding reranker load by path.
+N hard negatives of its question that are not gold: BM25 hits (DPR's "gold + one BM25 negative"
+batches) or, with ``negatives_from="dense"``, the nearest documents by a bi-encoder (sentence-transformers'
+``mine_hard_negatives``; DS@GT's dense-index negatives). Batches never hold the same question or document
+twice, nor a document that is gold for another question of the batch, so no gold document is ever used as
+a negative of a question it answers. Evaluation: MAP@10 (BioASQ denominator) of cosine similarity over the
+BM25 top 100 of each held-back question, before and after. The result is a sentence-transformers folder
+(``modules.json`` + a Hugging Face ``config.json``) that the dense encoders and the embedding reranker load
+by path.
+
+The loop is sentence-transformers' ``SentenceTransformerTrainer`` (AdamW, warm-up and linear decay,
+clipping, seeding: :func:`.common.trainer_arguments`). What stays medcite's own, because the library could
+not keep it:
+
+* the batching rule, given to the trainer as a custom batch sampler (:func:`unique_batch_sampler`): the
+  library's ``NoDuplicatesBatchSampler`` only compares the texts of a batch's rows, so it cannot know that a
+  document is gold for another question of the batch (gold sets are not columns of the dataset) nor that two
+  rows come from the same question under different texts;
+* all epochs run as one trainer epoch: the trainer sizes the learning-rate schedule as batches-per-epoch x
+  epochs from the sampler's length, but the greedy fill leaves a different number of batches for each
+  epoch's shuffle, so per-epoch sampling would stop early or cut the schedule short;
+* the evaluation (MAP@10 over BM25 pools with the BioASQ denominator, :func:`.reranker.rerank_map`), which no
+  library evaluator computes.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,13 +45,26 @@ from ..errors import InputError
 from ..registry import require
 from ..rerank.embedding import EmbeddingReranker
 from ..types import Article
-from .common import LossLog, TrainLoop, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
+from .common import (
+    LossLog,
+    TrainOptions,
+    base_model_dir,
+    dense_miner,
+    library_versions,
+    out_folder,
+    run_trainer,
+    seed_everything,
+    trainer_arguments,
+    without_model_card,
+    write_report,
+)
 from .data import (
     Mined,
     Pair,
     bm25_searcher,
     eval_pools,
     mine_questions,
+    mine_questions_dense,
     read_bioasq,
     split_questions,
     whole_questions,
@@ -91,26 +121,28 @@ def make_examples(mined: Sequence[Mined], negatives: int, max_pairs: int | None,
     return out
 
 
-def unique_batches(examples: Sequence[Example], batch_size: int, seed: int) -> list[list[Example]]:
+def unique_batch_indices(examples: Sequence[Example], batch_size: int, seed: int) -> list[list[int]]:
     """Shuffle, then fill batches greedily so that no batch repeats a question or a document, and no
     document in a batch is gold for another question of the batch (every document in a batch is a
-    negative for every question but its own, so that would teach a relevant document to score low)."""
-    order = list(examples)
+    negative for every question but its own, so that would teach a relevant document to score low).
+    Returns positions in ``examples``; a leftover batch of one is dropped (it has no negatives)."""
+    order = list(range(len(examples)))
     random.Random(seed).shuffle(order)
-    batches: list[list[Example]] = []
-    open_batches: list[tuple[list[Example], set[str], set[str], set[str]]] = []
-    for ex in order:
+    batches: list[list[int]] = []
+    open_batches: list[tuple[list[int], set[str], set[str], set[str]]] = []
+    for i in order:
+        ex = examples[i]
         docs = ex.pmids
         gold = ex.gold | {ex.pair.pmid}
         for batch, qids, pmids, batch_gold in open_batches:
             if ex.pair.qid not in qids and not docs & pmids and not docs & batch_gold and not gold & pmids:
-                batch.append(ex)
+                batch.append(i)
                 qids.add(ex.pair.qid)
                 pmids.update(docs)
                 batch_gold.update(gold)
                 break
         else:
-            open_batches.append(([ex], {ex.pair.qid}, set(docs), set(gold)))
+            open_batches.append(([i], {ex.pair.qid}, set(docs), set(gold)))
         full = [b for b in open_batches if len(b[0]) == batch_size]
         batches.extend(b[0] for b in full)
         open_batches = [b for b in open_batches if len(b[0]) < batch_size]
@@ -118,22 +150,67 @@ def unique_batches(examples: Sequence[Example], batch_size: int, seed: int) -> l
     return batches
 
 
-def train_bi_encoder(model: Any, examples: Sequence[Example], opts: TrainOptions) -> LossLog:
-    """The MultipleNegativesRankingLoss loop (AdamW, warm-up then linear decay), with progress and ETA."""
-    import torch
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.util import batch_to_device
+def unique_batches(examples: Sequence[Example], batch_size: int, seed: int) -> list[list[Example]]:
+    """The batches of :func:`unique_batch_indices` as examples."""
+    return [[examples[i] for i in batch] for batch in unique_batch_indices(examples, batch_size, seed)]
 
-    loss_fn = MultipleNegativesRankingLoss(model)
-    epochs = [unique_batches(examples, opts.batch_size, opts.seed + e) for e in range(opts.epochs)]
-    with TrainLoop(model, opts, sum(len(b) for b in epochs)) as loop:
-        for batches in epochs:
-            for batch in batches:
-                columns = [[ex.pair.question for ex in batch], [ex.pair.text for ex in batch]]
-                columns += [[ex.negatives[j].text for ex in batch] for j in range(len(batch[0].negatives))]
-                features = [batch_to_device(model.preprocess(col), model.device) for col in columns]
-                loop.step(loss_fn(features, torch.zeros(len(batch))))
-    return loop.losses
+
+def unique_batch_sampler(examples: Sequence[Example], epochs: int) -> Callable[..., Any]:
+    """A batch-sampler factory for the sentence-transformers trainer: every epoch's
+    :func:`unique_batch_indices` (seed ``seed + epoch``, the trainer's seed) in one trainer epoch.
+
+    All epochs are one trainer epoch because the trainer sizes the learning-rate schedule as
+    ``len(sampler) x epochs`` while the greedy fill leaves a different number of batches per shuffle;
+    one pass over all of them keeps the schedule exact and the batches those of the hand-written loop.
+    """
+    from sentence_transformers.base.sampler import DefaultBatchSampler
+
+    class UniqueBatchSampler(DefaultBatchSampler):  # type: ignore[misc]
+        def __init__(self, dataset: Any, batch_size: int, drop_last: bool, valid_label_columns: Any = None,
+                     generator: Any = None, seed: int = 0) -> None:
+            super().__init__(dataset, batch_size=batch_size, drop_last=drop_last,
+                             valid_label_columns=valid_label_columns, generator=generator, seed=seed)
+            if len(dataset) != len(examples):
+                raise ValueError(f"the dataset has {len(dataset)} rows for {len(examples)} examples")
+            self.batches = [b for e in range(epochs) for b in unique_batch_indices(examples, batch_size, seed + e)]
+
+        def __iter__(self) -> Iterator[list[int]]:
+            return iter(self.batches)
+
+        def __len__(self) -> int:
+            return len(self.batches)
+
+    return UniqueBatchSampler
+
+
+def examples_dataset(examples: Sequence[Example]) -> Any:
+    """The trainer's dataset: ``anchor``, ``positive`` and ``negative_1..N`` text columns, row i = example i."""
+    from datasets import Dataset
+
+    columns: dict[str, list[str]] = {"anchor": [ex.pair.question for ex in examples],
+                                     "positive": [ex.pair.text for ex in examples]}
+    for j in range(len(examples[0].negatives) if examples else 0):
+        columns[f"negative_{j + 1}"] = [ex.negatives[j].text for ex in examples]
+    return Dataset.from_dict(columns)
+
+
+def bi_encoder_trainer(model: Any, examples: Sequence[Example], opts: TrainOptions, output_dir: str) -> Any:
+    """A ``SentenceTransformerTrainer`` with MultipleNegativesRankingLoss and the unique-batch sampler."""
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    steps = sum(len(unique_batch_indices(examples, opts.batch_size, opts.seed + e)) for e in range(opts.epochs))
+    args = trainer_arguments(SentenceTransformerTrainingArguments, opts, steps, output_dir, num_train_epochs=1,
+                             batch_sampler=unique_batch_sampler(examples, opts.epochs))
+    trainer = without_model_card(SentenceTransformerTrainer)
+    return trainer(model=model, args=args, train_dataset=examples_dataset(examples),
+                   loss=MultipleNegativesRankingLoss(model))
+
+
+def train_bi_encoder(model: Any, examples: Sequence[Example], opts: TrainOptions) -> LossLog:
+    """Train ``model`` in place on ``examples`` (see :func:`bi_encoder_trainer`), with progress and ETA."""
+    with tempfile.TemporaryDirectory(prefix="medcite-train-") as tmp:
+        return run_trainer(bi_encoder_trainer(model, examples, opts, tmp))
 
 
 def train_encoder(
@@ -156,15 +233,19 @@ def train_encoder(
     seed_everything(opts.seed, opts.threads)
     split = split_questions(read_bioasq(data), opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
+    model = st.SentenceTransformer(base_model_dir(base), device="cpu", local_files_only=True)
+    model.max_seq_length = opts.max_length
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
-        mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
+        if opts.negatives_from == "dense":
+            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model),
+                                         negatives=opts.negatives, depth=opts.mine_depth)
+        else:
+            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
         examples = make_examples(mined, opts.negatives, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not examples:
         raise InputError("no training pairs: no training question has a gold document in the store",
                          hint="check that --corpus holds the PMIDs of the --data questions")
-    model = st.SentenceTransformer(base_model_dir(base), device="cpu", local_files_only=True)
-    model.max_seq_length = opts.max_length
     map_bm25 = rerank_map(None, pools)
     map_before = rerank_map(EmbeddingReranker(_STEncoder(model), top_n=opts.eval_depth), pools)
     seed_everything(opts.seed, opts.threads)
@@ -186,6 +267,8 @@ def train_encoder(
                   "hard_negatives": len(examples) * opts.negatives,
                   "batches_per_epoch": len(unique_batches(examples, opts.batch_size, opts.seed))},
         "loss": losses.points,
+        "trainer": {"class": "SentenceTransformerTrainer", "loss": "MultipleNegativesRankingLoss",
+                    "batch_sampler": "medcite unique batches", **library_versions()},
         "metrics": {
             "map@10_bm25": round(map_bm25, 4),
             "map@10_before": round(map_before, 4),

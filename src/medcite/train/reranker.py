@@ -1,18 +1,22 @@
 """Fine-tune a cross-encoder reranker on BioASQ question / gold-document pairs (DS@GT, BioASQ 13b).
 
-Binary cross-entropy on gold (1) and BM25 hard-negative (0) pairs (Nogueira & Cho 2019, "Passage
-Re-ranking with BERT"), split by question, then MAP@10 (BioASQ denominator) of BM25 top 100 -> rerank
-on the held-back questions, before and after. The offline base is the packaged all-MiniLM-L6-v2 body
-with a fresh one-logit head. The result is an ordinary Hugging Face folder (``config.json``, weights,
-tokenizer) that :func:`medcite.rerank.cross_encoder.load_cross_encoder` and ``transformers`` read, with
-``training.json`` describing the run.
+Binary cross-entropy on gold (1) and hard-negative (0) pairs (Nogueira & Cho 2019, "Passage Re-ranking
+with BERT"), the negatives from BM25 or, with ``negatives_from="dense"``, from a bi-encoder
+(sentence-transformers' ``mine_hard_negatives``), split by question, then MAP@10 (BioASQ denominator) of
+BM25 top 100 -> rerank on the held-back questions, before and after. The offline base is the packaged
+all-MiniLM-L6-v2 body with a fresh one-logit head. The result is an ordinary Hugging Face folder
+(``config.json``, weights, tokenizer) that :func:`medcite.rerank.cross_encoder.load_cross_encoder` and
+``transformers`` read, with ``training.json`` describing the run.
+
+The loop is sentence-transformers' ``CrossEncoderTrainer`` with its seeded default batch sampler (pairs
+need no batching rule: a cross-encoder scores each pair alone). Only the evaluation stays medcite's own
+(:func:`rerank_map`: MAP@10 with the BioASQ denominator over BM25 pools, which no library evaluator computes).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import random
 import tempfile
 import time
 from collections.abc import Sequence
@@ -26,8 +30,30 @@ from ..registry import require
 from ..rerank.cross_encoder import CrossEncoderReranker
 from ..rerank.ensemble import mean_average_precision
 from ..rerank.scoring import not_available
-from .common import LossLog, TrainLoop, TrainOptions, base_model_dir, out_folder, seed_everything, write_report
-from .data import EvalQuery, Pair, bm25_searcher, eval_pools, mine_pairs, read_bioasq, split_questions
+from .common import (
+    LossLog,
+    TrainOptions,
+    base_model_dir,
+    dense_miner,
+    library_versions,
+    out_folder,
+    run_trainer,
+    seed_everything,
+    trainer_arguments,
+    without_model_card,
+    write_report,
+)
+from .data import (
+    EvalQuery,
+    Pair,
+    bm25_searcher,
+    eval_pools,
+    mine_questions,
+    mine_questions_dense,
+    pairs_of,
+    read_bioasq,
+    split_questions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,22 +92,29 @@ def rerank_map(reranker: Any, pools: Sequence[EvalQuery], k: int = 10) -> float:
     return mean_average_precision(rankings, [item.relevant for item in pools], k)
 
 
-def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:
-    """The BCE training loop (AdamW, linear warm-up then decay), with a progress bar and ETA."""
-    import torch
+def pairs_dataset(pairs: Sequence[Pair]) -> Any:
+    """The trainer's dataset: ``query``, ``document`` and ``label`` columns (1.0 gold, 0.0 negative)."""
+    from datasets import Dataset
+
+    return Dataset.from_dict({"query": [p.question for p in pairs], "document": [p.text for p in pairs],
+                              "label": [p.label for p in pairs]})
+
+
+def cross_encoder_trainer(model: Any, pairs: Sequence[Pair], opts: TrainOptions, output_dir: str) -> Any:
+    """A ``CrossEncoderTrainer`` with binary cross-entropy; the trainer's seeded random batches."""
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    loss_fn = BinaryCrossEntropyLoss(model)
-    rng = random.Random(opts.seed)
-    with TrainLoop(model, opts, math.ceil(len(pairs) / opts.batch_size) * opts.epochs) as loop:
-        for _epoch in range(opts.epochs):
-            order = list(range(len(pairs)))
-            rng.shuffle(order)
-            for start in range(0, len(order), opts.batch_size):
-                batch = [pairs[i] for i in order[start : start + opts.batch_size]]
-                labels = torch.tensor([p.label for p in batch])
-                loop.step(loss_fn([[p.question for p in batch], [p.text for p in batch]], labels))
-    return loop.losses
+    steps = math.ceil(len(pairs) / opts.batch_size) * opts.epochs
+    args = trainer_arguments(CrossEncoderTrainingArguments, opts, steps, output_dir, num_train_epochs=opts.epochs)
+    trainer = without_model_card(CrossEncoderTrainer)
+    return trainer(model=model, args=args, train_dataset=pairs_dataset(pairs), loss=BinaryCrossEntropyLoss(model))
+
+
+def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:
+    """Train ``model`` in place on ``pairs`` (see :func:`cross_encoder_trainer`), with progress and ETA."""
+    with tempfile.TemporaryDirectory(prefix="medcite-train-") as tmp:
+        return run_trainer(cross_encoder_trainer(model, pairs, opts, tmp))
 
 
 def train_reranker(
@@ -104,8 +137,12 @@ def train_reranker(
     split = split_questions(questions, opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
-        pairs = mine_pairs(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
-                           max_pairs=opts.max_pairs, seed=opts.seed)
+        if opts.negatives_from == "dense":
+            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner),
+                                         negatives=opts.negatives, depth=opts.mine_depth)
+        else:
+            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
+        pairs = pairs_of(mined, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not pairs:
         raise InputError("no training pairs: no training question has a gold document in the store",
@@ -138,6 +175,8 @@ def train_reranker(
         "dev_ids": [item.question.id for item in pools],
         "pairs": {"total": len(pairs), "positive": sum(p.label > 0 for p in pairs)},
         "loss": losses.points,
+        "trainer": {"class": "CrossEncoderTrainer", "loss": "BinaryCrossEntropyLoss",
+                    "batch_sampler": "sentence-transformers default (seeded shuffle)", **library_versions()},
         "metrics": {
             "map@10_bm25": round(map_bm25, 4),
             "map@10_before": round(map_before, 4),

@@ -85,3 +85,13 @@ def test_unknown_base_is_a_clear_error(tiny_corpus: tuple[Path, Path], tmp_path:
     data, store = tiny_corpus
     with pytest.raises(ConfigError, match="not available offline"):
         train_reranker(data, store, tmp_path / "x", base="no-org/no-such-model", opts=TrainOptions(**OPTS))
+
+
+def test_dense_negatives_for_the_reranker(tiny_corpus: tuple[Path, Path], tiny_body: Path, tmp_path: Path) -> None:
+    data, store = tiny_corpus
+    opts = TrainOptions(**{**OPTS, "epochs": 1, "negatives": 1, "negatives_from": "dense",
+                           "dense_miner": str(tiny_body)})
+    report = train_reranker(data, store, tmp_path / "dense", base=str(tiny_body), opts=opts)
+    assert report["options"]["negatives_from"] == "dense" and report["options"]["dense_miner"] == str(tiny_body)
+    assert report["pairs"] == {"total": 36, "positive": 18}  # 9 questions x (2 gold + 1 x 2 dense negatives)
+    assert report["trainer"]["class"] == "CrossEncoderTrainer"
