@@ -87,7 +87,7 @@ class Featurizer:
         from ..progress import progress
 
         order = sorted(range(n), key=length)
-        off = {"disable": True} if self.progress is None else {}
+        off: dict[str, Any] = {"disable": True} if self.progress is None else {}
         with progress(total=n, desc=f"{self.progress}: {what}", unit="text", **off) as bar:
             for start in range(0, n, self.batch_size):
                 batch = order[start: start + self.batch_size]

@@ -37,6 +37,12 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-dev", default=None, type=click.IntRange(1),
                      help="Evaluate on at most this many held-back questions."),
         click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads."),
+        click.option("--negatives-from", default="bm25", show_default=True, type=click.Choice(["bm25", "dense"]),
+                     help="Hard negatives from the store's BM25 hits, or from its nearest documents by a "
+                          "bi-encoder (sentence-transformers' mine_hard_negatives; embeds the whole store once)."),
+        click.option("--dense-miner", default=None,
+                     help="Bi-encoder that mines dense negatives: 'minilm' or a folder (default: the encoder "
+                          "being trained; the packaged MiniLM for the reranker)."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -49,7 +55,7 @@ def _options(kw: dict[str, Any], **extra: Any) -> Any:
     return TrainOptions(
         epochs=kw["epochs"], batch_size=kw["batch_size"], lr=kw["lr"], max_length=kw["max_length"],
         max_pairs=kw["max_pairs"], seed=kw["seed"], dev_fraction=kw["dev_fraction"], max_dev=kw["max_dev"],
-        threads=kw["threads"], **extra,
+        threads=kw["threads"], negatives_from=kw["negatives_from"], dense_miner=kw["dense_miner"], **extra,
     )
 
 

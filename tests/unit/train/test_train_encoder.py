@@ -87,6 +87,12 @@ def test_cli_train_encoder_end_to_end(tiny_corpus: tuple[Path, Path], tiny_body:
     in_batch_report = json.loads((tmp_path / "enc3" / "training.json").read_text())
     assert in_batch_report["pairs"]["positive"] == 18 and in_batch_report["pairs"]["hard_negatives"] == 0
     assert in_batch_report["options"]["negatives"] == 0 and in_batch_report["loss"] != report["loss"]
+    dense = CliRunner().invoke(cli, [*args[:10], str(tmp_path / "enc4"), *args[11:], "--negatives-from", "dense",
+                                     "--dense-miner", str(tiny_body)])
+    assert dense.exit_code == 0, dense.output
+    dense_report = json.loads((tmp_path / "enc4" / "training.json").read_text())
+    assert dense_report["options"]["negatives_from"] == "dense"
+    assert dense_report["options"]["dense_miner"] == str(tiny_body)
 
 
 def _decoded(tokenizer: object, batch: dict[str, object], column: str) -> list[str]:

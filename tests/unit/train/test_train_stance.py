@@ -131,3 +131,24 @@ def test_cli_trains_and_reports(tmp_path: Path) -> None:
     again = CliRunner().invoke(cli, ["train", "stance", "--data", str(tmp_path / "hv.csv"), "--out",
                                      str(tmp_path / "m"), "--base", str(base)])
     assert again.exit_code != 0 and "not empty" in again.output
+
+
+def test_fine_tuning_writes_a_labelled_sequence_classifier(tmp_path: Path) -> None:
+    """--epochs 1: the whole encoder is trained; the folder is an ordinary 3-way model the nli/classifier
+    backend loads by its label names."""
+    from transformers import AutoConfig
+
+    from medcite.pipeline import build_stage
+    from tiny_models import build_tiny_bert
+
+    base = build_tiny_bert(tmp_path / "bert")
+    report = train_stance(_csv(tmp_path / "hv.csv"), tmp_path / "ft", base=str(base),
+                          opts=StanceTrainOptions(epochs=1, batch_size=4, lr=1e-3, seed=3, threads=1))
+    assert report["recipe"].startswith("fine-tuned") and report["steps"] > 0 and report["loss"]
+    assert not (tmp_path / "ft" / "stance_head.json").exists()
+    config = AutoConfig.from_pretrained(tmp_path / "ft")
+    assert [config.id2label[i] for i in range(3)] == ["supports", "contradicts", "neutral"]
+    assert report["metrics"]["held_back"]["pairs"] == 6
+    clf = build_stage("stance", {"backend": "classifier", "model": str(tmp_path / "ft")})
+    (v,) = clf.classify([("statins lower ldl", "Trials show statins lower ldl.")])
+    assert sum(dict(v.scores).values()) == pytest.approx(1.0, abs=1e-6)
