@@ -45,18 +45,22 @@ from medcite.train.stance_data import (  # noqa: E402
 
 NAME = "stance"
 WORK = common.REPO / "benchmarks" / "work" / "stance"
-SPEC = FeatureSpec()
+DEFAULT = FeatureSpec()
+SPEC = FeatureSpec(layers=(0, 1, 2, 3, 4, 5, 6))  # every layer of MiniLM-L6 once; systems take their columns
 
 
 def feature_blocks(hidden: int = 384) -> dict[str, slice]:
-    """Column ranges of the default feature layout (pair, siamese, cues)."""
-    pair = 2 * len(SPEC.layers) * hidden
+    """Column ranges of the all-layer layout: ``pairL`` per hidden-state layer L, ``siamese``, ``cues``."""
+    per = 2 * hidden
+    pair = per * len(SPEC.layers)
     siamese = 2 * hidden + 1
-    return {"pair": slice(0, pair), "siamese": slice(pair, pair + siamese), "cues": slice(pair + siamese, None)}
+    blocks = {f"pair{layer}": slice(i * per, (i + 1) * per) for i, layer in enumerate(SPEC.layers)}
+    return {**blocks, "siamese": slice(pair, pair + siamese), "cues": slice(pair + siamese, None)}
 
 
 def cached_features(name: str, pairs: list[StancePair], featurize: Featurizer) -> np.ndarray:
-    path = WORK / f"features-{name}-{len(pairs)}.npz"
+    spec = "-".join([str(SPEC.max_length), "l" + ".".join(map(str, SPEC.layers)), *SPEC.parts])
+    path = WORK / f"features-{name}-{len(pairs)}-{spec}.npz"
     if path.exists():
         data = np.load(path)
         if data["x"].shape[0] == len(pairs):
@@ -184,18 +188,23 @@ def main() -> None:
         return np.concatenate([every[blocks[n]] for n in names])
 
     c = args.c
+    pair = [f"pair{layer}" for layer in DEFAULT.layers]
+    default = cols(*pair, "siamese", "cues")
     systems: dict[str, dict[str, Any]] = {
-        "trained head (pair + siamese + cues), C by CV": {"columns": every},
-        f"trained head, C {c:g}": {"columns": every, "c": c},
-        f"trained head, C {c * 10:g}": {"columns": every, "c": c * 10},
+        f"trained head (pair layers {list(DEFAULT.layers)} + siamese + cues), C by CV": {"columns": default},
+        f"trained head, C {c:g}": {"columns": default, "c": c},
+        f"trained head, C {c * 10:g}": {"columns": default, "c": c * 10},
+        f"pair last layers [6, 4] + siamese + cues, C {c:g}": {"columns": cols("pair6", "pair4", "siamese", "cues"),
+                                                               "c": c},
+        f"pair every layer + siamese + cues, C {c:g}": {"columns": every, "c": c},
         f"cues only, C {c:g}": {"columns": cols("cues"), "c": c},
-        f"pair only, C {c:g}": {"columns": cols("pair"), "c": c},
+        f"pair only, C {c:g}": {"columns": cols(*pair), "c": c},
         f"siamese + cues, C {c:g}": {"columns": cols("siamese", "cues"), "c": c},
-        f"pair + cues, C {c:g}": {"columns": cols("pair", "cues"), "c": c},
-        f"+ negation pairs, C {c:g}": {"columns": every, "extras": ["negations"], "c": c},
-        f"+ BioASQ yes/no, C {c:g}": {"columns": every, "extras": ["bioasq"], "c": c},
-        f"+ PubMedQA, C {c:g}": {"columns": every, "extras": ["pubmedqa"], "c": c},
-        f"+ BioASQ + PubMedQA, C {c:g}": {"columns": every, "extras": ["bioasq", "pubmedqa"], "c": c},
+        f"pair + cues, C {c:g}": {"columns": cols(*pair, "cues"), "c": c},
+        f"+ negation pairs, C {c:g}": {"columns": default, "extras": ["negations"], "c": c},
+        f"+ BioASQ yes/no, C {c:g}": {"columns": default, "extras": ["bioasq"], "c": c},
+        f"+ PubMedQA, C {c:g}": {"columns": default, "extras": ["pubmedqa"], "c": c},
+        f"+ BioASQ + PubMedQA, C {c:g}": {"columns": default, "extras": ["bioasq", "pubmedqa"], "c": c},
     }
     seeds = [int(s) for s in args.seeds.split(",")]
     rows = evaluate(systems, hv, x_hv, extras, seeds)

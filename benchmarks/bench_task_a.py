@@ -9,7 +9,14 @@ the sentence, its top 3 as supported). Corpus: the retrieval benchmark's documen
 snippet-level BioASQ corpus (docs/BENCHMARKS.md, retrieval section). Also the time of `medcite ground` per
 question-answer pair.
 
+With ``--timing``: 40 BioGen-sized items — the answers medcite's Task B presets wrote for the BioGen 2025
+topics (`bench_task_b.py` run directories, their citations as existing ones) — are grounded by the
+`medcite ground` command of every Task A preset on the demo corpus, offline (LLM stages swapped for their
+no-LLM counterparts as `offline_overrides(..., "none", grounding=True)` gives), measuring wall time and
+checking the submission with the validator (0 violations expected).
+
     python benchmarks/bench_task_a.py --questions 100
+    python benchmarks/bench_task_a.py --timing --taskb-runs benchmarks/work/task_b
 """
 
 from __future__ import annotations
@@ -38,6 +45,60 @@ from medcite.types import Topic  # noqa: E402
 
 NAME = "task_a"
 WORK = common.REPO / "benchmarks" / "work" / "task_a"
+TASK_A_PRESETS = ["offline-grounding", "clac24-llm", "clac24-llm-nli", "dal25-expert", "dal25-emotional"]
+
+
+def timing_input(runs: Path, out: Path, n: int = 40) -> Path:
+    """Task A input (official JSON list) from the answers in Task B run directories: ``n`` items."""
+    items: list[dict[str, Any]] = []
+    for run in sorted(p for p in runs.iterdir() if (p / "submission.jsonl").exists()) if runs.is_dir() else []:
+        questions = {str(t["id"]): t["question"] for t in map(json.loads, (run / "topics.jsonl").read_text(
+            encoding="utf-8").splitlines()) if t}
+        for line in (run / "submission.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            topic = str(row["metadata"]["topic_id"])
+            answer = [{"text": r["text"], "existing_supported_citations": list(r.get("citations") or [])}
+                      for r in row["responses"] if r["text"].strip()]
+            if answer and len(items) < n:
+                items.append({"metadata": {"qa_id": f"{run.name}-{topic}", "question": questions[topic]},
+                              "answer": answer})
+    if len(items) < n:
+        raise SystemExit(f"only {len(items)} answers in {runs}; write Task B runs first: "
+                         "python benchmarks/bench_task_b.py --stack none")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(items), encoding="utf-8")
+    return out
+
+
+def time_presets(input_path: Path, corpus: Path, presets: list[str]) -> list[dict[str, Any]]:
+    """`medcite ground` of each preset, offline, on ``input_path``: wall time, validity, PMIDs found."""
+    from medcite.pipeline import offline_overrides
+
+    rows = []
+    items = json.loads(input_path.read_text(encoding="utf-8"))
+    sentences = sum(len(i["answer"]) for i in items)
+    for preset in presets:
+        swaps = offline_overrides(load_settings(preset), "none", grounding=True)
+        out = WORK / "timing" / preset
+        if out.exists():
+            import shutil
+
+            shutil.rmtree(out)
+        cmd = [sys.executable, "-m", "medcite", "ground", "--input", str(input_path), "--corpus", str(corpus),
+               "--out", str(out), "--preset", preset, *swaps]
+        measured = common.run_measured(cmd, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+        validation = json.loads((out / "validation.json").read_text()) if (out / "validation.json").exists() else {}
+        submitted = [json.loads(x) for x in (out / "submission.jsonl").read_text().splitlines()] \
+            if (out / "submission.jsonl").exists() else []
+        supported = sum(len(s.get("supported_citations") or []) for r in submitted for s in r["answer"])
+        contradicted = sum(len(s.get("contradicted_citations") or []) for r in submitted for s in r["answer"])
+        rows.append({"preset": preset, "overrides": [o for o in swaps if o != "--set"], "items": len(items),
+                     "sentences": sentences, "wall_s": round(measured.wall_s, 1), "cpu_s": round(measured.cpu_s, 1),
+                     "peak_rss_mib": round(measured.peak_rss_mib), "returncode": measured.returncode,
+                     "violations": len(validation.get("errors", [])) if validation else None,
+                     "supported": supported, "contradicted": contradicted})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
 
 
 def items_from(questions: list[dict[str, Any]]) -> tuple[list[GroundingItem], dict[str, set[str]]]:
@@ -115,11 +176,25 @@ def main() -> None:
     ap.add_argument("--system", action="append", default=[],
                     help="NAME=--set,... a grounding variant to measure (repeatable); default: the preset as is.")
     ap.add_argument("--retrieval-only", action="store_true", help="Only the two systems without a stance stage.")
+    ap.add_argument("--timing", action="store_true", help="Time `medcite ground` of every Task A preset on 40 "
+                    "BioGen-sized items (kept beside the quality results).")
+    ap.add_argument("--taskb-runs", type=Path, default=common.REPO / "benchmarks" / "work" / "task_b",
+                    help="Task B run directories whose answers become the timing input.")
+    ap.add_argument("--presets", default=",".join(TASK_A_PRESETS), help="Presets to time.")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     results_path = common.REPO / "benchmarks" / "results" / f"{NAME}.json"
     if args.report_only:
         common.update_markdown_section(NAME, markdown(json.loads(results_path.read_text())))
+        return
+    if args.timing:
+        input_path = timing_input(args.taskb_runs, WORK / "timing_input.json")
+        rows = time_presets(input_path, args.demo_store, args.presets.split(","))
+        previous = json.loads(results_path.read_text()) if results_path.exists() else {}
+        previous["timing"] = {"input": f"40 answers of {args.taskb_runs.name} runs", "rows": rows,
+                              "machine": common.machine_info(), "commit": common.git_commit()}
+        common.write_result(NAME, previous)
+        common.update_markdown_section(NAME, markdown(previous))
         return
     data_dir = shared_data_dir()
     store = build_store(data_dir, args.demo_store)
@@ -149,11 +224,15 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     result = {"questions": len(items), "sentences": rows[0]["sentences"], "preset": args.preset, "systems": rows,
               "machine": common.machine_info(), "commit": common.git_commit()}
+    if results_path.exists() and "timing" in json.loads(results_path.read_text()):
+        result["timing"] = json.loads(results_path.read_text())["timing"]
     common.write_result(NAME, result)
     common.update_markdown_section(NAME, markdown(result))
 
 
 def markdown(result: dict[str, Any]) -> str:
+    if "systems" not in result:
+        return timing_markdown(result)
     base = result["systems"][0]
     rows = [[s["system"], f"{s['precision']:.4f}", f"{s['precision'] / base['precision']:.2f}×" if base["precision"]
              else "–", f"{s['hit_rate']:.4f}", f"{s['hit_rate'] / base['hit_rate']:.2f}×" if base["hit_rate"] else "–",
@@ -168,6 +247,22 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         common.markdown_table(["system", "support precision", "ratio", "sentence hit rate", "ratio",
                                "PMIDs / sentence", "s / item"], rows),
+    ]) + ("\n\n" + timing_markdown(result) if "timing" in result else "")
+
+
+def timing_markdown(result: dict[str, Any]) -> str:
+    t = result["timing"]
+    rows = [[r["preset"], " ".join(r["overrides"]) or "–", str(r["items"]), str(r["sentences"]), f"{r['wall_s']:.0f}",
+             f"{r['cpu_s']:.0f}", str(r["violations"]), str(r["supported"]), str(r["contradicted"])]
+            for r in t["rows"]]
+    return "\n".join([
+        "### `medcite ground` on 40 BioGen-sized items, offline",
+        "",
+        f"Input: {t['input']} (each answer's citations given as existing ones); demo corpus; every LLM stage "
+        "swapped for its no-LLM counterpart. Wall time of the whole command (model loading included).",
+        "",
+        common.markdown_table(["preset", "offline swaps", "items", "sentences", "wall s", "CPU s", "violations",
+                               "supported", "contradicted"], rows),
     ])
 
 

@@ -5,7 +5,8 @@ A fine-tune of the packaged MiniLM on HealthVer's ~1,900 training pairs over-fit
 better (docs/BENCHMARKS.md "stance"). The features of a (claim, evidence) pair:
 
 - ``pair``: the encoder reads evidence and claim together (premise first); for each layer in ``layers``, the
-  [CLS] vector and the masked mean of the token vectors;
+  [CLS] vector and the masked mean of the token vectors (the middle layers of MiniLM-L6 carry more of the
+  pair's relation than the last one, tuned for similarity: docs/BENCHMARKS.md "stance");
 - ``siamese``: the mean-pooled, normalised vectors u (claim) and v (evidence) read apart: |u - v|, u * v and
   u . v (each distinct text is encoded once per call);
 - ``cues``: negation in the claim, in the evidence, and whether they differ; the share of the claim's words
@@ -42,7 +43,7 @@ class FeatureSpec:
     """Which features the head reads (stored with the head; a model is used with the spec it was trained on)."""
 
     max_length: int = 128
-    layers: tuple[int, ...] = (-1, -3)
+    layers: tuple[int, ...] = (1, 2, 3, 4)
     parts: tuple[str, ...] = PARTS
 
     def __post_init__(self) -> None:

@@ -124,6 +124,9 @@ def encoder(**kw: Any) -> None:
               help="Add PubMedQA labelled questions with their contexts (ori_pqal-style JSON).")
 @click.option("--max-length", default=128, show_default=True, type=click.IntRange(16),
               help="Token limit of a (evidence, claim) pair.")
+@click.option("--layers", default="1,2,3,4", show_default=True,
+              help="Hidden-state layers (0: embeddings; negative: from the top) whose [CLS] and mean vectors of "
+                   "the pair the linear head reads (epochs 0).")
 @click.option("--batch-size", default=16, show_default=True, type=click.IntRange(1), help="Fine-tuning only.")
 @click.option("--lr", default=3e-5, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Peak learning rate (fine-tuning only).")
@@ -135,10 +138,15 @@ def stance(**kw: Any) -> None:
     from ..train.stance import StanceTrainOptions, train_stance
 
     exclude = Path(kw["bioasq_exclude"]).read_text(encoding="utf-8").split() if kw["bioasq_exclude"] else ()
+    try:
+        layers = tuple(int(x) for x in kw["layers"].split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{kw['layers']!r} is not a comma-separated list of integers",
+                                 param_hint="--layers") from None
     opts = StanceTrainOptions(
         epochs=kw["epochs"], dev_fraction=kw["dev_fraction"], seed=kw["seed"], c=kw["c"], negations=kw["negations"],
         bioasq=kw["bioasq"], bioasq_exclude=tuple(exclude), pubmedqa=kw["pubmedqa"], max_length=kw["max_length"],
-        batch_size=kw["batch_size"], lr=kw["lr"], threads=kw["threads"])
+        layers=layers, batch_size=kw["batch_size"], lr=kw["lr"], threads=kw["threads"])
     report = train_stance(kw["data"], kw["out"], base=kw["base"], opts=opts)
     click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"], "pairs": report["pairs"],
                            "claims": report["claims"]}, indent=2))

@@ -59,7 +59,7 @@ class StanceTrainOptions:
     c: float | None = None
     folds: int = 4
     max_length: int = 128
-    layers: tuple[int, ...] = (-1, -3)
+    layers: tuple[int, ...] = (1, 2, 3, 4)
     parts: tuple[str, ...] = ("pair", "siamese", "cues")
     negations: bool = False
     bioasq: str | None = None
