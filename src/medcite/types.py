@@ -165,6 +165,61 @@ class Answer:
         return list(seen)
 
 
+QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """A BioASQ snippet: a span of an article's title or abstract, with BioASQ's section offsets.
+
+    ``begin_section`` / ``end_section`` are ``"title"`` or ``"abstract"``; offsets are character offsets into
+    that section's text (``Article.title`` / ``Article.abstract``); ``end_offset`` is exclusive, so the text
+    of a one-section snippet is ``section_text[begin_offset:end_offset]``. ``score`` ranks system snippets.
+    """
+
+    pmid: str
+    text: str
+    begin_section: str = "abstract"
+    begin_offset: int = 0
+    end_section: str = "abstract"
+    end_offset: int = 0
+    score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A BioASQ Task b question. ``documents`` are bare PMIDs (ranked, for a system; gold, for a gold file).
+
+    ``exact_answer`` (gold files): ``"yes"``/``"no"`` for yesno; for factoid and list a tuple of synonym
+    tuples (one per entity, its first string the preferred name); None for summary or when absent.
+    ``ideal_answers`` keeps every reference paragraph a gold file gives.
+    """
+
+    id: str
+    type: str  # one of QUESTION_TYPES
+    body: str
+    documents: tuple[str, ...] = ()
+    snippets: tuple[Snippet, ...] = ()
+    ideal_answers: tuple[str, ...] = ()
+    exact_answer: str | tuple[tuple[str, ...], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QAAnswer:
+    """A system's Phase A+/B answer to one question: the exact answer by type and the ideal answer.
+
+    ``exact``: ``"yes"``/``"no"`` (yesno), a ranked list of entity names (factoid: at most 5; list), None
+    (summary). ``ideal``: a paragraph of at most 200 words. ``sources`` are the snippets the answer was
+    built from, for the run directory and the viewer; ``notes`` say how (e.g. the LLM's repaired JSON).
+    """
+
+    question_id: str
+    exact: str | tuple[str, ...] | None
+    ideal: str
+    sources: tuple[Snippet, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
 def ranked(hits: Sequence[Hit]) -> list[Hit]:
     """Sort by descending score (ties by PMID for determinism) and renumber ranks from 1."""
     order = sorted(hits, key=lambda h: (-h.score, h.pmid))
