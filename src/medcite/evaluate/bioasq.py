@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..types import QAAnswer, Question, Snippet
 from .bioasq_map import GMAP_EPSILON, MissingPolicy, average_precision, check_missing_policy, geometric_map
@@ -48,8 +48,7 @@ MAX_FACTOID = 5
 """Factoid candidates scored per question: BioASQ accepts at most 5."""
 
 
-@dataclass(frozen=True, slots=True)
-class PRF:
+class PRF(NamedTuple):
     precision: float
     recall: float
     f1: float

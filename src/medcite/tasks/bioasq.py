@@ -44,6 +44,8 @@ _PMID = re.compile(r"(?:https?://(?:www\.)?ncbi\.nlm\.nih\.gov/pubmed/|https?://
                    r"(\d{1,12})/?")
 _DOC_URL = re.compile(re.escape(DOC_URL) + r"[1-9]\d{0,11}")
 _DOC_HINT = f"give each document as {DOC_URL}<PMID> (or, in an input file, a bare PMID)"
+_SNIPPET_HINT = ('a snippet is {"document": URL, "text": ..., "beginSection": "abstract", "offsetInBeginSection": 0, '
+                 '"endSection": "abstract", "offsetInEndSection": 12}')
 
 
 def pmid_of(value: Any) -> str | None:
@@ -82,12 +84,13 @@ class _Reader:
             with open_maybe_gz(self.path) as fh:
                 data = json.load(fh)
         except FileNotFoundError:
-            raise self.fail(None, "no such file") from None
+            raise self.fail(None, "no such file", "check the path") from None
         except json.JSONDecodeError as exc:
             raise self.fail(f"line {exc.lineno}, column {exc.colno}", f"not valid JSON ({exc.msg})",
                             'a BioASQ file is one JSON object {"questions": [...]}') from None
         except (OSError, EOFError, UnicodeDecodeError) as exc:
-            raise self.fail(None, f"cannot read the file as UTF-8 JSON (or gzip of it): {exc}") from None
+            raise self.fail(None, f"cannot read the file as UTF-8 JSON (or gzip of it): {exc}",
+                            "give BioASQ JSON, plain or gzip-compressed") from None
         if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
             raise self.fail(None, 'the file is not BioASQ JSON: no "questions" list at the top level',
                             'a BioASQ file is one JSON object {"questions": [{"id": ..., "body": ...}, ...]}')
@@ -98,7 +101,8 @@ class _Reader:
     def question_id(self, raw: Any, i: int) -> str:
         where = f"questions[{i}]"
         if not isinstance(raw, dict):
-            raise self.fail(where, f"a question must be a JSON object, got {type(raw).__name__}")
+            raise self.fail(where, f"a question must be a JSON object, got {type(raw).__name__}",
+                            'e.g. {"id": "...", "type": "yesno", "body": "..."}')
         qid = raw.get("id")
         if isinstance(qid, int) and not isinstance(qid, bool):
             qid = str(qid)
@@ -131,12 +135,12 @@ class _Reader:
         if value is None:
             return ()
         if not isinstance(value, list):
-            raise self.fail(where, "'snippets' must be a list of snippet objects")
+            raise self.fail(where, "'snippets' must be a list of snippet objects", _SNIPPET_HINT)
         return tuple(self.snippet(s, f"{where} snippets[{k}]") for k, s in enumerate(value))
 
     def snippet(self, raw: Any, where: str) -> Snippet:
         if not isinstance(raw, dict):
-            raise self.fail(where, "a snippet must be a JSON object")
+            raise self.fail(where, "a snippet must be a JSON object", _SNIPPET_HINT)
         if "document" not in raw:
             raise self.fail(where, "the snippet has no 'document'", "name the snippet's article: " + _DOC_HINT)
         pmid = pmid_of(raw["document"])
@@ -145,7 +149,7 @@ class _Reader:
                             _DOC_HINT)
         text = raw.get("text", "")
         if not isinstance(text, str):
-            raise self.fail(where, "the snippet's 'text' must be a string")
+            raise self.fail(where, "the snippet's 'text' must be a string", _SNIPPET_HINT)
         begin_section = self.section(raw, "beginSection", where)
         end_section = self.section(raw, "endSection", where)
         begin = self.offset(raw, "offsetInBeginSection", where)
@@ -189,7 +193,7 @@ def _ideal(value: Any, fail: Fail) -> tuple[str, ...]:
         return ()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
-        raise fail("'ideal_answer' must be a string or a list of strings")
+        raise fail("'ideal_answer' must be a string or a list of strings", 'e.g. "ideal_answer": ["One paragraph."]')
     return tuple(s.strip() for s in items if s.strip())
 
 
@@ -197,7 +201,7 @@ def _names(value: list[Any], fail: Fail) -> tuple[str, ...]:
     names = []
     for v in value:
         if isinstance(v, bool) or not isinstance(v, str | int | float):
-            raise fail(f"an exact answer must hold strings, got {v!r}")
+            raise fail(f"an exact answer must hold strings, got {v!r}", 'e.g. [["BRCA1", "breast cancer 1"], ["TP53"]]')
         if str(v).strip():
             names.append(str(v).strip())
     return tuple(names)
@@ -314,7 +318,8 @@ def read_phase_b_run(path: str | Path) -> list[QAAnswer]:
             firsts = [v[0] if isinstance(v, list) and v else v for v in value]
             exact = tuple(str(v) for v in firsts if isinstance(v, str | int | float) and not isinstance(v, bool))
         else:
-            raise reader.fail(where, f"'exact_answer' must be a string or a list, got {type(value).__name__}")
+            raise reader.fail(where, f"'exact_answer' must be a string or a list, got {type(value).__name__}",
+                              '"yes"/"no", or a list like [["a"], ["b"]]')
         ideal = raw.get("ideal_answer")
         if isinstance(ideal, list):
             ideal = next((s for s in ideal if isinstance(s, str)), "")
