@@ -22,6 +22,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +111,17 @@ class _Reader:
             raise self.fail(where, "the question has no 'id'", "give every question a unique string 'id'")
         return qid.strip()
 
-    def unique(self, ids: Sequence[str]) -> None:
+    def questions(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(position, id, object) of every question, once every id is known to be present and unique."""
+        items = self.load()
+        ids = [self.question_id(raw, i) for i, raw in enumerate(items)]
         seen: dict[str, int] = {}
         for i, qid in enumerate(ids):
             if qid in seen:
                 raise self.fail(f"questions[{i}] (id {qid})", f"id {qid} appears twice (also questions[{seen[qid]}])",
                                 "each question id must be unique: remove or rename the repeat")
             seen[qid] = i
+        return [(f"questions[{i}] (id {qid})", qid, raw) for i, (qid, raw) in enumerate(zip(ids, items, strict=True))]
 
     def documents(self, value: Any, where: str) -> tuple[str, ...]:
         if value is None:
@@ -248,16 +253,9 @@ def read_questions(path: str | Path) -> list[Question]:
     (URLs or PMIDs), ``snippets``, ``ideal_answer``, ``exact_answer`` in every shape docs/BIOASQ.md lists.
     """
     reader = _Reader(path)
-    items = reader.load()
-    ids = [reader.question_id(raw, i) for i, raw in enumerate(items)]
-    reader.unique(ids)
     out = []
-    for i, (raw, qid) in enumerate(zip(items, ids, strict=True)):
-        where = f"questions[{i}] (id {qid})"
-
-        def fail(message: str, hint: str | None = None, where: str = where) -> InputError:
-            return reader.fail(where, message, hint)
-
+    for where, qid, raw in reader.questions():
+        fail = partial(reader.fail, where)
         body = raw.get("body")
         if not isinstance(body, str) or not body.strip():
             raise fail("the question has no 'body'", "give the question's text in 'body'")
@@ -284,12 +282,8 @@ def read_phase_a_run(path: str | Path) -> list[Question]:
     else is ignored. A gold file reads as a perfect run.
     """
     reader = _Reader(path)
-    items = reader.load()
-    ids = [reader.question_id(raw, i) for i, raw in enumerate(items)]
-    reader.unique(ids)
     out = []
-    for i, (raw, qid) in enumerate(zip(items, ids, strict=True)):
-        where = f"questions[{i}] (id {qid})"
+    for where, qid, raw in reader.questions():
         qtype, body = raw.get("type"), raw.get("body")
         out.append(Question(qid, qtype if isinstance(qtype, str) else "", body if isinstance(body, str) else "",
                             reader.documents(raw.get("documents"), where), reader.snippets(raw.get("snippets"), where)))
@@ -304,12 +298,8 @@ def read_phase_b_run(path: str | Path) -> list[QAAnswer]:
     or the first string of a list. A gold file reads as a perfect run.
     """
     reader = _Reader(path)
-    items = reader.load()
-    ids = [reader.question_id(raw, i) for i, raw in enumerate(items)]
-    reader.unique(ids)
     out = []
-    for i, (raw, qid) in enumerate(zip(items, ids, strict=True)):
-        where = f"questions[{i}] (id {qid})"
+    for where, qid, raw in reader.questions():
         exact: str | tuple[str, ...] | None
         value = raw.get("exact_answer")
         if value is None or isinstance(value, str):
