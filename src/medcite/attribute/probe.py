@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,11 +103,30 @@ class Featurizer:
         out = self.model(**enc, output_hidden_states=hidden)
         return out, enc["attention_mask"].unsqueeze(-1).float()
 
+    @contextmanager
+    def _only_layers_needed(self) -> Any:
+        """Skip the encoder layers above those the pair features read (layers 1-4 of MiniLM's 6: the sixth).
+
+        Applies to BERT-style models (``model.encoder.layer``) when every requested layer is counted from the
+        bottom. One layer above the deepest one read still runs: with transformers 5 the top layer of a cut
+        stack came out different on padded batches, while every layer below the top was bit-identical
+        (checked by ``test_skipping_layers_keeps_features``)."""
+        stack = getattr(getattr(self.model, "encoder", None), "layer", None)
+        deepest = max(self.spec.layers) if self.spec.layers and min(self.spec.layers) >= 0 else None
+        if stack is None or deepest is None or deepest >= len(stack):
+            yield
+            return
+        self.model.encoder.layer = self._torch.nn.ModuleList(list(stack)[:deepest + 1])
+        try:
+            yield
+        finally:
+            self.model.encoder.layer = stack
+
     def pair_vectors(self, claims: Sequence[str], evidence: Sequence[str]) -> np.ndarray:
         torch = self._torch
         width = 2 * len(self.spec.layers) * int(self.model.config.hidden_size)
         out = np.zeros((len(claims), width), dtype=np.float32)
-        with torch.inference_mode():
+        with torch.inference_mode(), self._only_layers_needed():
             for idx in self._batches(len(claims), lambda i: len(claims[i]) + len(evidence[i]), "pairs"):
                 res, mask = self._forward([evidence[i] for i in idx], [claims[i] for i in idx], hidden=True)
                 parts = []

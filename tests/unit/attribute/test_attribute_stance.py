@@ -108,3 +108,33 @@ def test_citation_validation_drops_what_the_abstract_does_not_support() -> None:
     extra = corroborating(Answer("t", [AnswerSentence("Statins lowered LDL cholesterol.", ("1",), (1,))]), ev,
                           arts, words, min_support=0.5, max_citations=3)
     assert [(c.sentence, c.pmid) for c in extra] == [(0, "4")]
+
+
+def test_skipping_layers_keeps_features() -> None:
+    """The pair pass skips the layers above the deepest one read; its features are bit-identical to a full
+    pass, on padded batches of different lengths."""
+    import contextlib
+
+    import numpy as np
+    import torch
+    from transformers import BertModel
+
+    from medcite.attribute.probe import FeatureSpec, Featurizer
+    from tiny_models import _bert_config, _minilm_tokenizer
+
+    torch.manual_seed(0)
+    cfg = _bert_config()
+    cfg.num_hidden_layers = 5
+    model = BertModel(cfg).eval()
+    claims = ["vitamin D prevents fractures", "masks reduce spread", "zinc shortens colds in adults over sixty"]
+    evidence = ["a trial found no effect of vitamin D on hip fractures in older women", "masks worked",
+                "zinc lozenges shortened colds by a day"]
+    feats = Featurizer(_minilm_tokenizer(), model, FeatureSpec(64, (1, 2), ("pair",)), batch_size=2)
+    layers_seen: list[int] = []
+    hook = model.encoder.register_forward_pre_hook(lambda mod, args: layers_seen.append(len(mod.layer)))
+    cut = feats(claims, evidence)
+    hook.remove()
+    feats._only_layers_needed = contextlib.nullcontext  # type: ignore[method-assign]
+    full = feats(claims, evidence)
+    assert layers_seen and set(layers_seen) == {3} and len(model.encoder.layer) == 5
+    assert np.array_equal(cut, full)
