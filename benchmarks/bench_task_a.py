@@ -158,14 +158,29 @@ def top3(store: Path, items: list[GroundingItem], preset: str = "bm25",
 
 
 def grounded(store: Path, items: list[GroundingItem], preset: str, overrides: list[str],
-             out: Path) -> tuple[dict[str, list[list[str]]], float]:
+             out: Path) -> tuple[dict[str, list[list[str]]], dict[str, list[list[str]]], float]:
+    """(supported, contradicted) PMIDs per sentence of each item, and the seconds it took."""
+    if out.exists():
+        import shutil
+
+        shutil.rmtree(out)
     task = TaskA(run_id=out.name)
     start = time.perf_counter()
     with Pipeline(load_settings(preset, overrides), store, grounding=True) as pipe:
         task.run(pipe, items, out)
     seconds = time.perf_counter() - start
     results = task.results(out)
-    return {qa: [list(s.supported) for s in per] for qa, per in results.items()}, seconds
+    return ({qa: [list(s.supported) for s in per] for qa, per in results.items()},
+            {qa: [list(s.contradicted) for s in per] for qa, per in results.items()}, seconds)
+
+
+def contradiction_proxy(contradicted: dict[str, list[list[str]]], gold: dict[str, set[str]]) -> dict[str, float]:
+    """Contradicting PMIDs per sentence and the share of them that are the question's gold documents: a gold
+    document of an ideal answer almost always supports it, so that share estimates wrong contradictions."""
+    flat = [(qa, p) for qa, per in contradicted.items() for pmids in per for p in pmids]
+    sentences = sum(len(per) for per in contradicted.values())
+    return {"contradicted_per_sentence": len(flat) / sentences if sentences else 0.0,
+            "contradicted_gold_share": sum(p in gold[qa] for qa, p in flat) / len(flat) if flat else 0.0}
 
 
 def main() -> None:
@@ -218,9 +233,9 @@ def main() -> None:
     for name, sets in systems:
         overrides = [x for x in sets.split(",") if x]
         out = WORK / "runs" / name
-        res, seconds = grounded(store, items, args.preset, overrides, out)
+        res, contra, seconds = grounded(store, items, args.preset, overrides, out)
         rows.append({"system": f"{args.preset} {name}", "overrides": overrides, **score(res, gold),
-                     "seconds_per_item": seconds / len(items)})
+                     **contradiction_proxy(contra, gold), "seconds_per_item": seconds / len(items)})
         print(json.dumps(rows[-1]), flush=True)
     result = {"questions": len(items), "sentences": rows[0]["sentences"], "preset": args.preset, "systems": rows,
               "machine": common.machine_info(), "commit": common.git_commit()}
@@ -236,17 +251,21 @@ def markdown(result: dict[str, Any]) -> str:
     base = result["systems"][0]
     rows = [[s["system"], f"{s['precision']:.4f}", f"{s['precision'] / base['precision']:.2f}×" if base["precision"]
              else "–", f"{s['hit_rate']:.4f}", f"{s['hit_rate'] / base['hit_rate']:.2f}×" if base["hit_rate"] else "–",
-             f"{s['pmids_per_sentence']:.2f}", f"{s['seconds_per_item']:.2f}"] for s in result["systems"]]
+             f"{s['pmids_per_sentence']:.2f}",
+             f"{s['contradicted_per_sentence']:.2f} ({s['contradicted_gold_share']:.2f})"
+             if "contradicted_per_sentence" in s else "–", f"{s['seconds_per_item']:.2f}"] for s in result["systems"]]
     return "\n".join([
         "## TREC BioGen Task A grounding (`benchmarks/bench_task_a.py`)",
         "",
         f"{result['questions']} held-back BioASQ dev questions, their ideal answers split into {result['sentences']} "
         "sentences (no existing citations); a supported PMID is right when it is one of the question's gold "
         "documents. Corpus: the retrieval benchmark's sub-corpus. Ratios are to the starter kit's baseline in "
-        "the same run (BM25 on the sentence, top 3 as supported).",
+        "the same run (BM25 on the sentence, top 3 as supported). Contradicting PMIDs per sentence, with the "
+        "share of them that are gold documents in brackets: a gold document of an ideal answer almost always "
+        "supports it, so that share estimates wrong contradictions (there are no contradiction judgements here).",
         "",
         common.markdown_table(["system", "support precision", "ratio", "sentence hit rate", "ratio",
-                               "PMIDs / sentence", "s / item"], rows),
+                               "PMIDs / sentence", "contradicting / sentence (gold share)", "s / item"], rows),
     ]) + ("\n\n" + timing_markdown(result) if "timing" in result else "")
 
 

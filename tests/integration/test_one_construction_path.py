@@ -25,6 +25,7 @@ from medcite.context import ModelCache
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, MissingExtraError
 from medcite.pipeline import Pipeline, needs_llm, offline_overrides
+from medcite.pipeline.offline import uses_stance
 from medcite.types import Article
 
 pytest.importorskip("faiss")
@@ -210,7 +211,8 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
                 if stage != "llm" and needs_llm(settings) and settings.llm.backend == "none":
                     settings = load_settings(preset, [*swaps, *extra, "llm.backend=rules"])  # the stage needs one
                 where = f"{preset} + {stage}={backend}"
-                expect_error = backend == "llamacpp" or (stage, backend) == ("llm", "none") and needs_llm(settings)
+                expect_error = (backend == "llamacpp" or (stage, backend) == ("llm", "none") and needs_llm(settings)
+                                or (stage, backend) == ("stance", "none") and uses_stance(settings))
                 try:
                     with Pipeline(settings, store, models=models) as pipeline:
                         builds += 1

@@ -205,3 +205,43 @@ def biogen_b(run_dir: Path, stance: str, json_path: Path | None, preset: str, ov
     for name in ("coverage", "support_rate", "contradiction_rate"):
         click.echo(f"  {name:<20} micro {report.micro[name]:.4f}   macro {report.macro[name]:.4f}")
     click.echo(f"report: {out}")
+
+
+@eval_group.command("bioasq")
+@click.option("--phase", required=True, type=click.Choice(["A", "B"]),
+              help="A: documents and snippets; B: exact and ideal answers (an A+ file: B for its answers, A for its "
+              "documents and snippets).")
+@click.option("--gold", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="BioASQ golden JSON(.gz).")
+@click.option("--system", "system_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The system's BioASQ JSON (a submission).")
+@click.option("--missing", type=click.Choice(["skip", "zero"]), default="skip", show_default=True,
+              help="Gold questions absent from the system file: 'skip' leaves them out of every mean, as BioASQ's "
+              "official evaluator does; 'zero' scores them 0.")
+@click.option("--rouge/--no-rouge", default=True, show_default=True,
+              help="Phase B: score ideal answers with ROUGE-2 and ROUGE-SU4 (needs rouge-score: the eval extra).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report (means, counts, per-question values) to this JSON file.")
+def bioasq(phase: str, gold: Path, system_path: Path, missing: str, rouge: bool, json_out: Path | None) -> None:
+    """Score a BioASQ Task b submission with the official measures (docs/BIOASQ.md)."""
+    from ..evaluate.bioasq import evaluate_phase_a, evaluate_phase_b
+    from ..io import write_json
+    from ..tasks.bioasq import read_phase_a_run, read_phase_b_run, read_questions
+
+    questions = read_questions(gold)
+    if phase == "A":
+        report = evaluate_phase_a(questions, read_phase_a_run(system_path), missing=missing)
+    else:
+        report = evaluate_phase_b(questions, read_phase_b_run(system_path), missing=missing, rouge=rouge)
+    for group, values in report.measures.items():
+        cells = "  ".join(f"{name} {value:.4f}" for name, value in values.items())
+        click.echo(f"{group:<10} {cells}  ({report.counts.get(group, 0)} questions)")
+    n = len(report.missing)
+    click.echo(f"{'questions':<10} {report.counts['gold']} gold, {n} missing from the system file"
+               + (f" ({'left out' if report.missing_policy == 'skip' else 'scored 0'}: --missing "
+                  f"{report.missing_policy}): {_listed(report.missing)}" if n else ""))
+    if report.not_in_gold:
+        click.echo(f"warning: {len(report.not_in_gold)} system questions are not in the gold file (not scored): "
+                   f"{_listed(report.not_in_gold)}", err=True)
+    if json_out is not None:
+        write_json(json_out, {"gold": str(gold), "system": str(system_path), **report.as_dict()})

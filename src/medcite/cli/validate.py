@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -45,8 +46,9 @@ def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | No
               help="Topics file: every topic must be answered.")
 @click.option("--run-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Run directory: every cited PMID must be in that topic's evidence.")
-def validate(kind: str, file: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> None:
-    """Validate FILE as a KIND submission (biogen-b = 2025 Task B JSONL, biogen24 = 2024 JSON)."""
+def validate_kind(kind: str, file: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> None:
+    """Validate FILE as a KIND submission (biogen-b = 2025 Task B JSONL, biogen24 = 2024 JSON); for BioASQ:
+    `medcite validate bioasq --phase A|A+|B FILE`."""
     report = run_validation(kind, file, corpus, topics, run_dir)
     errlog = write_errlog(report)
     if report.ok:
@@ -56,3 +58,52 @@ def validate(kind: str, file: Path, corpus: Path | None, topics: Path | None, ru
         click.echo(f"  {err}", err=True)
     click.echo(f"{file}: {len(report.errors)} errors, written to {errlog}", err=True)
     sys.exit(255)
+
+
+@click.command("bioasq")
+@click.option("--phase", required=True, type=click.Choice(["A", "A+", "B"]),
+              help="A: documents and snippets; B: answers; A+: answers plus optional documents and snippets.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--questions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The input questions: each must be answered exactly once, no other id; types come from here.")
+def validate_bioasq(phase: str, file: Path, questions: Path | None) -> None:
+    """Validate a BioASQ Task b submission FILE (exit 0, or 255 and FILE.errlog; docs/BIOASQ.md lists the rules)."""
+    from ..tasks.bioasq import validate_phase_a, validate_phase_b
+
+    check = validate_phase_a if phase == "A" else validate_phase_b
+    report = check(file, inputs=questions)
+    for warning in report.warnings[:50]:
+        click.echo(f"  warning: {warning}", err=True)
+    if len(report.warnings) > 50:
+        click.echo(f"  ... and {len(report.warnings) - 50} more warnings", err=True)
+    errlog = write_errlog(report)
+    if report.ok:
+        click.echo(f"{file}: OK ({report.topics} questions, {len(report.warnings)} warnings)")
+        return
+    for err in report.errors[:50]:
+        click.echo(f"  {err}", err=True)
+    click.echo(f"{file}: {len(report.errors)} errors, written to {errlog}", err=True)
+    sys.exit(255)
+
+
+class _KindOrCommand(click.Group):
+    """`medcite validate KIND FILE` for the task kinds (``validate_kind``), or a sub-command with options of its
+    own when one is named first (``medcite validate bioasq --phase A FILE``)."""
+
+    def __init__(self, fallback: click.Command, commands: list[click.Command]) -> None:
+        super().__init__(fallback.name, commands=commands, help=fallback.help, short_help=fallback.short_help)
+        self.fallback = fallback
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        if args and args[0] in self.commands:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        return self.fallback.make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if ctx.command is not self:  # the KIND form: the fallback's own context
+            return ctx.command.invoke(ctx)
+        return super().invoke(ctx)
+
+
+validate = _KindOrCommand(validate_kind, [validate_bioasq])

@@ -33,6 +33,10 @@ def test_every_prompt_loads_with_its_placeholders():
         "generate": {"question", "evidence", "max_words"},
         "condense": {"question", "answer", "max_words"},
         "listwise_rerank": {"question", "num", "passages"},
+        "stance": {"statement", "title", "abstract"},
+        "stance_queries": {"persona", "sentence"},
+        "sufficiency": {"question", "evidence"},
+        "answer_first": {"question", "persona", "max_words"},
     }
     assert set(PROMPT_NAMES) == set(expected) and set(expected) <= set(prompt_names())
     for name, names in expected.items():

@@ -37,7 +37,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     tmp = tmp_path_factory.mktemp("stance")
     base = build_tiny_bert(tmp / "bert")
     report = train_stance(_csv(tmp / "hv.csv"), tmp / "model", base=str(base),
-                          opts=StanceTrainOptions(dev_fraction=0.25, seed=3, folds=2, threads=1))
+                          opts=StanceTrainOptions(dev_fraction=0.25, seed=3, folds=2, threads=1,
+                                                        layers=(1, 2)))
     return tmp / "model", report
 
 
@@ -124,12 +125,13 @@ def test_cli_trains_and_reports(tmp_path: Path) -> None:
 
     base = build_tiny_bert(tmp_path / "bert")
     res = CliRunner().invoke(cli, ["train", "stance", "--data", str(_csv(tmp_path / "hv.csv")), "--out",
-                                   str(tmp_path / "m"), "--base", str(base), "--c", "0.01", "--threads", "1"])
+                                   str(tmp_path / "m"), "--base", str(base), "--c", "0.01", "--threads", "1",
+                                   "--layers", "1,2"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["claims"]["held_back"] == 2 and "macro_f1" in out["metrics"]["held_back"]
     again = CliRunner().invoke(cli, ["train", "stance", "--data", str(tmp_path / "hv.csv"), "--out",
-                                     str(tmp_path / "m"), "--base", str(base)])
+                                     str(tmp_path / "m"), "--base", str(base), "--layers", "1,2"])
     assert again.exit_code != 0 and "not empty" in again.output
 
 
