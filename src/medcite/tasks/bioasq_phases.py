@@ -153,8 +153,8 @@ class _Retrieving(_Phase):
 
     def _retrieve(self, pipeline: Pipeline, selector: Any, q: Question) -> tuple[list[Hit], list[Snippet], Any]:
         cfg = pipeline.settings.bioasq
-        hits = pipeline.retrieval.retrieve(Topic(q.id, q.body, type=q.type)).final[: cfg.documents]
-        top = hits[: max(cfg.snippet_documents, cfg.documents)]
+        final = pipeline.retrieval.retrieve(Topic(q.id, q.body, type=q.type)).final
+        hits, top = final[: cfg.documents], final[: cfg.snippet_documents]  # snippets may come from more documents
         articles = pipeline.store.get_many([h.pmid for h in top])
         snippets = selector.select(q.body, top, articles)
         return hits, snippets, articles

@@ -255,3 +255,17 @@ def test_each_bioasq_preset_runs_phase_a_offline(store: Path, tmp_path: Path, pr
     data = json.loads(out.read_text())["questions"]
     assert data[0]["documents"][0] == URL + "101" and data[1]["documents"][0] == URL + "102"
     assert all(len(q["snippets"]) == 10 for q in data)
+
+
+def test_snippets_may_come_from_more_documents_than_are_submitted(store: Path, tmp_path: Path) -> None:
+    questions = _write(tmp_path / "q.json", QUESTIONS[1:2])
+    out = tmp_path / "a.json"
+    result = _invoke("phase-a", "--questions", str(questions), "--corpus", str(store), "--preset", "bm25",
+                     "--set", "bioasq.scorer=tfidf", "--set", "bioasq.documents=1", "--set",
+                     "bioasq.snippet_documents=3", "--set", "bioasq.per_document=1", "--output", str(out),
+                     "--run-dir", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    q = json.loads(out.read_text())["questions"][0]
+    assert q["documents"] == [URL + "102"]
+    # BM25 finds two documents for this question: both give a snippet, though only the first is submitted
+    assert {s["document"] for s in q["snippets"]} == {URL + "101", URL + "102"} and len(q["snippets"]) == 2
