@@ -12,15 +12,16 @@ writers of :mod:`medcite.tasks.bioasq`: an error anywhere leaves no submission f
 
 The run directory (docs/RUNDIR.md) holds ``config.json`` (the resolved settings and their hash), one topic per
 question (``topics.jsonl``, ``documents.trec``, ``evidence.jsonl``: the snippets, ``answers.jsonl``: the ideal
-answer) so ``medcite view`` opens it, and ``bioasq.jsonl``: each question's documents, snippets and answer as
-submitted. Re-running into the same directory with the same settings resumes it.
+answer) so ``medcite view`` opens it, ``bioasq.jsonl``: each question's documents, snippets and answer as
+submitted, and ``submission.json`` (also written to ``output`` when one is given). Re-running into the same
+directory with the same settings resumes it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -119,6 +120,13 @@ class _Phase:
     def _writer(self, out: Path, settings: Settings, command: str, extra: dict[str, Any]) -> RunWriter:
         return RunWriter(out, settings, command=command, extra={"task": self.name, **extra})
 
+    def _submit(self, out: Path, output: Path | None, write: Callable[[Path], None]) -> Path:
+        """Write the submission into the run directory and, when asked, to ``output`` (each atomically)."""
+        write(out / self.submission_name)
+        if output is not None:
+            write(output)
+        return output or out / self.submission_name
+
     @staticmethod
     def records(out: Path) -> dict[str, dict[str, Any]]:
         """Question id -> its record, for the questions the run directory has finished."""
@@ -196,8 +204,7 @@ class PhaseA(_Retrieving):
                              articles.values())
         records = self.records(out)
         results = [self._retrieved(q, records[q.id]) for q in questions]
-        submission = output or out / self.submission_name
-        write_phase_a(submission, results)
+        submission = self._submit(out, output, lambda path: write_phase_a(path, results))
         report = validate_phase_a(submission, inputs=questions)
         write_json(out / "validation.json", report.as_dict())
         return BioASQResult(submission, out, report, len(results), records)
@@ -227,8 +234,8 @@ class PhaseAPlus(_Retrieving):
         records = self.records(out)
         retrieved = [self._retrieved(q, records[q.id]) for q in questions]
         answers = [_answer_of(q.id, records[q.id]) for q in questions]
-        submission = output or out / self.submission_name
-        write_phase_b(submission, answers, questions=questions, retrieved=retrieved)
+        submission = self._submit(out, output,
+                                  lambda path: write_phase_b(path, answers, questions=questions, retrieved=retrieved))
         report = validate_phase_b(submission, inputs=questions)
         write_json(out / "validation.json", report.as_dict())
         return BioASQResult(submission, out, report, len(answers), records)
@@ -258,8 +265,7 @@ class PhaseB(_Phase):
                 self._record(writer, q, _answer_row(answer), [], q.snippets, answer, getattr(answerer, "name", "qa"))
         records = self.records(out)
         answers = [_answer_of(q.id, records[q.id]) for q in questions]
-        submission = output or out / self.submission_name
-        write_phase_b(submission, answers, questions=questions)
+        submission = self._submit(out, output, lambda path: write_phase_b(path, answers, questions=questions))
         report = validate_phase_b(submission, inputs=questions)
         write_json(out / "validation.json", report.as_dict())
         return BioASQResult(submission, out, report, len(answers), records)

@@ -112,6 +112,7 @@ def test_phase_a_writes_a_valid_submission_with_exact_offsets(store: Path, tmp_p
     assert config["settings_hash"] == load_settings("bm25", ["bioasq.scorer=tfidf"]).hash()
     assert len((run / "answers.jsonl").read_text().splitlines()) == 3
     assert (run / "documents.trec").exists() and json.loads((run / "validation.json").read_text())["ok"]
+    assert (run / "submission.json").read_text() == out.read_text()
 
 
 def test_phase_a_resumes_a_run_directory_and_gives_the_same_file(store: Path, tmp_path: Path) -> None:
