@@ -125,6 +125,8 @@ class _Phase:
         write(out / self.submission_name)
         if output is not None:
             write(output)
+        log.info("%s: submission written to %s (run directory %s)", self.name, output or out / self.submission_name,
+                 out)
         return output or out / self.submission_name
 
     @staticmethod
