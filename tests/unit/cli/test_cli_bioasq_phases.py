@@ -270,3 +270,12 @@ def test_snippets_may_come_from_more_documents_than_are_submitted(store: Path, t
     assert q["documents"] == [URL + "102"]
     # BM25 finds two documents for this question: both give a snippet, though only the first is submitted
     assert {s["document"] for s in q["snippets"]} == {URL + "101", URL + "102"} and len(q["snippets"]) == 2
+
+
+def test_a_preset_whose_models_are_not_here_fails_cleanly_and_names_the_offline_swaps(store: Path,
+                                                                                    tmp_path: Path) -> None:
+    out = tmp_path / "a.json"
+    result = _invoke("phase-a", "--questions", str(_write(tmp_path / "q.json", QUESTIONS[:1])), "--corpus",
+                     str(store), "--preset", "dsgt-ensemble", "--output", str(out), "--run-dir", str(tmp_path / "r"))
+    assert result.exit_code == 1 and "indexes.dense.encoder=minilm" in result.output, result.output
+    assert not out.exists() and not (tmp_path / "r").exists()
