@@ -33,6 +33,7 @@ __all__ = [
     "RetrieveSettings",
     "VerifySettings",
     "GroundSettings",
+    "BioASQSettings",
     "load_settings",
     "parse_override",
     "preset_names",
@@ -54,6 +55,8 @@ _STAGE_PATHS: dict[tuple[str, ...], str] = {
     ("llms", "*"): "llm",
     ("indexes", "*"): "index",
     ("indexes", "*", "encoder"): "encoder",
+    ("bioasq", "encoder"): "encoder",
+    ("bioasq", "reranker"): "rerank",
 }
 
 
@@ -156,6 +159,34 @@ class GroundSettings(Section):
     )
 
 
+class BioASQSettings(Section):
+    """BioASQ Task b, Phase A: how many documents and snippets are submitted and how snippets are chosen
+    (:mod:`medcite.evidence.bioasq_snippets`)."""
+
+    documents: int = Field(10, ge=1, le=10, description="Documents submitted per question (BioASQ: at most 10).")
+    snippets: int = Field(10, ge=0, le=10, description="Snippets submitted per question (BioASQ: at most 10).")
+    snippet_documents: int = Field(
+        10, ge=1, description="Top documents whose sentences compete for the snippets (PJs-team: the top 10)."
+    )
+    per_document: int = Field(2, ge=1, description="Most snippets (sentences) taken from one document.")
+    scorer: Literal["embedding", "reranker", "tfidf"] = Field(
+        "embedding", description="How sentences are scored against the question: 'embedding' (cosine of `encoder` "
+        "vectors; PJs-team: all-MiniLM-L6-v2), 'reranker' (`reranker`, or `rerank` when it is unset, scoring "
+        "question-sentence pairs) or 'tfidf' (TF-IDF cosine, no model)."
+    )
+    encoder: stage_field("encoder") = Field(  # type: ignore[valid-type]
+        "minilm", validate_default=True,
+        description="Encoder of the 'embedding' scorer: 'minilm' (packaged), a name or folder, or an encoder config.",
+    )
+    reranker: stage_field("rerank") | None = Field(  # type: ignore[valid-type]
+        None, description="Reranker of the 'reranker' scorer (a rerank config or shorthand such as "
+        "'cross-encoder:MODEL'); None: the pipeline's `rerank`."
+    )
+    min_words: int = Field(4, ge=1, description="Shorter sentences ('Results.') are never snippets.")
+    include_titles: bool = Field(True, description="Titles compete as snippets (section 'title').")
+    splitter: Literal["syntok", "pysbd"] = Field("syntok", description="Sentence splitter of the abstracts.")
+
+
 class Settings(Section):
     """The whole configuration of one medcite run."""
 
@@ -188,6 +219,9 @@ class Settings(Section):
     verify: VerifySettings = Field(default_factory=VerifySettings, description="Citation checks and loops.")
     ground: GroundSettings = Field(
         default_factory=GroundSettings, description="Grounding sentences with citations (Task A, answer-first)."
+    )
+    bioasq: BioASQSettings = Field(
+        default_factory=BioASQSettings, description="BioASQ Task b: Phase A documents and snippets."
     )
     llm: stage_field("llm") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("llm"),

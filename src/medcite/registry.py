@@ -102,6 +102,7 @@ for _stage, _name, _target, _extra in (
     ("rerank", "ensemble-union", "medcite.rerank.ensemble:UnionEnsemble", "core"),
     ("rerank", "ensemble-weighted", "medcite.rerank.ensemble:WeightedEnsemble", "core"),
     ("rerank", "llm-listwise", "medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
+    ("rerank", "cascade", "medcite.rerank.cascade:CascadeReranker", "core"),
     ("evidence", "snippets", "medcite.evidence.snippets:SnippetSelector", "evidence"),
     ("evidence", "summaries", "medcite.evidence.summaries:SummarySelector", "evidence"),
     ("generate", "extractive", "medcite.generate.extractive:ExtractiveGenerator", "evidence"),

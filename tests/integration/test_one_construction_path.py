@@ -152,6 +152,9 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "ensemble-weighted": lambda b: [_set("rerank", {"backend": "ensemble-weighted", "members": members,
                                                             "weights": [0.5, 0.5]})],
             "llm-listwise": lambda b: ["rerank.backend=llm-listwise"],
+            "cascade": lambda b: [_set("rerank", {"backend": "cascade", "stages": [
+                {"backend": "cross-encoder", "model": tiny["ce"], "k": 5},
+                {"backend": "ensemble-weighted", "members": members, "weights": [0.125, 0.875], "k": 3}]})],
         },
         "evidence": {"snippets": lambda b: ["evidence.backend=snippets"],
                      "summaries": lambda b: ["evidence.backend=summaries"]},

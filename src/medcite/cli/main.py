@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "corpus": "corpus:corpus_group",
     "view": "view:view",
     "train": "train:train",
+    "bioasq": "bioasq:bioasq_group",
 }
 
 

@@ -92,6 +92,7 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
         index = settings.indexes.get(name)
         if index is not None and any(not is_local_model(m) for m in index.model_names()):
             out += ["--set", f"indexes.{name}.encoder=minilm"]
+    out += _bioasq_overrides(settings, llm)
     if llm == "none":
         if settings.llm.backend != "none":
             out += ["--set", "llm.backend=none"]
@@ -110,3 +111,17 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
                 if swap not in out:
                     out += ["--set", swap]
     return out
+
+
+def _bioasq_overrides(settings: Settings, llm: str) -> list[str]:
+    """BioASQ Phase A snippet scoring on this machine: an encoder that is not here becomes the packaged MiniLM,
+    and a reranker scorer whose models are not here (or that calls an LLM, with ``llm="none"``) becomes the
+    MiniLM embedding scorer."""
+    bioasq = settings.bioasq
+    if bioasq.scorer == "embedding" and any(not is_local_model(m) for m in bioasq.encoder.model_names()):
+        return ["--set", "bioasq.encoder=minilm"]
+    if bioasq.scorer == "reranker":
+        scorer = bioasq.reranker if bioasq.reranker is not None else settings.rerank
+        if any(not is_local_model(m) for m in scorer.model_names()) or (llm == "none" and scorer.llm_names()):
+            return ["--set", "bioasq.scorer=embedding", "--set", "bioasq.encoder=minilm"]
+    return []

@@ -1,0 +1,117 @@
+"""`medcite bioasq phase-a | phase-aplus | phase-b`: BioASQ Task b submissions from a questions file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import Settings, load_settings
+from ..rundir import new_run_id
+from .options import preset_options
+
+
+def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--no-llm", is_flag=True,
+                     help="Run with no language model: the preset's documented swaps for llm=none "
+                     "(implies --offline).")(f)
+    f = click.option("--offline", is_flag=True,
+                     help="Apply the preset's documented offline swaps (models not on this machine -> packaged "
+                     "MiniLM, LLM -> packaged local model); see `medcite config show --preset P`.")(f)
+    return click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help="Run directory (resumed if it exists with the same settings; default: "
+                        "runs/bioasq-PHASE-<time>).")(f)
+
+
+def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = preset_options("offline")(f)
+    f = _swap_options(f)
+    f = click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+                     help="Submission JSON to write (atomically, only when every question is answered and valid).")(f)
+    return click.option("--questions", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                        help="BioASQ questions JSON (.json or .json.gz).")(f)
+
+
+def settings_for(preset: str, overrides: tuple[str, ...], offline: bool, no_llm: bool) -> Settings:
+    """The preset with the offline swaps (when asked) applied first and the user's --set values last."""
+    from ..pipeline import offline_overrides
+
+    settings = load_settings(preset, list(overrides))
+    if offline or no_llm:
+        swaps = [o for o in offline_overrides(settings, "none" if no_llm else "local") if o != "--set"]
+        settings = load_settings(preset, [*swaps, *overrides])
+    return settings
+
+
+def _report(result: Any, what: str) -> None:
+    status = "valid" if result.ok else f"INVALID ({len(result.report.errors)} errors)"
+    click.echo(f"{result.questions} questions {what} -> {result.submission}: {status} "
+               f"(run directory: {result.run_dir})")
+    if not result.ok:
+        raise SystemExit(255)
+
+
+@click.group("bioasq")
+def bioasq_group() -> None:
+    """BioASQ Task b: Phase A (documents, snippets), A+ (answers from own snippets), B (answers from gold ones)."""
+
+
+@bioasq_group.command("phase-a")
+@_common
+@click.option("--corpus", required=True, type=click.Path(path_type=Path), help="Document store folder.")
+def phase_a(questions: Path, output: Path, corpus: Path, preset: str, overrides: tuple[str, ...], offline: bool,
+            no_llm: bool, run_dir: Path | None) -> None:
+    """<= 10 ranked documents and <= 10 snippets (with BioASQ section offsets) per question."""
+    from ..pipeline import Pipeline
+    from ..tasks.bioasq_phases import PhaseA
+
+    task = PhaseA()
+    items = task.read(questions)  # bad input stops here, before any model loads or file is written
+    settings = settings_for(preset, overrides, offline, no_llm)
+    out = run_dir or Path("runs") / new_run_id("bioasq-a")
+    with Pipeline(settings, corpus) as pipeline:
+        result = task.run(pipeline, items, out, output=output,
+                          command=f"medcite bioasq phase-a --preset {settings.preset} --questions {questions}")
+    _report(result, "retrieved")
+
+
+@bioasq_group.command("phase-aplus")
+@_common
+@click.option("--corpus", required=True, type=click.Path(path_type=Path), help="Document store folder.")
+def phase_aplus(questions: Path, output: Path, corpus: Path, preset: str, overrides: tuple[str, ...], offline: bool,
+                no_llm: bool, run_dir: Path | None) -> None:
+    """Phase A's documents and snippets, plus exact and ideal answers from those snippets (the `qa` stage)."""
+    from ..pipeline import Pipeline
+    from ..tasks.bioasq_phases import PhaseAPlus
+
+    task = PhaseAPlus()
+    items = task.read(questions)
+    settings = settings_for(preset, overrides, offline, no_llm)
+    out = run_dir or Path("runs") / new_run_id("bioasq-aplus")
+    with Pipeline(settings, corpus) as pipeline:
+        result = task.run(pipeline, items, out, output=output,
+                          command=f"medcite bioasq phase-aplus --preset {settings.preset} --questions {questions}")
+    _report(result, "answered")
+
+
+@bioasq_group.command("phase-b")
+@_common
+def phase_b(questions: Path, output: Path, preset: str, overrides: tuple[str, ...], offline: bool, no_llm: bool,
+            run_dir: Path | None) -> None:
+    """Exact and ideal answers from the gold snippets given with each question (the `qa` stage; no corpus)."""
+    from ..pipeline.context import Context
+    from ..tasks.bioasq_phases import PhaseB
+
+    task = PhaseB()
+    items = task.read(questions)
+    settings = settings_for(preset, overrides, offline, no_llm)
+    out = run_dir or Path("runs") / new_run_id("bioasq-b")
+    ctx = Context(settings)
+    try:
+        result = task.run(settings, ctx, items, out, output=output,
+                          command=f"medcite bioasq phase-b --preset {settings.preset} --questions {questions}")
+    finally:
+        ctx.close()
+    _report(result, "answered")

@@ -1,0 +1,298 @@
+"""BioASQ Phase A+ / B answers by an LLM: DS@GT's and PJs-team's prompting (BioASQ 13b).
+
+DS@GT ("Beyond Retrieval: Ensembling Cross-Encoders and GPT Rerankers with LLMs for Biomedical QA", Verma et
+al., CLEF 2025) prompt every question with its snippets as a passage (``bioasq_answer.txt``), after ``shots``
+solved training questions of the same type (1 or 10 in the paper; here the ``shots`` most similar by encoder
+cosine, never the question itself), in one of three prompt styles:
+
+- **style 1**: one call returns the exact and the ideal answer together in one JSON object (answer
+  formatting template 1, after Ateia & Kruschwitz 2024; list examples show one gold item each, as the
+  paper's query template 1 did);
+- **style 2**: the exact answer first; then the ideal-answer prompt carries the system's own exact answer as a
+  hint, "(Hint: short answer is ...)" (query template 2; list examples show the whole gold list);
+- **style 3**: style 2 with answer formatting template 2: factoid items without synonyms or acronyms, numbers
+  merged into ranges; list items cut from the passage; ideal answers that combine the passage's own phrases.
+
+Summary questions get the ideal-answer prompt only. PJs-team (Phase A+, Claude 3 Sonnet) prompted the same
+way from their own snippets. Every reply is read as JSON tolerantly (:mod:`.answer_json`); an unreadable reply
+is asked for once more with the reason (``bioasq_repair.txt``), and if that fails too a fallback is used and
+said in ``QAAnswer.notes``: "yes" for yes/no (BioASQ's majority answer), no entities, and an ideal answer made
+of the best snippets. Exact answers are normalised by type and the ideal answer is cut to ``ideal_max_words``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
+
+from ..errors import ConfigError, InputError
+from ..registry import stage_field
+from ..settings_base import UsesLLM
+from ..types import QUESTION_TYPES, QAAnswer, Question, Snippet
+from .answer_json import (
+    AnswerFormatError,
+    answer_fields,
+    cap_words,
+    extract_json,
+    normalize_entities,
+    normalize_ideal,
+    normalize_yesno,
+)
+from .base import FACTOID_MAX, QAConfig
+from .examples import ExamplePicker, read_examples
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+    from ..llm.base import LLM, Message
+
+log = logging.getLogger(__name__)
+
+YESNO_FALLBACK = "yes"  # 257 of 402 yes/no questions of the BioASQ 7b-11b dev file are "yes"
+_EXACT_SHAPE = {"yesno": '"yes"', "factoid": '["entity 1", "entity 2"]', "list": '["item 1", "item 2", "item 3"]'}
+_IDEAL_SHAPE = '"one paragraph"'
+
+
+class LLMQAConfig(UsesLLM, QAConfig):
+    """Exact and ideal answers by an LLM prompted as DS@GT and PJs-team (BioASQ 13b): zero/one/few-shot, three
+    prompt styles, JSON output read tolerantly with one repair retry."""
+
+    no_llm: ClassVar[dict[str, str]] = {"backend": "extractive"}
+
+    backend: Literal["llm"] = "llm"
+    style: Literal[1, 2, 3] = Field(
+        1, description="DS@GT prompt style: 1 (exact and ideal in one JSON), 2 (exact first, then the ideal answer "
+        "with the system's exact answer as a hint), 3 (style 2 with the stricter answer formatting template 2)."
+    )
+    shots: int = Field(1, ge=0, le=20, description="Solved training questions shown first (0: zero-shot; DS@GT: 1 "
+                       "or 10), the most similar of the same type.")
+    examples: str | None = Field(
+        None, description="BioASQ training JSON (.json or .json.gz) the examples come from; needed when shots > 0."
+    )
+    encoder: stage_field("encoder") = Field(  # type: ignore[valid-type]
+        "minilm", validate_default=True,
+        description="Encoder that ranks training questions by similarity to the question (packaged MiniLM).",
+    )
+    max_snippets: int = Field(20, ge=1, description="Snippets shown in the passage of the question.")
+    example_snippets: int = Field(5, ge=1, description="Snippets shown in the passage of each example.")
+    max_tokens: int | None = Field(512, ge=1, description="Most tokens generated per call (None: the LLM's).")
+    repair: bool = Field(True, description="Ask once more, with the reason, when a reply is not the JSON asked for.")
+
+    def model_names(self) -> list[str]:
+        return self.encoder.model_names() if self.shots else []  # type: ignore[no-any-return,attr-defined]
+
+
+class _Unreadable(Exception):
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _dedupe_texts(snippets: Sequence[Snippet], limit: int) -> list[Snippet]:
+    seen: set[str] = set()
+    out = []
+    for s in snippets:
+        key = " ".join(s.text.split())
+        if key and key not in seen:
+            seen.add(key)
+            out.append(s)
+        if len(out) >= limit:
+            break
+    return out
+
+
+class LLMQA:
+    """The LLM qa backend (see the module docstring)."""
+
+    name = "llm"
+    Config = LLMQAConfig
+
+    def __init__(self, llm: LLM, *, style: int = 1, shots: int = 0, examples: Sequence[Question] = (),
+                 encoder: Any = None, ideal_max_words: int = 200, list_max: int = 10, max_snippets: int = 20,
+                 example_snippets: int = 5, max_tokens: int | None = 512, repair: bool = True,
+                 prompt_dir: str | Path | None = None) -> None:
+        if style not in (1, 2, 3):
+            raise ConfigError(f"unknown prompt style {style!r}", hint="use 1, 2 or 3 (DS@GT, BioASQ 13b)")
+        if shots and encoder is None:
+            raise ConfigError("few-shot examples need an encoder to rank them", hint="pass encoder=...")
+        self.llm = llm
+        self.style = style
+        self.shots = shots
+        self.picker = ExamplePicker(examples, encoder) if shots else None
+        self.ideal_max_words = ideal_max_words
+        self.list_max = list_max
+        self.max_snippets = max_snippets
+        self.example_snippets = example_snippets
+        self.max_tokens = max_tokens
+        self.repair = repair
+        self.prompt_dir = prompt_dir
+
+    @classmethod
+    def from_config(cls, cfg: LLMQAConfig, ctx: BuildContext) -> LLMQA:
+        llm = ctx.llm(cfg.llm, purpose="qa.backend 'llm'")
+        examples: list[Question] = []
+        encoder = None
+        if cfg.shots:
+            if not cfg.examples:
+                raise ConfigError(f"qa.shots={cfg.shots} needs training questions to draw the examples from",
+                                  hint="--set qa.examples=TRAINING.json (a BioASQ JSON file), or --set qa.shots=0")
+            from ..index.dense.encoders import load_encoder
+
+            examples = read_examples(cfg.examples)
+            encoder = load_encoder(cfg.encoder, ctx.models)
+        return cls(llm, style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder,
+                   ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
+                   example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair)
+
+    # -- prompts ---------------------------------------------------------------------------------------
+    def _limit(self, qtype: str) -> int:
+        return FACTOID_MAX if qtype == "factoid" else self.list_max
+
+    def _rules(self, qtype: str, part: str) -> str:
+        from ..llm.prompts import render
+
+        strict = "_strict" if self.style == 3 and qtype != "yesno" else ""
+        parts = []
+        if part in ("exact", "joint"):
+            parts.append(render(f"bioasq_rules_{qtype}{strict}", self.prompt_dir,
+                                **({} if qtype == "yesno" else {"max_items": self._limit(qtype)}))[0]["content"])
+        if part in ("ideal", "joint"):
+            ideal = "bioasq_rules_ideal_strict" if self.style == 3 else "bioasq_rules_ideal"
+            parts.append(render(ideal, self.prompt_dir, max_words=self.ideal_max_words)[0]["content"])
+        return "\n".join(parts)
+
+    @staticmethod
+    def shape(qtype: str, part: str) -> str:
+        """The JSON object a reply must be, as shown to the model."""
+        fields = []
+        if part in ("exact", "joint"):
+            fields.append(f'"exact_answer": {_EXACT_SHAPE[qtype]}')
+        if part in ("ideal", "joint"):
+            fields.append(f'"ideal_answer": {_IDEAL_SHAPE}')
+        return "{" + ", ".join(fields) + "}"
+
+    @staticmethod
+    def hint(exact: str | Sequence[str] | None) -> str:
+        """DS@GT query template 2: the short answer given to the ideal-answer prompt ("" when there is none)."""
+        if not exact:
+            return ""
+        text = exact if isinstance(exact, str) else ", ".join(exact)
+        return f" (Hint: short answer is {text})"
+
+    def _user(self, body: str, snippets: Sequence[Snippet], qtype: str, part: str, hint: str) -> list[Message]:
+        from ..llm.prompts import render
+
+        passage = "\n".join(" ".join(s.text.split()) for s in snippets)
+        return render("bioasq_answer", self.prompt_dir, passage=passage, question=" ".join(body.split()),
+                      hint=hint, rules=self._rules(qtype, part), shape=self.shape(qtype, part))
+
+    def _gold(self, ex: Question, part: str) -> tuple[dict[str, Any], str | list[str] | None]:
+        """The example's gold reply for ``part`` and its exact answer (for a hint)."""
+        exact: str | list[str] | None = None
+        if ex.type == "yesno":
+            exact = normalize_yesno(ex.exact_answer)
+        elif ex.type in ("factoid", "list") and isinstance(ex.exact_answer, tuple):
+            names = [names[0] for names in ex.exact_answer if names]
+            exact = names[: self._limit(ex.type)]
+            if ex.type == "list" and self.style == 1:
+                exact = exact[:1]  # DS@GT query template 1: one gold list item per example
+        reply: dict[str, Any] = {}
+        if part in ("exact", "joint"):
+            reply["exact_answer"] = exact
+        if part in ("ideal", "joint"):
+            reply["ideal_answer"] = cap_words(ex.ideal_answers[0], self.ideal_max_words)
+        return reply, exact
+
+    def messages(self, question: Question, snippets: Sequence[Snippet], part: str, hint: str = "",
+                 examples: Sequence[Question] = ()) -> list[Message]:
+        """The chat of one call: system, each example as a user turn and its gold reply, then the question."""
+        final = self._user(question.body, snippets, question.type, part, hint)
+        out: list[Message] = [final[0]] if final[0]["role"] == "system" else []
+        for ex in examples:
+            gold, exact = self._gold(ex, part)
+            ex_hint = self.hint(exact) if part == "ideal" and self.style != 1 else ""
+            turn = self._user(ex.body, _dedupe_texts(ex.snippets, self.example_snippets), ex.type, part, ex_hint)
+            out += [m for m in turn if m["role"] != "system"]
+            out.append({"role": "assistant", "content": json.dumps(gold, ensure_ascii=False)})
+        return out + [m for m in final if m["role"] != "system"]
+
+    # -- calls -----------------------------------------------------------------------------------------
+    def _complete(self, messages: list[Message], step: str, attempt: int) -> str:
+        from ..llm.trace import trace_context
+
+        with trace_context(stage="qa", step=step, attempt=attempt):
+            return self.llm.complete(messages, max_tokens=self.max_tokens).text
+
+    def _read(self, text: str, qtype: str, part: str) -> tuple[Any, str | None]:
+        exact, ideal = answer_fields(extract_json(text), part in ("exact", "joint"), part in ("ideal", "joint"))
+        if part in ("exact", "joint"):
+            exact = normalize_yesno(exact) if qtype == "yesno" else normalize_entities(exact, self._limit(qtype))
+        if part in ("ideal", "joint"):
+            ideal = normalize_ideal(ideal, self.ideal_max_words)
+        return exact, ideal
+
+    def _ask(self, messages: list[Message], qtype: str, part: str, notes: list[str]) -> tuple[Any, str | None]:
+        """One call, and one repair call when its reply cannot be read; raises _Unreadable after that."""
+        text = self._complete(messages, part, 1)
+        try:
+            return self._read(text, qtype, part)
+        except AnswerFormatError as exc:
+            error = str(exc)
+        if not self.repair:
+            raise _Unreadable(error)
+        from ..llm.prompts import render
+
+        retry = [*messages, {"role": "assistant", "content": text},
+                 *render("bioasq_repair", self.prompt_dir, error=error, shape=self.shape(qtype, part))]
+        text = self._complete(retry, part, 2)
+        try:
+            got = self._read(text, qtype, part)
+        except AnswerFormatError as exc:
+            raise _Unreadable(f"{error}; after the repair request: {exc}") from None
+        notes.append(f"{part}: reply repaired after: {error}")
+        return got
+
+    def _fallback_ideal(self, snippets: Sequence[Snippet]) -> str:
+        return cap_words(" ".join(" ".join(s.text.split()) for s in snippets), self.ideal_max_words)
+
+    def answer(self, question: Question, snippets: Sequence[Snippet]) -> QAAnswer:
+        if question.type not in QUESTION_TYPES:
+            raise InputError(f"question {question.id} has type {question.type!r}",
+                             hint=f"BioASQ types are {', '.join(QUESTION_TYPES)}")
+        qtype = question.type
+        shown = _dedupe_texts(snippets, self.max_snippets)
+        examples = self.picker.pick(question, self.shots) if self.picker is not None else []
+        notes = [f"style {self.style}, {len(examples)}-shot"
+                 + (f" (examples {', '.join(e.id for e in examples)})" if examples else "")]
+        exact: Any = None
+        ideal: str | None = None
+        if qtype == "summary" or self.style == 1:
+            part = "ideal" if qtype == "summary" else "joint"
+            try:
+                exact, ideal = self._ask(self.messages(question, shown, part, "", examples), qtype, part, notes)
+            except _Unreadable as exc:
+                notes.append(f"{part}: reply unreadable ({exc.error})")
+        else:
+            try:
+                exact, _ = self._ask(self.messages(question, shown, "exact", "", examples), qtype, "exact", notes)
+            except _Unreadable as exc:
+                notes.append(f"exact: reply unreadable ({exc.error})")
+            hint = self.hint(exact)
+            try:
+                _, ideal = self._ask(self.messages(question, shown, "ideal", hint, examples), qtype, "ideal", notes)
+            except _Unreadable as exc:
+                notes.append(f"ideal: reply unreadable ({exc.error})")
+        if qtype == "summary":
+            exact = None
+        elif exact is None:
+            exact = YESNO_FALLBACK if qtype == "yesno" else ()
+            notes.append(f"fallback exact answer: {exact!r}" + (" (BioASQ's majority answer)" if qtype == "yesno"
+                                                                 else " (no entities)"))
+        if ideal is None:
+            ideal = self._fallback_ideal(shown)
+            notes.append("fallback ideal answer: the snippets' own sentences")
+        return QAAnswer(question.id, exact, ideal, tuple(shown), tuple(notes))

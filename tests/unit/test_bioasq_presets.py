@@ -1,0 +1,55 @@
+"""The BioASQ 13b presets (pjs-ensemble, dsgt-ensemble): their pipelines and the offline swaps they document."""
+
+from __future__ import annotations
+
+from medcite.config import load_settings, preset_description
+from medcite.pipeline import offline_overrides
+from medcite.pipeline.offline import is_local_model
+
+
+def _swaps(preset: str) -> list[str]:
+    return [o for o in offline_overrides(load_settings(preset), "local") if o != "--set"]
+
+
+def test_pjs_ensemble_is_dense_then_a_union_of_embedding_rerankers() -> None:
+    s = load_settings("pjs-ensemble")
+    assert [b.backend for b in s.retrieve.branches] == ["dense"] and s.retrieve.k == 10000
+    assert s.rerank.backend == "ensemble-union" and s.rerank.member_k == 5 and s.rerank.k == 10
+    assert [m.backend for m in s.rerank.members] == ["embedding"] * 3
+    assert s.bioasq.scorer == "embedding" and s.bioasq.encoder.model_names() == []  # the packaged MiniLM
+    assert s.bioasq.documents == s.bioasq.snippets == 10
+
+
+def test_dsgt_ensemble_is_a_cross_encoder_then_its_weighted_ensemble_with_a_listwise_llm() -> None:
+    s = load_settings("dsgt-ensemble")
+    assert s.retrieve.k == 1000 and s.rerank.backend == "cascade"
+    ce, ensemble = s.rerank.stages
+    assert ce.backend == "cross-encoder" and ce.k == 30
+    assert ensemble.backend == "ensemble-weighted" and ensemble.weights == [0.125, 0.875] and ensemble.k == 10
+    assert [m.backend for m in ensemble.members] == ["cross-encoder", "llm-listwise"]
+    assert ensemble.members[1].window == 30 and s.rerank.llm_names() == {None}
+
+
+def test_the_documented_offline_swaps_are_what_offline_overrides_gives() -> None:
+    for preset in ("pjs-ensemble", "dsgt-ensemble"):
+        swaps = _swaps(preset)
+        text = preset_description(preset)
+        for swap in swaps:
+            assert f"--set {swap}" in text, (preset, swap)
+        s = load_settings(preset, swaps)
+        assert s.rerank.backend == "none"
+        assert all(is_local_model(m) for m in s.indexes["dense"].model_names())
+        assert s.bioasq.encoder.model_names() == []
+    assert "bioasq.encoder=minilm" in _swaps("dsgt-ensemble")
+
+
+def test_a_reranker_snippet_scorer_without_its_model_becomes_minilm() -> None:
+    s = load_settings("offline", ["bioasq.scorer=reranker", "bioasq.reranker=cross-encoder:no/such-model"])
+    assert _bioasq(offline_overrides(s, "local")) == ["bioasq.scorer=embedding", "bioasq.encoder=minilm"]
+    listwise = load_settings("offline", ["bioasq.scorer=reranker", "bioasq.reranker=llm-listwise"])
+    assert _bioasq(offline_overrides(listwise, "local")) == []
+    assert _bioasq(offline_overrides(listwise, "none")) == ["bioasq.scorer=embedding", "bioasq.encoder=minilm"]
+
+
+def _bioasq(swaps: list[str]) -> list[str]:
+    return [o for o in swaps if o.startswith("bioasq.")]
