@@ -104,6 +104,7 @@ for _stage, _name, _target, _extra in (
     ("rerank", "llm-listwise", "medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
     ("evidence", "snippets", "medcite.evidence.snippets:SnippetSelector", "evidence"),
     ("evidence", "summaries", "medcite.evidence.summaries:SummarySelector", "evidence"),
+    ("evidence", "abstracts", "medcite.evidence.abstracts:AbstractSelector", "core"),
     ("generate", "extractive", "medcite.generate.extractive:ExtractiveGenerator", "evidence"),
     ("generate", "llm", "medcite.generate.llm_generator:LLMGenerator", "evidence"),
     ("llm", "openai", "medcite.llm.openai_backend:OpenAIBackend", "llm"),

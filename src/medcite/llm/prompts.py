@@ -30,7 +30,7 @@ from .completion import Message
 
 # the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
-                "sufficiency", "answer_first", "stance_queries")
+                "sufficiency", "answer_first", "stance_queries", "generate_topic")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

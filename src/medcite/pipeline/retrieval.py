@@ -156,10 +156,12 @@ class RetrievalPipeline:
         return [Hit(h.pmid, h.score, h.rank, h.branches | found.get(h.pmid, frozenset())) for h in out]
 
     def _rerank_variants(self, topic: Topic, queries: Sequence[Query], hits: Sequence[Hit], k: int) -> list[Hit]:
-        """The question first, then every other query of the set (MedCPT averages their vectors)."""
+        """The question first, then every other query of the set, the topic and the narrative (MedCPT averages
+        their vectors, as CLaC 2025's dense runs do)."""
         if not hits:
             return []
-        texts = list(dict.fromkeys([topic.question, *(q.text for q in queries)]))
+        extra = [t for t in (topic.topic, topic.narrative) if t and t.strip()]
+        texts = list(dict.fromkeys([topic.question, *(q.text for q in queries), *extra]))
         articles = self.store.get_many([h.pmid for h in hits])
         found = {h.pmid: h.branches for h in hits}
         out: list[Hit] = self.reranker.rerank_variants(texts, hits, articles, k)

@@ -303,10 +303,12 @@ class VariantOverlap(OverlapReranker):
 
 
 def test_a_variant_reranker_reads_the_whole_query_set(store: DocumentStore) -> None:
-    """Finding: MedCPT's query-variant averaging was never reached by the pipeline."""
+    """Finding: MedCPT's query-variant averaging was never reached by the pipeline. CLaC 2025 averages the
+    question, its variants, the topic and the narrative."""
     rr = VariantOverlap()
     _pipe(store, rr, "rerank.k=2").retrieve(TOPIC)
-    assert rr.variants == [[TOPIC.question, "statins", "migraine headache"]]
+    assert rr.variants == [[TOPIC.question, "statins", "migraine headache", "statins cholesterol",
+                            "An adult asks about statin therapy."]]
 
 
 def test_a_dense_index_of_the_earlier_layout_is_adopted_not_rebuilt(store: DocumentStore) -> None:
