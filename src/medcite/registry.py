@@ -89,6 +89,7 @@ for _stage, _name, _target, _extra in (
     ("querygen", "negation", "medcite.retrieve.negation:NegationQuery", "core"),
     ("querygen", "llm_reformulate", "medcite.retrieve.llm_queries:LLMReformulator", "core"),
     ("querygen", "llm_decompose", "medcite.retrieve.llm_queries:LLMDecomposer", "core"),
+    ("querygen", "llm_keywords", "medcite.retrieve.llm_queries:LLMKeywordRewriter", "core"),
     ("querygen", "llm_stance_queries", "medcite.retrieve.llm_queries:LLMStanceQueries", "core"),
     ("retriever", "bm25", "medcite.retrieve.bm25:BM25Retriever", "core"),
     ("retriever", "bm25+rocchio", "medcite.retrieve.prf:PRFRetriever", "core"),

@@ -124,11 +124,15 @@ class RetrievalPipeline:
     # -- one topic ---------------------------------------------------------------------------------
     def _runs(self, queries: Sequence[Query]) -> dict[str, list[Hit]]:
         runs: dict[str, list[Hit]] = {}
-        texts = [q.text for q in queries]
         for branch in self.settings.retrieve.branches:
             k = branch.k or self.settings.retrieve.k
-            results = self.retrievers[branch.name].search_many(texts, k)
-            for query, hits in zip(queries, results, strict=True):
+            mine = [q for q in queries if branch.queries is None or q.stage in branch.queries]
+            if not mine:
+                log.warning("branch %s searches query stages %s; this topic's query set has none (stages: %s)",
+                            branch.name, branch.queries, sorted({q.stage for q in queries}))
+                continue
+            results = self.retrievers[branch.name].search_many([q.text for q in mine], k)
+            for query, hits in zip(mine, results, strict=True):
                 name = f"{branch.name}/{query.id}"
                 runs[name] = [Hit(h.pmid, h.score, h.rank, frozenset({name})) for h in hits]
         return runs
@@ -181,6 +185,12 @@ class RetrievalPipeline:
         t1 = time.perf_counter()
         timings["querygen"] = t1 - t0
         runs = self._runs(queries)
+        if not runs:
+            raise ConfigError(
+                f"no retrieval branch has a query to search for topic {topic.id}: the branches select query "
+                f"stages {[b.queries for b in cfg.branches]}, the query set has {sorted({q.stage for q in queries})}",
+                hint="add a generator of those stages to retrieve.queries, or widen the branches' `queries`",
+            )
         fused = self.combine(runs)
         t2 = time.perf_counter()
         timings["first_stage"] = t2 - t1
