@@ -25,7 +25,7 @@ from medcite.context import ModelCache
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, MissingExtraError
 from medcite.pipeline import Pipeline, needs_llm, offline_overrides
-from medcite.pipeline.offline import uses_stance
+from medcite.pipeline.offline import llm_names, uses_stance
 from medcite.types import Article
 
 pytest.importorskip("faiss")
@@ -137,7 +137,7 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
         },
         "querygen": {name: (lambda n: lambda b: [_set("retrieve.queries", ["original", n])])(name)
                      for name in ("original", "keywords", "topic_narrative", "negation", "llm_reformulate",
-                                  "llm_decompose", "llm_stance_queries")},
+                                  "llm_decompose", "llm_stance_queries", "llm_keywords")},
         "retriever": {name: (lambda n: lambda b: [_set("retrieve.branches", [n]), "indexes.dense.encoder.backend"
                                                                                   "=hash-bow"])(name)
                       for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")},
@@ -154,7 +154,8 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "llm-listwise": lambda b: ["rerank.backend=llm-listwise"],
         },
         "evidence": {"snippets": lambda b: ["evidence.backend=snippets"],
-                     "summaries": lambda b: ["evidence.backend=summaries"]},
+                     "summaries": lambda b: ["evidence.backend=summaries"],
+                     "abstracts": lambda b: ["evidence.backend=abstracts"]},
         "generate": {"extractive": lambda b: ["generate.backend=extractive"],
                      "llm": lambda b: ["generate.backend=llm"]},
         "stance": {
@@ -208,6 +209,10 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
             for backend, make in backends.items():
                 extra = make(load_settings(preset, swaps))
                 settings = load_settings(preset, [*swaps, *extra])
+                if stage != "llm" and None in llm_names(settings) and settings.llm.backend == "openai":
+                    # the variant makes a stage call the default LLM, which the preset itself never calls
+                    # (dal25-afmmd generates with llms.deepseek): swap it as offline_overrides would
+                    settings = load_settings(preset, [*swaps, *extra, "llm.backend=local", "llm.model=null"])
                 if stage != "llm" and needs_llm(settings) and settings.llm.backend == "none":
                     settings = load_settings(preset, [*swaps, *extra, "llm.backend=rules"])  # the stage needs one
                 where = f"{preset} + {stage}={backend}"

@@ -29,6 +29,7 @@ def test_every_prompt_loads_with_its_placeholders():
     expected = {
         "reformulate": {"question"},
         "decompose": {"question"},
+        "keyword_rewrite": {"question"},
         "summarize": {"question", "title", "abstract"},
         "generate": {"question", "evidence", "max_words"},
         "generate_topic": {"topic", "narrative", "question", "reformulations", "evidence", "min_sentences",
@@ -230,3 +231,12 @@ def test_reformulation_asks_for_three_complete_questions():
     assert "search quer" not in user
     for kind in ("formal clinical question", "patient-focused question", "one specific aspect"):
         assert kind in user
+
+
+def test_keyword_rewrite_reads_one_line_past_a_reasoning_block():
+    from medcite.llm.prompts import parse_keyword_rewrite
+
+    assert parse_keyword_rewrite("<think>statins... LDL</think>\n\nQuery: \"statin LDL-C hypercholesterolemia\"") == \
+        "statin LDL-C hypercholesterolemia"
+    assert parse_keyword_rewrite("1. vitamin D fracture\n2. other") == "vitamin D fracture"
+    assert parse_keyword_rewrite("<think>only thoughts</think>") == ""
