@@ -37,7 +37,7 @@ from medcite.tasks.biogen import write_biogen25  # noqa: E402
 from medcite.tasks.topics import read_topics  # noqa: E402
 from medcite.tasks.validate import evidence_by_topic, validate_biogen25  # noqa: E402
 
-PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "clac24-simpleqa"]  # letters as the paper (issue 15)
+PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "clac24-simpleqa"]
 STAGES = ("retrieval", "rerank", "evidence", "generation")
 NAME = "task_b"
 
