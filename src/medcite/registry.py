@@ -99,6 +99,7 @@ for _stage, _name, _target, _extra in (
     ("rerank", "cross-encoder", "medcite.rerank.cross_encoder:CrossEncoderReranker", "rerank"),
     ("rerank", "medcpt", "medcite.rerank.medcpt:MedCPTReranker", "rerank"),
     ("rerank", "monot5", "medcite.rerank.monot5:MonoT5Reranker", "rerank"),
+    ("rerank", "colbert", "medcite.rerank.colbert:ColBERTReranker", "rerank"),
     ("rerank", "embedding", "medcite.rerank.embedding:EmbeddingReranker", "dense"),
     ("rerank", "ensemble-union", "medcite.rerank.ensemble:UnionEnsemble", "core"),
     ("rerank", "ensemble-weighted", "medcite.rerank.ensemble:WeightedEnsemble", "core"),

@@ -71,6 +71,7 @@ def server() -> Iterator[str]:
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     from tiny_models import (
         build_tiny_bert,
+        build_tiny_colbert,
         build_tiny_cross_encoder,
         build_tiny_monot5,
         build_tiny_st,
@@ -81,7 +82,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     query, article = build_tiny_bert(root / "q", seed=1), build_tiny_bert(root / "a", seed=2)
     return {"ce": str(build_tiny_cross_encoder(root / "ce")), "q": str(query), "a": str(article),
             "st": str(build_tiny_st(root / "st", query)), "t5": str(build_tiny_monot5(root / "t5")),
-            "stance": str(build_tiny_stance(root / "stance")),
+            "stance": str(build_tiny_stance(root / "stance")), "colbert": str(build_tiny_colbert(root / "colbert")),
             "nli": str(build_tiny_stance(root / "nli", ("contradiction", "entailment", "neutral")))}
 
 
@@ -147,6 +148,7 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "medcpt": lambda b: [_set("rerank", {"backend": "medcpt", "query_model": tiny["q"],
                                                  "article_model": tiny["a"], "cross_model": tiny["ce"]})],
             "monot5": lambda b: [_set("rerank", {"backend": "monot5", "model": tiny["t5"]})],
+            "colbert": lambda b: [_set("rerank", {"backend": "colbert", "model": tiny["colbert"], "dim": 8})],
             "embedding": lambda b: [_set("rerank", {"backend": "embedding", "model": tiny["st"]})],
             "ensemble-union": lambda b: [_set("rerank", {"backend": "ensemble-union", "members": members})],
             "ensemble-weighted": lambda b: [_set("rerank", {"backend": "ensemble-weighted", "members": members,

@@ -26,6 +26,7 @@ from medcite.tasks.validate import evidence_by_topic, validate_biogen25
 from medcite.types import Article, Topic
 
 TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",
+          "clac24-simpleqa-hybrid",
           "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "clac24-simpleqa", "offline"]
 TOPICS = [
     Topic("181", "Do statins lower LDL cholesterol and cause muscle pain?"),
@@ -101,6 +102,10 @@ def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: P
         for s in a.sentences:
             assert 1 <= len(s.pmids) <= 3 and set(s.pmids) <= evidence[a.topic_id]
     settings = load_settings(preset)
+    if settings.rerank.backend != "none":  # the rerank stages run offline through their stand-ins, never skipped
+        ranked = (tmp_path / preset / "rerank.trec").read_text().splitlines()
+        assert {line.split()[0] for line in ranked} == {t.id for t in TOPICS}
+        assert "--set rerank.backend=none" not in " ".join(offline_overrides(settings, "local"))
     if settings.generate.backend == "llm":
         assert calls > 0
         assert {a.generator for a in answers} <= {"llm", "llm+extractive-fallback"}
@@ -134,7 +139,7 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
     assert "--set llm.backend=local --set llm.model=null --set llms.deepseek.backend=local" in result.output
-    assert "--set rerank.backend=none" in result.output
+    assert "--set rerank.backend=embedding --set rerank.model=minilm" in result.output  # monoT5's stand-in
     assert "--set indexes.dense.encoder=minilm" in result.output
     # the no-LLM swaps really run the preset offline, through the CLI, into a valid submission
     none = offline_overrides(load_settings("clac25-b"), "none")
@@ -156,7 +161,7 @@ def test_packaged_smollm2_runs_a_preset_offline_and_reruns_from_cache(store: Pat
         base = load_settings("clac25-b")
         overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + budget
         settings = load_settings("clac25-b", overrides)
-        assert settings.llm.backend == "local" and settings.rerank.backend == "none"
+        assert settings.llm.backend == "local" and settings.rerank.backend == "embedding"
         pipeline = Pipeline(settings, store)
         try:
             pipeline.run(topics, out)

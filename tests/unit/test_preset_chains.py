@@ -96,3 +96,37 @@ def test_dal25_answer_first_runs(name: str) -> None:
     s = load_settings(name)
     assert s.flow == "generate-then-ground" and s.verify.llm == "deepseek" and s.stance.llm == "mistral"
     assert all(b.queries is None for b in s.retrieve.branches)
+
+
+@pytest.mark.parametrize(("name", "branches"), [("clac24-simpleqa", ["bm25"]),
+                                                ("clac24-simpleqa-hybrid", ["bm25", "dense"])])
+def test_clac24_simpleqa_systems_3_and_4(name: str, branches: list[str]) -> None:
+    s = load_settings(name)
+    q = s.retrieve.queries
+    assert [x.backend for x in q] == ["original", "llm_decompose", "topic_narrative"]
+    assert q[2].verbatim  # type: ignore[attr-defined]  # the topic and the narrative as queries, word for word
+    assert [b.backend for b in s.retrieve.branches] == branches and s.retrieve.k == 20
+    assert s.retrieve.fusion == "rrf" and s.retrieve.rerank_query == "question+narrative+topic"
+    r = s.rerank
+    assert (r.backend, r.model, r.k) == ("colbert", "colbert-ir/colbertv2.0", 25)  # type: ignore[attr-defined]
+    assert s.evidence.backend == "abstracts" and s.evidence.docs == 25  # type: ignore[attr-defined]
+    g = s.generate
+    assert (g.backend, g.mode, g.condense) == ("llm", "posthoc", True)  # type: ignore[attr-defined]
+    judge = g.posthoc_judge  # type: ignore[attr-defined]
+    assert (judge.backend, judge.llm) == ("llm", "mistral")
+    assert s.llm.model == "Qwen/Qwen3-8B" and "Mistral" in s.llms["mistral"].model  # type: ignore[attr-defined]
+    assert {"topic", "narrative", "question", "evidence"} <= placeholders("generate_plain")
+    d = preset_description(name)
+    assert "CLaC 2024" in d and ("System 3" if name == "clac24-simpleqa" else "System 4") in d and "Offline" in d
+
+
+def test_simpleqa_query_set_and_rerank_query() -> None:
+    from medcite.pipeline.retrieval import rerank_query
+    from medcite.retrieve.queries import TopicNarrative
+    from medcite.types import Topic
+
+    t = Topic("1", "Do statins help?", narrative="Adult patients with high LDL.", topic="statins")
+    assert [q.text for q in TopicNarrative(verbatim=True).generate(t)] == ["statins", "Adult patients with high LDL."]
+    assert rerank_query(t, "question+narrative+topic") == "Do statins help? Adult patients with high LDL. statins"
+    assert rerank_query(t, "question") == "Do statins help?"
+    assert TopicNarrative(verbatim=True).generate(Topic("2", "q")) == []

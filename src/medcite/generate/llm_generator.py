@@ -31,9 +31,10 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..evidence.base import format_block
 from ..evidence.sentences import split_spans
+from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
-from .attribution import attribute
+from .attribution import SupportJudge, attribute, attribute_judged
 from .base import ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence, split_cited_sentences
 from .extractive import ExtractiveGenerator
@@ -75,6 +76,13 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     posthoc_threshold: float = Field(
         0.1, ge=0, le=1, description="'posthoc': least TF-IDF cosine for an evidence item to be cited."
     )
+    posthoc_judge: stage_field("stance") | None = Field(  # type: ignore[valid-type]
+        None, description="'posthoc': a stance backend that judges each sentence against its most similar "
+        "evidence items and cites those it finds supporting, up to max_citations (CLaC 2024: Mistral's support "
+        "prompt, {'backend': 'llm', 'llm': 'mistral'}); None: the one most similar item by TF-IDF."
+    )
+    posthoc_candidates: int = Field(
+        5, ge=1, description="'posthoc' with a judge: evidence items judged per sentence (the most similar).")
     min_sentences: int = Field(
         1, ge=1, description="Fewest valid sentences an accepted answer has (fewer is a violation)."
     )
@@ -92,6 +100,14 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
         "character similarity (difflib ratio, case and spacing ignored) to an earlier kept one is at least this "
         "is dropped. None: off."
     )
+
+
+    def llm_names(self) -> set[str | None]:
+        judge = self.posthoc_judge.llm_names() if self.posthoc_judge is not None and self.mode == "posthoc" else set()
+        return {self.llm, *judge}
+
+    def model_names(self) -> list[str]:
+        return self.posthoc_judge.model_names() if self.posthoc_judge is not None else []
 
 
 def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidence], *, max_citations: int = 3,
@@ -167,7 +183,8 @@ class LLMGenerator:
                  max_attempts: int = 3, fallback: bool = True, condense: bool = False,
                  max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
                  extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
-                 prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None) -> None:
+                 prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
+                 judge: SupportJudge | None = None, judge_candidates: int = 5) -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -187,6 +204,8 @@ class LLMGenerator:
         self.prompt = prompt
         self.max_sentences = max(max_sentences, min_sentences)
         self.dedupe = dedupe
+        self.judge = judge
+        self.judge_candidates = judge_candidates
 
     Config = LLMGenerateConfig
 
@@ -199,7 +218,9 @@ class LLMGenerator:
                    max_attempts=cfg.max_attempts, fallback=cfg.fallback, condense=cfg.condense,
                    max_tokens=cfg.max_tokens, posthoc_threshold=cfg.posthoc_threshold,
                    min_sentences=cfg.min_sentences, extractive=extractive, prompt=cfg.prompt,
-                   max_sentences=cfg.max_sentences, dedupe=cfg.dedupe)
+                   max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
+                   judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
+                   and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -220,6 +241,9 @@ class LLMGenerator:
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
             return split_cited_sentences(text)
+        if self.judge is not None:
+            return attribute_judged(_plain_sentences(text), evidence, self.judge, candidates=self.judge_candidates,
+                                    max_citations=self.max_citations)
         return attribute(_plain_sentences(text), evidence, threshold=self.posthoc_threshold)
 
     def _violations(self, drafts: Sequence[DraftSentence], evidence: Sequence[Evidence]) -> list[str]:

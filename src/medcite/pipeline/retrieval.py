@@ -60,6 +60,14 @@ class Retrieved:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def rerank_query(topic: Topic, kind: str) -> str:
+    """The text a reranker reads for ``topic``: the question, or question + narrative + topic (CLaC 2024)."""
+    if kind == "question":
+        return topic.question
+    parts = [topic.question, topic.narrative or "", topic.topic or ""]
+    return " ".join(p.strip() for p in parts if p and p.strip())
+
+
 class RetrievalPipeline:
     """Query set, first-stage branches, fusion/pooling and optional reranking for one document store."""
 
@@ -209,7 +217,7 @@ class RetrievalPipeline:
             elif isinstance(self.reranker, VariantReranker):
                 last = self._rerank_variants(topic, queries, fused, k)
             else:
-                last = self._rerank(topic.question, fused, k)
+                last = self._rerank(rerank_query(topic, cfg.rerank_query), fused, k)
             rankings["rerank"] = last
             timings["rerank"] = time.perf_counter() - t2
         final = last[: cfg.keep] if cfg.keep else list(last)
