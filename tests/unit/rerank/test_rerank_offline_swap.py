@@ -51,7 +51,7 @@ def test_clac25_dense_runs_keep_the_medcpt_chain_with_minilm_stand_ins() -> None
 
 
 @pytest.mark.parametrize(("preset", "top_n", "k"), [("dal25-rrf", 1000, 10), ("clac25-a", 25, 10),
-                                                     ("clac24-simpleqa", 100, 25)])
+                                                     ("clac24-simpleqa", 1000, 25)])
 def test_hub_pointwise_rerankers_become_minilm_cosine_over_the_same_budget(preset: str, top_n: int, k: int) -> None:
     swaps = _sets(offline_overrides(load_settings(preset), "local"))
     assert "rerank.backend=embedding" in swaps and "rerank.model=minilm" in swaps
