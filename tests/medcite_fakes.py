@@ -95,8 +95,10 @@ class RuleLLM(BaseLLM):
         if "Summarize the abstract" in first:
             abstract = first.split("Abstract: ", 1)[1]
             return "Summary: " + abstract.split(". ")[0].rstrip(".") + "."
-        if "exactly three different search queries" in first:
+        if "exactly three different questions" in first:
             return "1. statin LDL cholesterol\n2. can statins hurt my muscles\n3. statin myopathy"
+        if "as one keyword query" in first:
+            return "Query: statin LDL cholesterol hypercholesterolemia"
         if "keyword queries" in first:
             return '["statin LDL", "blood pressure exercise", "vitamin D fracture"]'
         if "Shorten the answer" in first:

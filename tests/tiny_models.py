@@ -49,6 +49,18 @@ def build_tiny_bert(out: Path, seed: int = 0) -> Path:
     return out
 
 
+def build_tiny_colbert(out: Path, seed: int = 0, dim: int = 8) -> Path:
+    """A ColBERT checkpoint (BERT + bias-free linear projection to ``dim``) as colbert-ir/colbertv2.0 is saved."""
+    import torch
+
+    from medcite.rerank.colbert import colbert_class
+
+    torch.manual_seed(seed)
+    colbert_class()(_bert_config(dim=dim)).save_pretrained(out)
+    _minilm_tokenizer().save_pretrained(out)
+    return out
+
+
 def build_tiny_st(out: Path, bert_folder: Path) -> Path:
     """A sentence-transformers folder (transformer + mean pooling + normalise) around a tiny BERT."""
     from sentence_transformers import SentenceTransformer

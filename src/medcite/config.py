@@ -96,6 +96,10 @@ class RetrieveSettings(Section):
         description="With a reranker: rerank each sub-query's candidates against that sub-query and pool by "
         "the best reranker score (CLaC 2025), instead of reranking the fused list against the question.",
     )
+    rerank_query: Literal["question", "question+narrative+topic"] = Field(
+        "question", description="What the reranker reads as the query of the fused list: the question, or the "
+        "question, the narrative and the topic joined (CLaC 2024 SimpleQA)."
+    )
     keep: int | None = Field(
         None, ge=1, description="Hits kept per topic at the end, after reranking (None: keep all)."
     )

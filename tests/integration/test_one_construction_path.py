@@ -25,7 +25,7 @@ from medcite.context import ModelCache
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, MissingExtraError
 from medcite.pipeline import Pipeline, needs_llm, offline_overrides
-from medcite.pipeline.offline import uses_stance
+from medcite.pipeline.offline import llm_names, uses_stance
 from medcite.types import Article
 
 pytest.importorskip("faiss")
@@ -71,6 +71,7 @@ def server() -> Iterator[str]:
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     from tiny_models import (
         build_tiny_bert,
+        build_tiny_colbert,
         build_tiny_cross_encoder,
         build_tiny_monot5,
         build_tiny_st,
@@ -81,7 +82,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     query, article = build_tiny_bert(root / "q", seed=1), build_tiny_bert(root / "a", seed=2)
     return {"ce": str(build_tiny_cross_encoder(root / "ce")), "q": str(query), "a": str(article),
             "st": str(build_tiny_st(root / "st", query)), "t5": str(build_tiny_monot5(root / "t5")),
-            "stance": str(build_tiny_stance(root / "stance")),
+            "stance": str(build_tiny_stance(root / "stance")), "colbert": str(build_tiny_colbert(root / "colbert")),
             "nli": str(build_tiny_stance(root / "nli", ("contradiction", "entailment", "neutral")))}
 
 
@@ -137,7 +138,7 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
         },
         "querygen": {name: (lambda n: lambda b: [_set("retrieve.queries", ["original", n])])(name)
                      for name in ("original", "keywords", "topic_narrative", "negation", "llm_reformulate",
-                                  "llm_decompose", "llm_stance_queries")},
+                                  "llm_decompose", "llm_stance_queries", "llm_keywords")},
         "retriever": {name: (lambda n: lambda b: [_set("retrieve.branches", [n]), "indexes.dense.encoder.backend"
                                                                                   "=hash-bow"])(name)
                       for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")},
@@ -147,6 +148,7 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "medcpt": lambda b: [_set("rerank", {"backend": "medcpt", "query_model": tiny["q"],
                                                  "article_model": tiny["a"], "cross_model": tiny["ce"]})],
             "monot5": lambda b: [_set("rerank", {"backend": "monot5", "model": tiny["t5"]})],
+            "colbert": lambda b: [_set("rerank", {"backend": "colbert", "model": tiny["colbert"], "dim": 8})],
             "embedding": lambda b: [_set("rerank", {"backend": "embedding", "model": tiny["st"]})],
             "ensemble-union": lambda b: [_set("rerank", {"backend": "ensemble-union", "members": members})],
             "ensemble-weighted": lambda b: [_set("rerank", {"backend": "ensemble-weighted", "members": members,
@@ -157,7 +159,8 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
                 {"backend": "ensemble-weighted", "members": members, "weights": [0.125, 0.875], "k": 3}]})],
         },
         "evidence": {"snippets": lambda b: ["evidence.backend=snippets"],
-                     "summaries": lambda b: ["evidence.backend=summaries"]},
+                     "summaries": lambda b: ["evidence.backend=summaries"],
+                     "abstracts": lambda b: ["evidence.backend=abstracts"]},
         "generate": {"extractive": lambda b: ["generate.backend=extractive"],
                      "llm": lambda b: ["generate.backend=llm"]},
         "stance": {
@@ -211,6 +214,10 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
             for backend, make in backends.items():
                 extra = make(load_settings(preset, swaps))
                 settings = load_settings(preset, [*swaps, *extra])
+                if stage != "llm" and None in llm_names(settings) and settings.llm.backend == "openai":
+                    # the variant makes a stage call the default LLM, which the preset itself never calls
+                    # (dal25-afmmd generates with llms.deepseek): swap it as offline_overrides would
+                    settings = load_settings(preset, [*swaps, *extra, "llm.backend=local", "llm.model=null"])
                 if stage != "llm" and needs_llm(settings) and settings.llm.backend == "none":
                     settings = load_settings(preset, [*swaps, *extra, "llm.backend=rules"])  # the stage needs one
                 where = f"{preset} + {stage}={backend}"

@@ -25,7 +25,9 @@ from medcite.tasks.biogen import write_biogen25
 from medcite.tasks.validate import evidence_by_topic, validate_biogen25
 from medcite.types import Article, Topic
 
-TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "clac24-simpleqa", "offline"]
+TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",
+          "clac24-simpleqa-hybrid",
+          "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "clac24-simpleqa", "offline"]
 TOPICS = [
     Topic("181", "Do statins lower LDL cholesterol and cause muscle pain?"),
     Topic("182", "Does aerobic exercise reduce blood pressure in hypertension?"),
@@ -64,12 +66,15 @@ def _run(preset: str, store: Path, out: Path, extra: list[str] | None = None) ->
     base = load_settings(preset)
     overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + (extra or [])
     if needs_llm(base):
-        overrides += ["llm.backend=rules"]
+        overrides += ["llm.backend=rules", *(f"llms.{name}.backend=rules" for name in base.llms)]
+    if base.verify.citations != "off":  # the rules LLM does not judge stance: the rule-based stance stands in
+        overrides += ["stance.backend=words"]
     calls = 0
     with Pipeline(load_settings(preset, overrides), store) as pipeline:
         pipeline.run(TOPICS, out)
         if needs_llm(base):
-            calls = pipeline.context.llm().calls  # type: ignore[attr-defined]
+            calls = sum(pipeline.context.llm(name).calls  # type: ignore[attr-defined]
+                        for name in (None, *base.llms))
     answers = read_answers(out)
     sub = out / "submission.jsonl"
     write_biogen25(sub, answers, "medcite", out.name)
@@ -97,6 +102,10 @@ def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: P
         for s in a.sentences:
             assert 1 <= len(s.pmids) <= 3 and set(s.pmids) <= evidence[a.topic_id]
     settings = load_settings(preset)
+    if settings.rerank.backend != "none":  # the rerank stages run offline through their stand-ins, never skipped
+        ranked = (tmp_path / preset / "rerank.trec").read_text().splitlines()
+        assert {line.split()[0] for line in ranked} == {t.id for t in TOPICS}
+        assert "--set rerank.backend=none" not in " ".join(offline_overrides(settings, "local"))
     if settings.generate.backend == "llm":
         assert calls > 0
         assert {a.generator for a in answers} <= {"llm", "llm+extractive-fallback"}
@@ -126,10 +135,11 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
     topics.write_text(json.dumps([{"id": t.id, "question": t.question, "narrative": "", "topic": "x"}
                                   for t in TOPICS]))
     args = ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(tmp_path / "r1"),
-            "--preset", "clac25-d", "--set", "llm.base_url=http://127.0.0.1:9/v1"]
+            "--preset", "dal25-rrf", "--set", "llm.base_url=http://127.0.0.1:9/v1"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
-    assert "--set llm.backend=local --set llm.model=null --set rerank.backend=none" in result.output
+    assert "--set llm.backend=local --set llm.model=null --set llms.deepseek.backend=local" in result.output
+    assert "--set rerank.backend=embedding --set rerank.model=minilm" in result.output  # monoT5's stand-in
     assert "--set indexes.dense.encoder=minilm" in result.output
     # the no-LLM swaps really run the preset offline, through the CLI, into a valid submission
     none = offline_overrides(load_settings("clac25-b"), "none")
@@ -148,10 +158,10 @@ def test_packaged_smollm2_runs_a_preset_offline_and_reruns_from_cache(store: Pat
     topics = TOPICS[:1]
 
     def run(out: Path) -> list[Any]:
-        base = load_settings("clac25-a")
+        base = load_settings("clac25-b")
         overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + budget
-        settings = load_settings("clac25-a", overrides)
-        assert settings.llm.backend == "local" and settings.rerank.backend == "none"
+        settings = load_settings("clac25-b", overrides)
+        assert settings.llm.backend == "local" and settings.rerank.backend == "embedding"
         pipeline = Pipeline(settings, store)
         try:
             pipeline.run(topics, out)

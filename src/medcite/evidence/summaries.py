@@ -3,8 +3,9 @@
 CLaC 2025 (BioGen Task B, "Modular sparse and dense retrieval for evidence-constrained biomedical QA"):
 each retrieved abstract is summarised by the LLM in 1-2 sentences (at most 80 words, numbers kept, prompt
 ``summarize.txt``); the summaries are split into bullets of at most 28 words, at most ``bullets_per_doc``
-from one document; bullets are scored by TF-IDF cosine to the query set (plus the document's ``1/rank``
-prior, as :mod:`.snippets` does) and selected by MMR with lambda 0.75.
+from one document; bullets are scored by TF-IDF cosine to the query set (``prior_weight`` adds the document's
+``1/rank`` prior as :mod:`.snippets` does; the paper has none, so it is 0) and selected by MMR with lambda 0.75.
+CLaC 2025 summarises the whole pooled union (``docs`` at least the pool's size), not a cut of it.
 
 A bullet is the model's paraphrase, not a span of the article, so its ``section``/``start``/``end`` are None;
 its PMID is the summarised article's, so citations stay traceable to the documents shown to the model.
@@ -47,6 +48,10 @@ class SummariesConfig(UsesLLM, EvidenceConfig):
     max_tokens: int = Field(160, ge=8, description="Most tokens generated per summary.")
     bullet_words: int = Field(28, ge=5, description="Most words per bullet (CLaC 2025: 28).")
     bullets_per_doc: int = Field(2, ge=1, description="Most bullets taken from one document's summary.")
+    prior_weight: float = Field(
+        0.0, ge=0, le=1, description="Weight of the document's 1/rank prior beside TF-IDF relevance. CLaC 2025 "
+        "scores bullets by TF-IDF relevance alone (0)."
+    )
 _CLAUSE = re.compile(r"(?<=[;:])\s+|,\s+(?=(?:and|but|whereas|while|which|although)\b)")
 
 
@@ -110,7 +115,7 @@ class SummarySelector:
     summary_words: int = 80
     max_tokens: int = 160
     lam: float = 0.75
-    prior_weight: float = 0.2
+    prior_weight: float = 0.0
     fallback: SnippetSelector = field(default_factory=SnippetSelector)
 
     Config: ClassVar[type[SummariesConfig]] = SummariesConfig
@@ -121,8 +126,9 @@ class SummarySelector:
         llm = ctx.llm(cfg.llm, purpose="the evidence selector 'summaries'")
         return cls(llm, docs=cfg.docs, max_items=cfg.max_items, bullets_per_doc=cfg.bullets_per_doc,
                    bullet_words=cfg.bullet_words, summary_words=cfg.summary_words, max_tokens=cfg.max_tokens,
-                   lam=cfg.lam, fallback=SnippetSelector(docs=cfg.docs, max_items=cfg.max_items,
-                                                         per_doc=cfg.bullets_per_doc, lam=cfg.lam))
+                   lam=cfg.lam, prior_weight=cfg.prior_weight,
+                   fallback=SnippetSelector(docs=cfg.docs, max_items=cfg.max_items,
+                                            per_doc=cfg.bullets_per_doc, lam=cfg.lam))
 
     def summarize(self, question: str, articles: Sequence[Article]) -> list[str]:
         """One parsed summary per article (empty when the model gave nothing usable)."""

@@ -5,16 +5,17 @@ cannot tell a finding from its negation ("Vitamin D prevented hip fractures" and
 fractures" share every content word), so medcite cites at most one item per sentence: the most similar
 one (TF-IDF cosine at least ``threshold``) whose negation polarity agrees with the sentence's
 (:func:`negated`). A sentence no item reaches stays uncited and is dropped by the post-processor. More
-citations per sentence need a stance check of each (sentence, abstract) pair, which this module does
-not make.
+citations per sentence need a stance check of each (sentence, abstract) pair: :func:`attribute_judged`
+(CLaC 2024's LLM support prompt) makes it with a stance backend.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol
 
-from ..types import Evidence
+from ..types import Evidence, Stance, StanceVerdict
 from .citations import DraftSentence
 
 # negation cues of clinical text (NegEx-style triggers, Chapman et al. 2001), matched as whole words
@@ -56,4 +57,34 @@ def attribute(sentences: Sequence[str], evidence: Sequence[Evidence], *, thresho
                 chosen.append(evidence[j].index)
                 break
         drafts.append(DraftSentence(text, chosen))
+    return drafts
+
+
+class SupportJudge(Protocol):
+    """What judged attribution needs from a stance backend (medcite.attribute): ``classify((claim, text))``."""
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[StanceVerdict]: ...
+
+
+def attribute_judged(sentences: Sequence[str], evidence: Sequence[Evidence], judge: SupportJudge, *,
+                     candidates: int = 5, max_citations: int = 3) -> list[DraftSentence]:
+    """CLaC 2024's post-hoc citation with an LLM support prompt: each sentence's ``candidates`` most similar
+    evidence items (TF-IDF cosine; only the items the generator read) are judged by ``judge``; the ones judged
+    to support it are cited, most similar first, at most ``max_citations``. One batch of judgements."""
+    from ..evidence.tfidf_mmr import tfidf_vectors
+
+    if not sentences or not evidence:
+        return [DraftSentence(s) for s in sentences]
+    try:
+        sent_vecs, ev_vecs = tfidf_vectors(list(sentences), [e.text for e in evidence])
+        sims = (sent_vecs @ ev_vecs.T).toarray()  # type: ignore[attr-defined]
+    except ValueError:  # nothing but stop words: every item is a candidate, in block order
+        sims = [[0.0] * len(evidence) for _ in sentences]
+    shortlists = [sorted(range(len(evidence)), key=lambda j: (-row[j], j))[:candidates] for row in sims]
+    pairs = [(s, evidence[j].text) for s, short in zip(sentences, shortlists, strict=True) for j in short]
+    verdicts = iter(judge.classify(pairs)) if pairs else iter(())
+    drafts = []
+    for text, short in zip(sentences, shortlists, strict=True):
+        supported = [evidence[j].index for j in short if next(verdicts).label is Stance.SUPPORTS]
+        drafts.append(DraftSentence(text, supported[:max_citations]))
     return drafts

@@ -31,9 +31,10 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..evidence.base import format_block
 from ..evidence.sentences import split_spans
+from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
-from .attribution import attribute
+from .attribution import SupportJudge, attribute, attribute_judged
 from .base import ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence, split_cited_sentences
 from .extractive import ExtractiveGenerator
@@ -75,9 +76,38 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     posthoc_threshold: float = Field(
         0.1, ge=0, le=1, description="'posthoc': least TF-IDF cosine for an evidence item to be cited."
     )
+    posthoc_judge: stage_field("stance") | None = Field(  # type: ignore[valid-type]
+        None, description="'posthoc': a stance backend that judges each sentence against its most similar "
+        "evidence items and cites those it finds supporting, up to max_citations (CLaC 2024: Mistral's support "
+        "prompt, {'backend': 'llm', 'llm': 'mistral'}); None: the one most similar item by TF-IDF."
+    )
+    posthoc_candidates: int = Field(
+        5, ge=1, description="'posthoc' with a judge: evidence items judged per sentence (the most similar).")
     min_sentences: int = Field(
         1, ge=1, description="Fewest valid sentences an accepted answer has (fewer is a violation)."
     )
+    prompt: Literal["generate", "generate_topic"] = Field(
+        "generate", description="'cited' mode's prompt: 'generate' (question and evidence) or 'generate_topic' "
+        "(CLaC 2025 / Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the "
+        "sentence range)."
+    )
+    max_sentences: int = Field(
+        8, ge=1, description="'generate_topic': the most sentences the prompt asks for (the range starts at "
+        "min_sentences)."
+    )
+    dedupe: float | None = Field(
+        None, gt=0, le=1, description="Fuzzy de-duplication of answer sentences (Dalhousie 2025): a sentence whose "
+        "character similarity (difflib ratio, case and spacing ignored) to an earlier kept one is at least this "
+        "is dropped. None: off."
+    )
+
+
+    def llm_names(self) -> set[str | None]:
+        judge = self.posthoc_judge.llm_names() if self.posthoc_judge is not None and self.mode == "posthoc" else set()
+        return {self.llm, *judge}
+
+    def model_names(self) -> list[str]:
+        return self.posthoc_judge.model_names() if self.posthoc_judge is not None else []
 
 
 def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidence], *, max_citations: int = 3,
@@ -121,6 +151,29 @@ def _plain_sentences(text: str) -> list[str]:
     return [" ".join(joined[s:e].split()) for s, e in split_spans(joined)]
 
 
+def fuzzy_dedupe(drafts: Sequence[DraftSentence], threshold: float | None) -> tuple[list[DraftSentence],
+                                                                                   list[Dropped]]:
+    """Dalhousie 2025's fuzzy de-duplication: drop a sentence whose difflib ratio (case and spacing ignored)
+    to an earlier kept sentence is at least ``threshold``; ``None`` keeps every sentence."""
+    if threshold is None:
+        return list(drafts), []
+    from difflib import SequenceMatcher
+
+    kept: list[DraftSentence] = []
+    keys: list[str] = []
+    dropped: list[Dropped] = []
+    for draft in drafts:
+        key = " ".join(draft.text.casefold().split())
+        best = max((SequenceMatcher(None, key, k).ratio() for k in keys), default=0.0)
+        if best >= threshold:
+            dropped.append(Dropped("sentence", draft.text, f"near-duplicate of an earlier sentence "
+                                                           f"(similarity {best:.2f} >= {threshold})"))
+            continue
+        kept.append(draft)
+        keys.append(key)
+    return kept, dropped
+
+
 class LLMGenerator:
     """Evidence-constrained LLM answers (see the module docstring for the papers and the two modes)."""
 
@@ -129,7 +182,9 @@ class LLMGenerator:
     def __init__(self, llm: LLM, *, mode: str = "cited", max_words: int = 250, max_citations: int = 3,
                  max_attempts: int = 3, fallback: bool = True, condense: bool = False,
                  max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
-                 extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None) -> None:
+                 extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
+                 prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
+                 judge: SupportJudge | None = None, judge_candidates: int = 5) -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -146,6 +201,11 @@ class LLMGenerator:
         self.min_sentences = min_sentences
         self.extractive = extractive or ExtractiveGenerator(max_words=max_words, max_citations=max_citations)
         self.prompt_dir = prompt_dir
+        self.prompt = prompt
+        self.max_sentences = max(max_sentences, min_sentences)
+        self.dedupe = dedupe
+        self.judge = judge
+        self.judge_candidates = judge_candidates
 
     Config = LLMGenerateConfig
 
@@ -157,7 +217,10 @@ class LLMGenerator:
         return cls(llm, mode=cfg.mode, max_words=cfg.max_words, max_citations=cfg.max_citations,
                    max_attempts=cfg.max_attempts, fallback=cfg.fallback, condense=cfg.condense,
                    max_tokens=cfg.max_tokens, posthoc_threshold=cfg.posthoc_threshold,
-                   min_sentences=cfg.min_sentences, extractive=extractive)
+                   min_sentences=cfg.min_sentences, extractive=extractive, prompt=cfg.prompt,
+                   max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
+                   judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
+                   and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -178,6 +241,9 @@ class LLMGenerator:
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
             return split_cited_sentences(text)
+        if self.judge is not None:
+            return attribute_judged(_plain_sentences(text), evidence, self.judge, candidates=self.judge_candidates,
+                                    max_citations=self.max_citations)
         return attribute(_plain_sentences(text), evidence, threshold=self.posthoc_threshold)
 
     def _violations(self, drafts: Sequence[DraftSentence], evidence: Sequence[Evidence]) -> list[str]:
@@ -196,12 +262,20 @@ class LLMGenerator:
         return out
 
     # -- the loop ------------------------------------------------------------------------------------
-    def _messages(self, topic: Topic, evidence: Sequence[Evidence]) -> list[Message]:
+    def _messages(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> list[Message]:
         from ..llm.prompts import render
 
-        prompt = "generate" if self.mode == "cited" else "generate_plain"
+        prompt = self.prompt if self.mode == "cited" else "generate_plain"
+        if prompt == "generate":
+            return render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
+                          max_words=self.max_words)
+        asked = " ".join(topic.question.split()).casefold()
+        variants = [q.text for q in queries if " ".join(q.text.split()).casefold() != asked]
         return render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
-                      max_words=self.max_words)
+                      max_words=self.max_words, topic=topic.topic or "(not given)",
+                      narrative=topic.narrative or "(not given)",
+                      reformulations="\n".join(f"- {v}" for v in variants) or "(none)",
+                      min_sentences=self.min_sentences, max_sentences=self.max_sentences)
 
     def _feedback(self, messages: list[Message], text: str, violations: Sequence[str],
                   n_evidence: int) -> list[Message]:
@@ -215,7 +289,7 @@ class LLMGenerator:
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         if not evidence:
             return Answer(topic.id, [], [Dropped("answer", "", "no evidence to answer from")], self.name)
-        return self._loop(self._messages(topic, evidence), topic, queries, evidence)
+        return self._loop(self._messages(topic, queries, evidence), topic, queries, evidence)
 
     def revise(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence], previous: Answer,
                reasons: Sequence[str]) -> Answer:
@@ -223,7 +297,7 @@ class LLMGenerator:
         (Dalhousie 2025's citation-validation loop)."""
         if not evidence:
             return previous
-        messages = self._feedback(self._messages(topic, evidence), previous.text, reasons, len(evidence))
+        messages = self._feedback(self._messages(topic, queries, evidence), previous.text, reasons, len(evidence))
         return self._loop(messages, topic, queries, evidence)
 
     def _loop(self, messages: list[Message], topic: Topic, queries: Sequence[Query],
@@ -245,7 +319,9 @@ class LLMGenerator:
             log.info("topic %s: attempt %d breaks %d rule(s)", topic.id, attempt, len(violations))
             notes.append(Dropped("answer", text, f"attempt {attempt} rejected: " + "; ".join(violations)))
             messages = self._feedback(messages, text, violations, len(evidence))
+        drafts, repeats = fuzzy_dedupe(drafts, self.dedupe)
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
+        dropped = [*repeats, *dropped]
         if not violations:
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)
         if not self.fallback:

@@ -2,7 +2,8 @@
 
 Invariants, whatever the input text: every emitted PMID belongs to an evidence item shown to the generator;
 no sentence has more than ``max_citations`` PMIDs; no sentence is uncited; the answer has at most
-``max_words`` words. Everything removed is recorded as a :class:`~medcite.types.Dropped` with its reason.
+``max_words`` words, kept by dropping trailing sentences (CLaC 2025). Everything removed is recorded as a
+:class:`~medcite.types.Dropped` with its reason.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ def finalize(
     sentences: list[AnswerSentence] = []
     dropped: list[Dropped] = []
     words = 0
+    capped = False
     for draft in drafts:
+        if capped:
+            # CLaC 2025: once a sentence would overflow the cap, it and every later sentence are dropped (a
+            # later, shorter sentence is not slipped in, and no sentence is cut mid-way)
+            dropped.append(Dropped("sentence", draft.text, f"after the {max_words}-word cap"))
+            continue
         for reason in draft.invalid:
             dropped.append(Dropped("citation", reason, "not a usable evidence citation"))
         pmids: list[str] = []
@@ -51,14 +58,14 @@ def finalize(
             continue
         n = word_count(draft.text)
         if words + n > max_words:
-            room = max_words - words
-            if sentences or room < 5:
-                dropped.append(Dropped("sentence", draft.text, f"answer would exceed {max_words} words"))
+            capped = True
+            if not sentences and max_words >= 5:
+                # the paper's rule would leave no answer at all: a lone over-long first sentence is cut instead
+                cut = " ".join(draft.text.split()[:max_words]).rstrip(",;:") + "…"
+                dropped.append(Dropped("sentence", draft.text, f"truncated to {max_words} words (the cap)"))
+                sentences.append(AnswerSentence(cut, tuple(pmids), tuple(used)))
                 continue
-            cut = " ".join(draft.text.split()[:room]).rstrip(",;:") + "…"
-            dropped.append(Dropped("sentence", draft.text, f"truncated to {room} words ({max_words}-word cap)"))
-            sentences.append(AnswerSentence(cut, tuple(pmids), tuple(used)))
-            words = max_words
+            dropped.append(Dropped("sentence", draft.text, f"answer would exceed {max_words} words"))
             continue
         sentences.append(AnswerSentence(draft.text, tuple(pmids), tuple(used)))
         words += n

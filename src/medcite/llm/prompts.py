@@ -30,7 +30,8 @@ from .completion import Message
 
 # the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
-                "sufficiency", "answer_first", "stance_queries")
+                "sufficiency", "answer_first", "stance_queries", "generate_topic",
+                "keyword_rewrite")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -196,6 +197,18 @@ def _flatten(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _flatten(v)]
     return [] if value is None or isinstance(value, bool) else [str(value)]
+
+
+def parse_keyword_rewrite(text: str) -> str:
+    """The first non-empty line of the answer, its ``Query:`` label, list marker and quotes removed ('' when
+    there is none); a reasoning model's ``<think>...</think>`` block is skipped."""
+    body = re.sub(r"<think>.*?</think>", "", _strip_fences(text), flags=re.DOTALL | re.IGNORECASE)
+    for line in body.splitlines():
+        item = _clean_item(re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s*", "", line))
+        item = _clean_item(re.sub(r"^(?:keyword\s+)?query\s*:\s*", "", item, flags=re.IGNORECASE))
+        if item:
+            return " ".join(item.split())
+    return ""
 
 
 def parse_decomposition(text: str, max_queries: int = 5) -> list[str]:

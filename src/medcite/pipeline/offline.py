@@ -70,11 +70,34 @@ def is_local_model(name: str) -> bool:
         return False
 
 
+def rerank_swap(settings: Settings) -> list[str]:
+    """The ``--set`` options of the reranker's offline stand-in (``RerankConfig.offline_swap``: same stages,
+    same budgets, the packaged MiniLM for hub-only models); nothing when its models are here.
+
+    Raises ConfigError, before any work, when a model is missing and the reranker has no stand-in.
+    """
+    cfg = settings.rerank
+    missing = [m for m in cfg.model_names() if not is_local_model(m)]
+    if not missing:
+        return []
+    pairs = cfg.offline_swap(is_local_model)  # type: ignore[attr-defined]
+    if pairs is None:
+        raise ConfigError(
+            f"the {cfg.backend} reranker loads {', '.join(missing)}, which this machine does not have, and it has "
+            "no offline stand-in",
+            hint="on a machine with internet: " + "; ".join(f"`hf download {m} --local-dir DIR`" for m in missing)
+            + ", copy DIR here and name it in the rerank settings (e.g. --set rerank.model=DIR); or train one "
+            "offline with `medcite train reranker`; or skip reranking explicitly with --set rerank.backend=none",
+        )
+    return [x for pair in pairs for x in ("--set", f"rerank.{pair}")]
+
+
 def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = False) -> list[str]:
     """The ``--set`` options that run these settings on this machine's local stack.
 
     ``llm="local"`` swaps a server LLM for the packaged SmolLM2 (in-process), a reranker whose models are
-    not on this machine for none, and an index encoder that is not for the packaged MiniLM; ``llm="none"``
+    not on this machine for its stand-in of the same shape (:func:`rerank_swap`; ConfigError when it has
+    none), and an index encoder that is not for the packaged MiniLM; ``llm="none"``
     also replaces every LLM stage by its no-LLM counterpart (LLM query generators by keyword queries,
     summaries by sentence snippets, LLM answers by extractive ones, listwise reranking by none, an LLM stance
     judge by medcite's trained classifier). ``grounding``: for a Task A run (the stance stage is used).
@@ -86,8 +109,7 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
         path = "llm" if name is None else f"llms.{name}"
         if llm == "local" and cfg is not None and cfg.backend not in ("local", "llamacpp"):
             out += ["--set", f"{path}.backend=local", "--set", f"{path}.model=null"]
-    if any(not is_local_model(m) for m in settings.rerank.model_names()):
-        out += ["--set", "rerank.backend=none"]
+    out += rerank_swap(settings)
     for name in _used_indexes(settings):
         index = settings.indexes.get(name)
         if index is not None and any(not is_local_model(m) for m in index.model_names()):

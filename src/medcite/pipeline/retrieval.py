@@ -60,6 +60,14 @@ class Retrieved:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def rerank_query(topic: Topic, kind: str) -> str:
+    """The text a reranker reads for ``topic``: the question, or question + narrative + topic (CLaC 2024)."""
+    if kind == "question":
+        return topic.question
+    parts = [topic.question, topic.narrative or "", topic.topic or ""]
+    return " ".join(p.strip() for p in parts if p and p.strip())
+
+
 class RetrievalPipeline:
     """Query set, first-stage branches, fusion/pooling and optional reranking for one document store."""
 
@@ -124,11 +132,15 @@ class RetrievalPipeline:
     # -- one topic ---------------------------------------------------------------------------------
     def _runs(self, queries: Sequence[Query]) -> dict[str, list[Hit]]:
         runs: dict[str, list[Hit]] = {}
-        texts = [q.text for q in queries]
         for branch in self.settings.retrieve.branches:
             k = branch.k or self.settings.retrieve.k
-            results = self.retrievers[branch.name].search_many(texts, k)
-            for query, hits in zip(queries, results, strict=True):
+            mine = [q for q in queries if branch.queries is None or q.stage in branch.queries]
+            if not mine:
+                log.warning("branch %s searches query stages %s; this topic's query set has none (stages: %s)",
+                            branch.name, branch.queries, sorted({q.stage for q in queries}))
+                continue
+            results = self.retrievers[branch.name].search_many([q.text for q in mine], k)
+            for query, hits in zip(mine, results, strict=True):
                 name = f"{branch.name}/{query.id}"
                 runs[name] = [Hit(h.pmid, h.score, h.rank, frozenset({name})) for h in hits]
         return runs
@@ -156,10 +168,12 @@ class RetrievalPipeline:
         return [Hit(h.pmid, h.score, h.rank, h.branches | found.get(h.pmid, frozenset())) for h in out]
 
     def _rerank_variants(self, topic: Topic, queries: Sequence[Query], hits: Sequence[Hit], k: int) -> list[Hit]:
-        """The question first, then every other query of the set (MedCPT averages their vectors)."""
+        """The question first, then every other query of the set, the topic and the narrative (MedCPT averages
+        their vectors, as CLaC 2025's dense runs do)."""
         if not hits:
             return []
-        texts = list(dict.fromkeys([topic.question, *(q.text for q in queries)]))
+        extra = [t for t in (topic.topic, topic.narrative) if t and t.strip()]
+        texts = list(dict.fromkeys([topic.question, *(q.text for q in queries), *extra]))
         articles = self.store.get_many([h.pmid for h in hits])
         found = {h.pmid: h.branches for h in hits}
         out: list[Hit] = self.reranker.rerank_variants(texts, hits, articles, k)
@@ -179,6 +193,12 @@ class RetrievalPipeline:
         t1 = time.perf_counter()
         timings["querygen"] = t1 - t0
         runs = self._runs(queries)
+        if not runs:
+            raise ConfigError(
+                f"no retrieval branch has a query to search for topic {topic.id}: the branches select query "
+                f"stages {[b.queries for b in cfg.branches]}, the query set has {sorted({q.stage for q in queries})}",
+                hint="add a generator of those stages to retrieve.queries, or widen the branches' `queries`",
+            )
         fused = self.combine(runs)
         t2 = time.perf_counter()
         timings["first_stage"] = t2 - t1
@@ -197,7 +217,7 @@ class RetrievalPipeline:
             elif isinstance(self.reranker, VariantReranker):
                 last = self._rerank_variants(topic, queries, fused, k)
             else:
-                last = self._rerank(topic.question, fused, k)
+                last = self._rerank(rerank_query(topic, cfg.rerank_query), fused, k)
             rankings["rerank"] = last
             timings["rerank"] = time.perf_counter() - t2
         final = last[: cfg.keep] if cfg.keep else list(last)

@@ -8,7 +8,8 @@ that can use several query variants (MedCPT averages their vectors) also impleme
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
@@ -22,6 +23,37 @@ class RerankConfig(BackendConfig):
 
     top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
     k: int = Field(10, ge=1, description="Hits kept after reranking.")
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """The ``key=value`` settings (relative to this section) that run this reranker's stages on this
+        machine when some model it loads is not ``available``: a stand-in of the same shape, same budgets.
+        None: no offline stand-in (the offline check then fails before any work, naming the models).
+
+        Default: None. A reranker that loads models declares its stand-in here.
+        """
+        return None
+
+
+#: the stand-in of a hub-only pointwise reranker: the packaged all-MiniLM-L6-v2, cosine of query and article
+MINILM_STAND_IN = ["backend=embedding", "model=minilm"]
+
+
+def swapped(cfg: RerankConfig, pairs: Sequence[str]) -> dict[str, Any]:
+    """``cfg`` as a dict with the ``key=value`` ``pairs`` applied (a new ``backend`` keeps only its own keys)."""
+    from ..registry import config_class
+
+    data: dict[str, Any] = cfg.model_dump(mode="json", exclude_defaults=True) | {"backend": cfg.backend}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if key == "backend" and value != data["backend"]:
+            fields = config_class("rerank", value).model_fields
+            data = {k: v for k, v in data.items() if k in fields}
+        data[key] = value
+    return data
 
 
 @runtime_checkable

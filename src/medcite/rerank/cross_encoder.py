@@ -9,7 +9,7 @@ and models trained by ``medcite train reranker`` (plain Hugging Face folders).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -17,7 +17,7 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
-from .base import RerankConfig
+from .base import MINILM_STAND_IN, RerankConfig
 from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
 
 if TYPE_CHECKING:
@@ -54,6 +54,10 @@ class CrossEncoderConfig(RerankConfig):
 
     def model_names(self) -> list[str]:
         return [ALIASES.get(self.model, self.model)]
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """No cross-encoder ships in a package: the packaged MiniLM bi-encoder scores the same top_n, keeps k."""
+        return list(MINILM_STAND_IN)
 
 
 def load_cross_encoder(

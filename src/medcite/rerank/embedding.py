@@ -54,6 +54,10 @@ class EmbeddingConfig(RerankConfig):
     def model_names(self) -> list[str]:
         return self.model.model_names()  # type: ignore[no-any-return,attr-defined]
 
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """A hub encoder is replaced by the packaged MiniLM."""
+        return ["model=minilm"]
+
 
 def cosine(query: np.ndarray, docs: np.ndarray) -> np.ndarray:
     """Cosine similarity of one query vector with each row of ``docs`` (a zero vector scores 0)."""

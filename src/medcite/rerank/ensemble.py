@@ -13,9 +13,10 @@ The fusion arithmetic is :mod:`medcite.retrieve.fusion`'s (``rrf``, ``weighted_s
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping, Sequence
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -24,7 +25,7 @@ from ..evaluate.bioasq_map import average_precision as bioasq_average_precision
 from ..registry import stage_field
 from ..retrieve.fusion import NORMALISERS, rrf, weighted_sum
 from ..types import Article, Hit, ranked
-from .base import RerankConfig, Reranker
+from .base import RerankConfig, Reranker, swapped
 from .scoring import candidates, check_top_n
 
 if TYPE_CHECKING:
@@ -42,6 +43,19 @@ class _EnsembleConfig(RerankConfig):
 
     def llm_names(self) -> set[str | None]:
         return {name for m in self.members for name in m.llm_names()}
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """Each member whose models are not all ``available`` replaced by its own stand-in (None if one has none)."""
+        members: list[Any] = []
+        for m in self.members:
+            if all(available(name) for name in m.model_names()):
+                members.append(m.model_dump(mode="json", exclude_defaults=True) | {"backend": m.backend})
+                continue
+            pairs = m.offline_swap(available)
+            if pairs is None:
+                return None
+            members.append(swapped(m, pairs))
+        return ["members=" + json.dumps(members, separators=(",", ":"))]
 
 
 class UnionConfig(_EnsembleConfig):

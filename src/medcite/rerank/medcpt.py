@@ -10,7 +10,13 @@ systems run it:
    ``cross_top`` (24) are kept, and the final ``k`` (16 evidence documents) cuts further.
 
 The encoders come from the dense index's ``hf-asymmetric`` backend; the cross-encoder is loaded like
-any other (:mod:`.cross_encoder`), with raw logits as scores. The pipeline passes the whole query set
+any other (:mod:`.cross_encoder`), with raw logits as scores.
+
+Offline stand-ins (MedCPT is hub-only): ``encoder`` replaces both MedCPT encoders by one encoder (``minilm``,
+the packaged all-MiniLM-L6-v2; step 2 is then the averaged MiniLM query vector against MiniLM article vectors)
+and ``cross`` replaces the cross-encoder by another pointwise reranker (``embedding``: MiniLM cosine of the
+question alone, so step 3 still reorders the shortlist by the question rather than by the averaged
+variants). The budgets (80 -> 24 -> k) stay. The pipeline passes the whole query set
 (:class:`~medcite.rerank.base.VariantReranker`), so step 1 averages every variant; article vectors come
 from a dense index built with the same MedCPT article encoder when the branches opened one, else they are
 encoded once per article and cached.
@@ -18,19 +24,21 @@ encoded once per article and cached.
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from ..errors import ConfigError
+from ..registry import stage_field
 from ..types import Article, Hit
-from .base import RerankConfig
+from .base import RerankConfig, swapped
 from .cross_encoder import CrossEncoderReranker, load_cross_encoder
 from .embedding import DocumentVectors, TextEncoder, VectorLookup, index_vectors
-from .scoring import candidates, check_top_n, document_text, rescored
+from .scoring import PointwiseReranker, candidates, check_top_n, rescored
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -51,9 +59,33 @@ class MedCPTConfig(RerankConfig):
     article_max_length: int = Field(512, ge=8, description="Article encoder and cross-encoder truncation in tokens.")
     batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
     device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    encoder: stage_field("encoder") | None = Field(  # type: ignore[valid-type]
+        None, description="Stand-in for both MedCPT encoders (e.g. 'minilm', the packaged all-MiniLM-L6-v2, "
+        "offline); None: query_model and article_model.")
+    cross: stage_field("rerank") | None = Field(  # type: ignore[valid-type]
+        None, description="A pointwise reranker standing in for the MedCPT cross-encoder (e.g. 'embedding': "
+        "MiniLM cosine of the question alone, offline); None: cross_model.")
 
     def model_names(self) -> list[str]:
-        return [self.query_model, self.article_model, self.cross_model]
+        encoders = self.encoder.model_names() if self.encoder is not None else [self.query_model, self.article_model]
+        cross = self.cross.model_names() if self.cross is not None else [self.cross_model]
+        return [*encoders, *cross]
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """The packaged MiniLM for the encoders and the cross-encoder that are not ``available``; budgets kept."""
+        out = []
+        if self.encoder is None and not (available(self.query_model) and available(self.article_model)):
+            out.append("encoder=minilm")
+        elif self.encoder is not None and not all(available(m) for m in self.encoder.model_names()):
+            out.append("encoder=minilm")
+        if self.cross is None and not available(self.cross_model):
+            out.append("cross=embedding")
+        elif self.cross is not None and not all(available(m) for m in self.cross.model_names()):
+            pairs = self.cross.offline_swap(available)
+            if pairs is None:
+                return None
+            out.append("cross=" + json.dumps(swapped(self.cross, pairs), separators=(",", ":")))
+        return out
 
 
 def load_medcpt_encoder(query_model: str, article_model: str, *, query_max_length: int = 64,
@@ -74,7 +106,7 @@ class MedCPTReranker:
     name = "medcpt"
     Config = MedCPTConfig
 
-    def __init__(self, encoder: TextEncoder, cross: CrossEncoderReranker, *, bi_top: int = 80,
+    def __init__(self, encoder: TextEncoder, cross: PointwiseReranker, *, bi_top: int = 80,
                  cross_top: int = 24, top_n: int | None = None, lookup: VectorLookup | None = None) -> None:
         if bi_top < 1 or cross_top < 1:
             raise ConfigError(f"MedCPT budgets must be at least 1, got bi_top={bi_top}, cross_top={cross_top}",
@@ -88,14 +120,27 @@ class MedCPTReranker:
 
     @classmethod
     def from_config(cls, cfg: MedCPTConfig, ctx: BuildContext) -> MedCPTReranker:
-        encoder = load_medcpt_encoder(cfg.query_model, cfg.article_model, query_max_length=cfg.query_max_length,
-                                      article_max_length=cfg.article_max_length, batch_size=cfg.batch_size,
-                                      device=cfg.device, models=ctx.models)
-        key = ("cross-encoder", cfg.cross_model, cfg.article_max_length, cfg.device, False)
-        loaded = ctx.models.get(key, lambda: load_cross_encoder(
-            cfg.cross_model, max_length=cfg.article_max_length, device=cfg.device))
-        cross = CrossEncoderReranker(cfg.cross_model, batch_size=cfg.batch_size, max_length=cfg.article_max_length,
-                                     activation="raw", top_n=None, device=cfg.device, loaded=loaded)
+        if cfg.encoder is not None:
+            from ..index.dense.encoders import load_encoder
+
+            encoder = load_encoder(cfg.encoder, ctx.models)
+        else:
+            encoder = load_medcpt_encoder(cfg.query_model, cfg.article_model, query_max_length=cfg.query_max_length,
+                                          article_max_length=cfg.article_max_length, batch_size=cfg.batch_size,
+                                          device=cfg.device, models=ctx.models)
+        cross: Any
+        if cfg.cross is not None:
+            cross = ctx.build("rerank", cfg.cross)
+            if not isinstance(cross, PointwiseReranker):
+                raise ConfigError(f"rerank.cross must be a pointwise reranker, got {cfg.cross.backend!r}",
+                                  hint="e.g. --set rerank.cross=embedding or rerank.cross=cross-encoder:DIR")
+        else:
+            key = ("cross-encoder", cfg.cross_model, cfg.article_max_length, cfg.device, False)
+            loaded = ctx.models.get(key, lambda: load_cross_encoder(
+                cfg.cross_model, max_length=cfg.article_max_length, device=cfg.device))
+            cross = CrossEncoderReranker(cfg.cross_model, batch_size=cfg.batch_size,
+                                         max_length=cfg.article_max_length, activation="raw", top_n=None,
+                                         device=cfg.device, loaded=loaded)
         return cls(encoder, cross, bi_top=cfg.bi_top, cross_top=cfg.cross_top, top_n=cfg.top_n,
                    lookup=index_vectors(ctx, encoder))
 
@@ -120,7 +165,7 @@ class MedCPTReranker:
         if not pool or k <= 0:
             return []
         shortlist = self.bi_encoder_stage(queries, pool, articles)
-        scores = self.cross.score_texts(queries[0], [document_text(articles[h.pmid]) for h in shortlist])
+        scores = self.cross.cached_scores(queries[0], [articles[h.pmid] for h in shortlist])
         log.debug("MedCPT: %d pooled -> %d by bi-encoder -> %d", len(pool), len(shortlist),
                   min(self.cross_top, k))
         return rescored(shortlist, scores, min(self.cross_top, k))

@@ -9,7 +9,7 @@ fit (as pygaggle does), never the other way round. Default model: ``castorini/mo
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -17,7 +17,7 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
-from .base import RerankConfig
+from .base import MINILM_STAND_IN, RerankConfig
 from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ class MonoT5Config(RerankConfig):
 
     def model_names(self) -> list[str]:
         return [self.model]
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """No T5 reranker ships in a package: the packaged MiniLM bi-encoder scores the same top_n, keeps k."""
+        return list(MINILM_STAND_IN)
 
 
 def load_monot5(name_or_path: str, device: str = "cpu") -> tuple[Any, Any]:

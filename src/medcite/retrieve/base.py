@@ -30,6 +30,11 @@ class RetrieverConfig(BackendConfig):
     index: str = Field(..., description="Name of the index (an entry of `indexes`) this branch searches.")
     k: int | None = Field(None, ge=1, description="Documents this branch retrieves per sub-query (None: retrieve.k).")
     weight: float = Field(1.0, ge=0, description="Weight of this branch's runs in 'rrf' and 'wsum' fusion.")
+    queries: list[str] | None = Field(
+        None, description="Stages of the query set this branch searches (a Query's `stage`: 'original', "
+        "'keywords', 'keyword_rewrite', 'reformulation', 'decomposition', ...); None: every query. Dalhousie "
+        "2025 sends the LLM keyword rewrite to BM25 + Rocchio and the LLM sub-queries to the dense index."
+    )
 
     @property
     def name(self) -> str:

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 
 from ..llm.base import LLM
-from ..llm.prompts import parse_decomposition, parse_reformulations, parse_stance_queries, render
+from ..llm.prompts import (
+    parse_decomposition,
+    parse_keyword_rewrite,
+    parse_reformulations,
+    parse_stance_queries,
+    render,
+)
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Query, Topic
@@ -122,6 +128,38 @@ class LLMDecomposer:
         if not texts:
             log.warning("topic %s: no sub-query could be read from %r", topic.id, completion.text[:200])
         return [Query(id=f"{self.stage}-{i}", text=t, stage=self.stage) for i, t in enumerate(texts, 1)]
+
+
+class KeywordRewriteConfig(_LLMQueryConfig):
+    """Dalhousie 2025: the question rewritten by the LLM as one keyword query with synonyms (for BM25 + Rocchio)."""
+
+    backend: Literal["llm_keywords"] = "llm_keywords"
+
+
+class LLMKeywordRewriter:
+    """Dalhousie 2025: one keyword query with synonyms (stage ``keyword_rewrite``), searched by BM25 + Rocchio."""
+
+    name = "llm_keywords"
+    stage = "keyword_rewrite"
+    Config = KeywordRewriteConfig
+
+    def __init__(self, llm: LLM, *, use_narrative: bool = False, max_tokens: int = 256) -> None:
+        self.llm, self.use_narrative, self.max_tokens = llm, use_narrative, max_tokens
+
+    @classmethod
+    def from_config(cls, cfg: KeywordRewriteConfig, ctx: BuildContext) -> LLMKeywordRewriter:
+        llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_keywords'")
+        return cls(llm, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens)
+
+    def generate(self, topic: Topic) -> list[Query]:
+        messages = render("keyword_rewrite", question=_question(topic, self.use_narrative))
+        with trace_context(topic_id=topic.id, stage=self.stage):
+            completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+        text = parse_keyword_rewrite(completion.text)
+        if not text:
+            log.warning("topic %s: no keyword query could be read from %r", topic.id, completion.text[:200])
+            return []
+        return [Query(f"{self.stage}-1", text, self.stage)]
 
 
 PERSONAS = {

@@ -176,6 +176,8 @@ class TopicNarrativeConfig(QueryGenConfig):
 
     backend: Literal["topic_narrative"] = "topic_narrative"
     narrative_terms: int = Field(6, ge=0, description="Narrative terms added to the topic label.")
+    verbatim: bool = Field(False, description="The topic label and the narrative as two queries, word for word "
+                           "(CLaC 2024 SimpleQA), instead of one keyword query.")
 
 
 class OriginalQuery:
@@ -236,14 +238,18 @@ class TopicNarrative:
     name = "topic_narrative"
     Config = TopicNarrativeConfig
 
-    def __init__(self, narrative_terms: int = 6) -> None:
+    def __init__(self, narrative_terms: int = 6, verbatim: bool = False) -> None:
         self.narrative_terms = narrative_terms
+        self.verbatim = verbatim
 
     @classmethod
     def from_config(cls, cfg: TopicNarrativeConfig, ctx: BuildContext) -> TopicNarrative:
-        return cls(cfg.narrative_terms)
+        return cls(cfg.narrative_terms, cfg.verbatim)
 
     def generate(self, topic: Topic) -> list[Query]:
+        if self.verbatim:
+            texts = [t.strip() for t in (topic.topic or "", topic.narrative or "") if t.strip()]
+            return [Query(f"q{i}", t, "topic_narrative") for i, t in enumerate(texts)]
         label = keywords(topic.topic or "")
         terms = label + keywords(topic.narrative or "", self.narrative_terms, exclude=label)
         return [Query("q0", " ".join(terms), "topic_narrative")] if terms else []

@@ -182,3 +182,32 @@ def test_no_output_breaks_the_invariants(outputs: list[str], mode: str) -> None:
     assert sum(len(s.text.split()) for s in ans.sentences) <= 250
     for s in ans.sentences:
         assert s.pmids and set(s.pmids) <= allowed and len(s.pmids) <= 3
+
+
+def test_the_topic_prompt_carries_topic_narrative_reformulations_and_the_sentence_range() -> None:
+    """CLaC 2025's generation prompt: topic, narrative, original and reformulated questions, sentence range."""
+    llm = ScriptedLLM(["Statins lowered LDL cholesterol [1]. Myalgia was reported by some users [2]."])
+    topic = Topic("t1", "Do statins lower cholesterol?", narrative="A 60-year-old on atorvastatin asks.",
+                  topic="statins and LDL")
+    queries = [Query("q0", topic.question), Query("q1", "What is the effect of HMG-CoA reductase inhibitors on "
+                                                       "LDL-C?", "reformulation")]
+    _gen(llm, prompt="generate_topic", min_sentences=2, max_sentences=6).generate(topic, queries, EVIDENCE)
+    user = llm.prompts[0][-1]["content"]
+    assert "Topic: statins and LDL" in user and "A 60-year-old on atorvastatin asks." in user
+    assert "Question: Do statins lower cholesterol?" in user
+    assert "- What is the effect of HMG-CoA reductase inhibitors on LDL-C?" in user
+    assert "- Do statins lower cholesterol?" not in user  # the original is not repeated as a reformulation
+    assert "Write 2 to 6 sentences and at most 250 words" in user
+    assert "[1] (111) Statins lowered LDL cholesterol by 30% in adults." in user
+
+
+def test_fuzzy_dedupe_drops_near_repeats_only() -> None:
+    """Dalhousie 2025 de-duplicates answer sentences fuzzily; a distinct sentence stays."""
+    text = ("Statins lowered LDL cholesterol by 30% [1]. Statins lowered LDL-cholesterol by 30% [1]. "
+            "Myalgia affected 10% of users [2].")
+    answer = _gen(ScriptedLLM([text]), dedupe=0.9).generate(TOPIC, QUERIES, EVIDENCE)
+    assert [s.text for s in answer.sentences] == ["Statins lowered LDL cholesterol by 30%.",
+                                                  "Myalgia affected 10% of users."]
+    assert any("near-duplicate" in d.reason for d in answer.dropped)
+    kept = _gen(ScriptedLLM([text])).generate(TOPIC, QUERIES, EVIDENCE)
+    assert len(kept.sentences) == 3

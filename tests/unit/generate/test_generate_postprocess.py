@@ -111,3 +111,13 @@ def test_no_input_breaks_the_invariants(parts: list[str], cap: int, max_words: i
         assert set(s.pmids) <= allowed
         total += word_count(s.text)
     assert total <= max_words
+
+
+def test_word_cap_drops_every_sentence_after_the_first_overflow() -> None:
+    """CLaC 2025 trims trailing sentences: a shorter sentence after the overflowing one is not slipped in."""
+    text = ("Alpha " + " ".join(["statins"] * 199) + " [1]. Beta " + " ".join(["lower"] * 59) + " [2]. "
+            "Gamma is a short sentence [3].")
+    sentences, dropped = postprocess(text, EVIDENCE)
+    assert [s.text.split()[0] for s in sentences] == ["Alpha"]
+    reasons = [d.reason for d in dropped if d.what == "sentence"]
+    assert reasons == ["answer would exceed 250 words", "after the 250-word cap"]

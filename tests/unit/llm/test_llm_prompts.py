@@ -29,8 +29,11 @@ def test_every_prompt_loads_with_its_placeholders():
     expected = {
         "reformulate": {"question"},
         "decompose": {"question"},
+        "keyword_rewrite": {"question"},
         "summarize": {"question", "title", "abstract"},
         "generate": {"question", "evidence", "max_words"},
+        "generate_topic": {"topic", "narrative", "question", "reformulations", "evidence", "min_sentences",
+                           "max_sentences", "max_words"},
         "condense": {"question", "answer", "max_words"},
         "listwise_rerank": {"question", "num", "passages"},
         "stance": {"statement", "title", "abstract"},
@@ -219,3 +222,21 @@ def test_parse_permutation(raw, n, expected):
 def test_permutation_is_always_a_permutation_of_the_window(n, parts):
     out = parse_permutation(" > ".join(parts), n)
     assert sorted(out) == list(range(n))
+
+
+def test_reformulation_asks_for_three_complete_questions():
+    """CLaC 2025: formal clinical, patient-focused and one-aspect *questions*, not search queries."""
+    user = render("reformulate", question="Do statins lower LDL?")[-1]["content"]
+    assert "three different questions" in user and "complete, grammatically correct question" in user
+    assert "search quer" not in user
+    for kind in ("formal clinical question", "patient-focused question", "one specific aspect"):
+        assert kind in user
+
+
+def test_keyword_rewrite_reads_one_line_past_a_reasoning_block():
+    from medcite.llm.prompts import parse_keyword_rewrite
+
+    assert parse_keyword_rewrite("<think>statins... LDL</think>\n\nQuery: \"statin LDL-C hypercholesterolemia\"") == \
+        "statin LDL-C hypercholesterolemia"
+    assert parse_keyword_rewrite("1. vitamin D fracture\n2. other") == "vitamin D fracture"
+    assert parse_keyword_rewrite("<think>only thoughts</think>") == ""

@@ -303,10 +303,12 @@ class VariantOverlap(OverlapReranker):
 
 
 def test_a_variant_reranker_reads_the_whole_query_set(store: DocumentStore) -> None:
-    """Finding: MedCPT's query-variant averaging was never reached by the pipeline."""
+    """Finding: MedCPT's query-variant averaging was never reached by the pipeline. CLaC 2025 averages the
+    question, its variants, the topic and the narrative."""
     rr = VariantOverlap()
     _pipe(store, rr, "rerank.k=2").retrieve(TOPIC)
-    assert rr.variants == [[TOPIC.question, "statins", "migraine headache"]]
+    assert rr.variants == [[TOPIC.question, "statins", "migraine headache", "statins cholesterol",
+                            "An adult asks about statin therapy."]]
 
 
 def test_a_dense_index_of_the_earlier_layout_is_adopted_not_rebuilt(store: DocumentStore) -> None:
@@ -326,3 +328,22 @@ def test_a_dense_index_of_the_earlier_layout_is_adopted_not_rebuilt(store: Docum
     assert encoder.documents_encoded == 0 and not legacy.exists()
     assert index.path == index_folder(store.path, s.indexes["dense"]) and len(index) == len(DOCS)
     ctx.close()
+
+
+def test_a_branch_searches_only_the_query_stages_it_names(store: DocumentStore) -> None:
+    """Dalhousie 2025: the keyword rewrite goes to BM25, the sub-queries to the dense index."""
+    from medcite.types import Query
+
+    class Staged:
+        name = "staged"
+
+        def generate(self, topic: Topic) -> list:
+            return [Query("q0", "statins", "keyword_rewrite"), Query("q1", "migraine headache", "decomposition")]
+
+    s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["decomposition"]}]')
+    pipe = RetrievalPipeline(s, store, QuerySet([Staged()]), {"bm25": TableRetriever("bm25", TABLE)})
+    assert set(pipe.retrieve(TOPIC).runs) == {"bm25/q1"}
+    s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["reformulation"]}]')
+    pipe = RetrievalPipeline(s, store, QuerySet([Staged()]), {"bm25": TableRetriever("bm25", TABLE)})
+    with pytest.raises(ConfigError, match="no retrieval branch has a query"):
+        pipe.retrieve(TOPIC)

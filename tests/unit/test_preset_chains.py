@@ -1,0 +1,132 @@
+"""Each preset named after a published run asserts its chain stage by stage (issue 15): stages, budgets,
+models named and prompt fields, not only that it runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from medcite.config import load_settings, preset_description
+from medcite.llm.prompts import placeholders
+
+QWEN = "Qwen/Qwen2.5-Coder-32B-Instruct-GPTQ-Int4"
+
+
+def _queries(name: str) -> list[str]:
+    return [q.backend for q in load_settings(name).retrieve.queries]
+
+
+@pytest.mark.parametrize("name", ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e"])
+def test_clac25_common(name: str) -> None:
+    s = load_settings(name)
+    assert s.llm.model == QWEN
+    assert s.generate.backend == "llm" and s.generate.mode == "cited" and s.generate.prompt == "generate_topic"
+    assert {"topic", "narrative", "question", "reformulations", "min_sentences", "max_sentences"} <= placeholders(
+        "generate_topic")
+    assert [b.backend for b in s.retrieve.branches] == ["bm25"]  # every run starts from BM25
+    assert f"run {name[-1].upper()}" in preset_description(name) and "CLaC 2025" in preset_description(name)
+
+
+@pytest.mark.parametrize(("name", "k", "ce_keep", "docs", "items"), [("clac25-b", 25, 10, 40, 10),
+                                                                    ("clac25-e", 200, 30, 120, 30)])
+def test_clac25_sparse_runs_summarise_the_whole_pooled_union(name: str, k: int, ce_keep: int, docs: int,
+                                                             items: int) -> None:
+    s = load_settings(name)
+    assert _queries(name) == ["original", "llm_reformulate"] and s.retrieve.k == k
+    assert s.retrieve.rerank_per_query and s.retrieve.keep is None
+    assert s.rerank.backend == "cross-encoder" and s.rerank.model == "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    assert s.rerank.k == ce_keep
+    e = s.evidence
+    assert e.backend == "summaries" and e.docs == 4 * ce_keep == docs and e.max_items == items
+    assert (e.bullet_words, e.lam, e.prior_weight) == (28, 0.75, 0.0)
+
+
+@pytest.mark.parametrize(("name", "k", "pool"), [("clac25-c", 25, 100), ("clac25-d", 200, 800)])
+def test_clac25_dense_runs_rescore_the_bm25_pool_with_medcpt(name: str, k: int, pool: int) -> None:
+    s = load_settings(name)
+    assert _queries(name) == ["original", "llm_reformulate"] and s.retrieve.k == k and s.retrieve.fusion == "pool"
+    assert not s.retrieve.rerank_per_query  # MedCPT reads the whole query set (+ topic, narrative) at once
+    r = s.rerank
+    assert r.backend == "medcpt" and (r.top_n, r.bi_top, r.cross_top, r.k) == (pool, 80, 24, 16)
+    assert r.model_names() == ["ncbi/MedCPT-Query-Encoder", "ncbi/MedCPT-Article-Encoder", "ncbi/MedCPT-Cross-Encoder"]
+    assert s.evidence.backend == "abstracts" and s.evidence.docs == s.evidence.max_items == s.retrieve.keep == 16
+
+
+def test_clac25_a_is_the_baseline() -> None:
+    s = load_settings("clac25-a")
+    assert _queries("clac25-a") == ["original"] and s.retrieve.k == 25
+    assert s.rerank.backend == "cross-encoder" and s.rerank.k == 10
+    assert s.evidence.backend == "abstracts" and s.evidence.docs == 10
+
+
+def test_dal25_rrf_chain() -> None:
+    s = load_settings("dal25-rrf")
+    queries = s.retrieve.queries
+    assert [q.backend for q in queries] == ["original", "llm_keywords", "llm_decompose"]
+    assert queries[1].llm == queries[2].llm == "deepseek" and queries[2].max_queries == 5
+    bm25, dense = s.retrieve.branches
+    assert (bm25.backend, bm25.k, bm25.queries) == ("bm25+rocchio", 5000, ["keyword_rewrite", "keywords"])
+    assert (dense.backend, dense.k, dense.queries) == ("dense", 1000, ["decomposition", "keywords"])
+    assert s.indexes["dense"].model_names() == ["pritamdeka/BioBERT-mnli-snli-scinli-scitail-mednli-stsb"]
+    assert (s.retrieve.fusion, s.retrieve.rrf_k, s.retrieve.keep) == ("rrf", 60, 10)
+    assert s.rerank.backend == "monot5" and s.rerank.model == "castorini/monot5-base-msmarco"
+    assert (s.rerank.top_n, s.rerank.k) == (1000, 10)
+    assert (s.evidence.backend, s.evidence.docs, s.evidence.max_items) == ("snippets", 10, 30)
+    assert s.generate.prompt == "generate_topic" and s.generate.dedupe == 0.9 and s.generate.llm is None
+    assert s.llm.model == "meta-llama/Meta-Llama-3-70B-Instruct"
+    assert s.llms["deepseek"].model == "deepseek-ai/DeepSeek-R1" and "mistral" in s.llms["mistral"].model.lower()
+    assert s.verify.citations == "off"
+
+
+@pytest.mark.parametrize(("name", "generator", "validated"), [
+    ("dal25-rfr_monot5-msmarco_llama70b", None, True), ("dal25-rfr_monot5-msmarco_deepseek-r1", "deepseek", True),
+    ("dal25-rmmln", None, False), ("dal25-rmmdn", "deepseek", False),
+    ("dal25-afmmd", "deepseek", True), ("dal25-afmmdn", "deepseek", False)])
+def test_dal25_named_runs(name: str, generator: str | None, validated: bool) -> None:
+    s = load_settings(name)
+    assert name.removeprefix("dal25-") in preset_description(name)
+    assert s.rerank.backend == "monot5" and s.generate.llm == generator
+    assert (s.verify.citations == "regenerate") is validated
+    if validated:
+        assert s.verify.max_rounds == 20 and s.stance.backend == "llm" and s.stance.llm == "mistral"
+    assert (s.verify.sufficiency_rounds == 5) is name.startswith("dal25-af")
+
+
+@pytest.mark.parametrize("name", ["dal25-expd", "dal25-empd"])
+def test_dal25_answer_first_runs(name: str) -> None:
+    s = load_settings(name)
+    assert s.flow == "generate-then-ground" and s.verify.llm == "deepseek" and s.stance.llm == "mistral"
+    assert all(b.queries is None for b in s.retrieve.branches)
+
+
+@pytest.mark.parametrize(("name", "branches"), [("clac24-simpleqa", ["bm25"]),
+                                                ("clac24-simpleqa-hybrid", ["bm25", "dense"])])
+def test_clac24_simpleqa_systems_3_and_4(name: str, branches: list[str]) -> None:
+    s = load_settings(name)
+    q = s.retrieve.queries
+    assert [x.backend for x in q] == ["original", "llm_decompose", "topic_narrative"]
+    assert q[2].verbatim  # type: ignore[attr-defined]  # the topic and the narrative as queries, word for word
+    assert [b.backend for b in s.retrieve.branches] == branches and s.retrieve.k == 20
+    assert s.retrieve.fusion == "rrf" and s.retrieve.rerank_query == "question+narrative+topic"
+    r = s.rerank
+    assert (r.backend, r.model, r.k) == ("colbert", "colbert-ir/colbertv2.0", 25)  # type: ignore[attr-defined]
+    assert s.evidence.backend == "abstracts" and s.evidence.docs == 25  # type: ignore[attr-defined]
+    g = s.generate
+    assert (g.backend, g.mode, g.condense) == ("llm", "posthoc", True)  # type: ignore[attr-defined]
+    judge = g.posthoc_judge  # type: ignore[attr-defined]
+    assert (judge.backend, judge.llm) == ("llm", "mistral")
+    assert s.llm.model == "Qwen/Qwen3-8B" and "Mistral" in s.llms["mistral"].model  # type: ignore[attr-defined]
+    assert {"topic", "narrative", "question", "evidence"} <= placeholders("generate_plain")
+    d = preset_description(name)
+    assert "CLaC 2024" in d and ("System 3" if name == "clac24-simpleqa" else "System 4") in d and "Offline" in d
+
+
+def test_simpleqa_query_set_and_rerank_query() -> None:
+    from medcite.pipeline.retrieval import rerank_query
+    from medcite.retrieve.queries import TopicNarrative
+    from medcite.types import Topic
+
+    t = Topic("1", "Do statins help?", narrative="Adult patients with high LDL.", topic="statins")
+    assert [q.text for q in TopicNarrative(verbatim=True).generate(t)] == ["statins", "Adult patients with high LDL."]
+    assert rerank_query(t, "question+narrative+topic") == "Do statins help? Adult patients with high LDL. statins"
+    assert rerank_query(t, "question") == "Do statins help?"
+    assert TopicNarrative(verbatim=True).generate(Topic("2", "q")) == []
