@@ -16,6 +16,8 @@ questions, scaled to 400.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -44,7 +46,12 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEV)
     ap.add_argument("--pubmedqa", type=Path, default=PUBMEDQA)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--render", action="store_true", help="Only rewrite the docs section from the saved JSON.")
     args = ap.parse_args()
+    if args.render:
+        saved = json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text(encoding="utf-8"))
+        common.update_markdown_section(NAME, markdown(saved))
+        return
 
     import torch
 
@@ -90,6 +97,7 @@ def main() -> None:
               "majority_class": majority,
               "majority_accuracy": round(float(np.mean([i.label == majority for i in held_pq])), 4)}
     result = {"data": str(args.data), "held_back_questions": len(gold), "threads": args.threads,
+              "load_average_at_end": round(os.getloadavg()[0], 2),
               "targets": TARGETS, "systems": results, "pubmedqa": pq,
               "speed": {"questions": len(gold), "seconds": round(seconds, 2),
                   "model_load_seconds": round(load_seconds, 2),
@@ -105,7 +113,7 @@ def markdown(r: dict[str, Any]) -> str:
         rows.append([name, f"{m['ideal']['rouge2_f1']:.4f}", f"{m['ideal']['rougesu4_f1']:.4f}",
                      f"{m['yesno']['macro_f1']:.4f}", f"{m['factoid']['MRR']:.4f}",
                      f"{m['factoid']['strict_accuracy']:.4f}", f"{m['factoid']['lenient_accuracy']:.4f}",
-                     f"{m['list']['f1']:.4f}"])
+                     f"{m['list']['F1']:.4f}"])
     sys_m = r["systems"]["extractive"]
     base = next(v for k, v in r["systems"].items() if k.startswith("baseline"))
     ratio = sys_m["ideal"]["rouge2_f1"] / max(1e-9, base["ideal"]["rouge2_f1"])
@@ -130,7 +138,8 @@ def markdown(r: dict[str, Any]) -> str:
     s = r["speed"]
     lines.append(f"- Speed: {s['questions']} questions in {s['seconds']} s on {r['threads']} threads "
                  f"({s['seconds_per_400']} s per 400; target {TARGETS['seconds_per_400']:.0f} s), plus "
-                 f"{s['model_load_seconds']} s loading the models.")
+                 f"{s['model_load_seconds']} s loading the models; shared cores, load average "
+                 f"{r.get('load_average_at_end', '?')}.")
     return "\n".join(lines)
 
 

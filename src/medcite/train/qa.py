@@ -34,7 +34,7 @@ from .qa_data import PubMedQAItem, held_out_ids, read_pubmedqa, read_qa, split_p
 
 log = logging.getLogger(__name__)
 
-C_GRID = (1e-3, 3e-3, 1e-2, 3e-2)
+C_GRID = (1e-4, 3e-4, 1e-3)
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.30, 0.81, 0.02))
 
 
@@ -151,12 +151,15 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
             scaler.transform(xs), ys)
 
     def head_of(scaler: Any, clf: Any, threshold: float) -> YesNoHead:
-        probs_cols = [list(clf.classes_).index(i) if i in clf.classes_ else None for i in range(len(LABELS))]
         coef = np.zeros((len(LABELS), x.shape[1]))
         intercept = np.full(len(LABELS), -30.0)  # a class never seen in training is never predicted
-        for i, col in enumerate(probs_cols):
-            if col is not None:
-                coef[i], intercept[i] = clf.coef_[col], clf.intercept_[col]
+        classes = [int(c) for c in clf.classes_]
+        if len(classes) == 2:  # sklearn keeps one row (class 1 against class 0): softmax([0, z]) = sigmoid(z)
+            coef[classes[0]], intercept[classes[0]] = 0.0, 0.0
+            coef[classes[1]], intercept[classes[1]] = clf.coef_[0], clf.intercept_[0]
+        else:
+            for col, label in enumerate(classes):
+                coef[label], intercept[label] = clf.coef_[col], clf.intercept_[col]
         return YesNoHead(spec, np.asarray(scaler.mean_, dtype=np.float64),
                          np.where(scaler.scale_ > 0, scaler.scale_, 1.0).astype(np.float64), coef, intercept,
                          threshold, opts.max_snippets, base)
