@@ -52,6 +52,7 @@ _STAGE_PATHS: dict[tuple[str, ...], str] = {
     ("generate",): "generate",
     ("llm",): "llm",
     ("stance",): "stance",
+    ("qa",): "qa",
     ("llms", "*"): "llm",
     ("indexes", "*"): "index",
     ("indexes", "*", "encoder"): "encoder",
@@ -219,6 +220,11 @@ class Settings(Section):
         default_factory=lambda: registry.default_config("stance"),
         description="Judges whether an abstract supports or contradicts a sentence: Task A grounding, the "
         "citation-validation loop and citation metrics ('none', 'classifier', 'nli', 'llm').",
+    )
+    qa: stage_field("qa") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("qa"),
+        description="BioASQ Phase A+ / B answers (registry stage 'qa'): 'extractive' (offline: trained yes/no "
+        "head, snippet entities, learned extractive ideal answer) or 'llm' (DS@GT / PJs prompting).",
     )
     verify: VerifySettings = Field(default_factory=VerifySettings, description="Citation checks and loops.")
     ground: GroundSettings = Field(

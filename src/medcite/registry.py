@@ -55,6 +55,8 @@ _STAGES: dict[str, Stage] = {
         Stage("generate", "writes the cited answer", "extractive"),
         Stage("llm", "a chat language model", "none"),
         Stage("stance", "judges whether a text supports, contradicts or does not address a claim", "none"),
+        Stage("qa", "answers a BioASQ question from snippets: exact answer by type and an ideal answer",
+              "extractive"),
         Stage("task", "an official input/output format: reader, stages, writer and validator"),
     )
 }
@@ -118,6 +120,8 @@ for _stage, _name, _target, _extra in (
     ("stance", "classifier", "medcite.attribute.classifier:ClassifierStance", "rerank"),
     ("stance", "nli", "medcite.attribute.classifier:ClassifierStance", "rerank"),
     ("stance", "llm", "medcite.attribute.llm_stance:LLMStance", "llm"),
+    ("qa", "extractive", "medcite.qa.extractive:ExtractiveQA", "qa"),
+    ("qa", "llm", "medcite.qa.llm_qa:LLMQA", "llm"),
     ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
     ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
     ("task", "biogen-a", "medcite.tasks.task_a:TaskA", "core"),

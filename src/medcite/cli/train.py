@@ -151,3 +151,53 @@ def stance(**kw: Any) -> None:
     click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"], "pairs": report["pairs"],
                            "claims": report["claims"]}, indent=2))
     click.echo(f"model written to {kw['out']}", err=True)
+
+
+@train.command("yesno")
+@click.option("--data", required=True, multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="BioASQ Task b JSON (.json/.json.gz; its yes/no questions and snippets) and/or PubMedQA "
+                   "ori_pqal.json-style files (question + contexts -> yes/no/maybe); repeat for several.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="New or empty folder for yesno_head.json and training.json (models:medcite-yesno is "
+                   "~/.cache/medcite/models/medcite-yesno).")
+@click.option("--base", default="minilm", show_default=True, help="Frozen encoder: 'minilm' (packaged) or a folder.")
+@click.option("--max-length", default=256, show_default=True, type=click.IntRange(16), help="Tokens per pair.")
+@click.option("--layers", default="1,2,3,4", show_default=True, help="Hidden-state layers pooled into features.")
+@click.option("--c", "c", default=None, type=click.FloatRange(0, min_open=True),
+              help="Logistic-regression C (default: chosen by cross-validation grouped by question).")
+@click.option("--seed", default=13, show_default=True, type=int)
+@click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads.")
+def yesno(**kw: Any) -> None:
+    """Train the yes/no head of the offline BioASQ answerer (held-back questions: the benchmark's split)."""
+    from ..train.qa import YesNoTrainOptions, train_yesno
+
+    try:
+        layers = tuple(int(x) for x in kw["layers"].split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{kw['layers']!r} is not a comma-separated list of integers",
+                                 param_hint="--layers") from None
+    opts = YesNoTrainOptions(max_length=kw["max_length"], layers=layers, c=kw["c"], seed=kw["seed"],
+                             threads=kw["threads"])
+    report = train_yesno(kw["data"], kw["out"], base=kw["base"], opts=opts)
+    click.echo(json.dumps({"metrics": report["metrics"], "c": report["c"], "threshold": report["threshold"],
+                           "questions": report["questions"]}, indent=2))
+    click.echo(f"model written to {kw['out']}", err=True)
+
+
+@train.command("ideal")
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="BioASQ Task b JSON (.json/.json.gz) with snippets and ideal answers.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="New or empty folder for the scorer (models:medcite-ideal is ~/.cache/medcite/models/"
+                   "medcite-ideal).")
+@click.option("--unit", default="snippet", show_default=True, type=click.Choice(["snippet", "sentence"]),
+              help="Candidate unit: whole snippets (measured better) or their sentences.")
+@click.option("--seed", default=13, show_default=True, type=int)
+def ideal(**kw: Any) -> None:
+    """Train the ideal-answer scorer (LightGBM over cheap features; labels: ROUGE-2 F1 to gold ideal answers)."""
+    from ..train.qa import train_ideal
+
+    report = train_ideal(kw["data"], kw["out"], unit=kw["unit"], seed=kw["seed"])
+    click.echo(json.dumps({"metrics": report["metrics"], "questions": report["questions"],
+                           "seconds": report["seconds"]}, indent=2))
+    click.echo(f"model written to {kw['out']}", err=True)
