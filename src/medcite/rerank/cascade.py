@@ -10,15 +10,16 @@ stage's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
 from ..errors import ConfigError
 from ..registry import stage_field
 from ..types import Article, Hit
-from .base import RerankConfig, Reranker
+from .base import RerankConfig, Reranker, swapped
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -46,6 +47,20 @@ class CascadeConfig(RerankConfig):
 
     def llm_names(self) -> set[str | None]:
         return {name for s in self.stages for name in s.llm_names()}
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """Each stage whose models are not all ``available`` replaced by its own stand-in, with its ``k`` (None
+        if a stage has none)."""
+        stages: list[Any] = []
+        for s in self.stages:
+            if all(available(name) for name in s.model_names()):
+                stages.append(s.model_dump(mode="json", exclude_defaults=True) | {"backend": s.backend})
+                continue
+            pairs = s.offline_swap(available)
+            if pairs is None:
+                return None
+            stages.append(swapped(s, pairs) | {"k": s.k})
+        return ["stages=" + json.dumps(stages, separators=(",", ":"))]
 
 
 class CascadeReranker:

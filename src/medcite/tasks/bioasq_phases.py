@@ -60,11 +60,7 @@ class BioASQResult:
 
 def build_answerer(settings: Settings, ctx: BuildContext) -> Answerer:
     """The answerer ``settings.qa`` names, built through the one construction path (registry stage ``qa``)."""
-    cfg = getattr(settings, "qa", None)  # the qa section of the settings (offline 'extractive' or 'llm')
-    if cfg is None:
-        raise ConfigError("Phase A+ and B need an answerer, but these settings have no `qa` section",
-                          hint="use a medcite with the qa stage (settings.qa), or pass an answerer to the task")
-    answerer: Answerer | None = ctx.build("qa", cfg)
+    answerer: Answerer | None = ctx.build("qa", settings.qa)
     if answerer is None:
         raise ConfigError("Phase A+ and B need an answerer, but qa.backend is 'none'",
                           hint="--set qa.backend=extractive (offline) or --set qa.backend=llm")
