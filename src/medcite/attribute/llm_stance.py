@@ -1,6 +1,9 @@
 """Stance by an LLM prompt (Dalhousie 2025's support/contradiction check): one call per (statement, abstract).
 
-The answer is parsed by fixed rules (:func:`medcite.llm.prompts.parse_stance`): a label, and the sentence
+``prompt=bioace_citation`` asks instead for BioACE's four citation labels (TREC BioGen 2025 assessment:
+supports, contradicts, neutral, not relevant; ``medcite eval biogen-b --judge llm``).
+The answer is parsed by fixed rules (:func:`medcite.llm.prompts.parse_stance`, or
+:func:`~medcite.llm.prompts.parse_citation_label` for the four labels): a label, and the sentence
 the model quotes, which is looked up in the abstract for the span (the whole abstract when the quote is not
 found). The scores are the label's one-hot probabilities: an LLM gives no calibrated probability.
 """
@@ -12,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from ..llm.prompts import parse_stance, render
+from ..llm.prompts import parse_citation_label, parse_stance, render
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Article, Stance, StanceVerdict
@@ -31,6 +34,9 @@ class LLMStanceConfig(UsesLLM, StanceConfig):
     backend: Literal["llm"] = "llm"
     max_tokens: int = Field(96, ge=4, description="Most tokens generated per judgement.")
     abstract_words: int = Field(400, ge=20, description="Words of the abstract shown (the rest is cut).")
+    prompt: Literal["stance", "bioace_citation"] = Field(
+        "stance", description="'stance': Dalhousie 2025's three labels; 'bioace_citation': BioACE's four "
+        "(supports, contradicts, neutral, not relevant), as TREC BioGen 2025 assesses citations.")
 
 
 class LLMStance:
@@ -39,21 +45,22 @@ class LLMStance:
     name = "llm"
     Config = LLMStanceConfig
 
-    def __init__(self, llm: LLM, *, max_tokens: int = 96, abstract_words: int = 400) -> None:
-        self.llm, self.max_tokens, self.abstract_words = llm, max_tokens, abstract_words
+    def __init__(self, llm: LLM, *, max_tokens: int = 96, abstract_words: int = 400, prompt: str = "stance") -> None:
+        self.llm, self.max_tokens, self.abstract_words, self.prompt = llm, max_tokens, abstract_words, prompt
 
     @classmethod
     def from_config(cls, cfg: LLMStanceConfig, ctx: BuildContext) -> LLMStance:
         return cls(ctx.llm(cfg.llm, purpose="the stance backend 'llm'"), max_tokens=cfg.max_tokens,
-                   abstract_words=cfg.abstract_words)
+                   abstract_words=cfg.abstract_words, prompt=cfg.prompt)
 
     def _ask(self, items: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]]:
-        chats = [render("stance", statement=claim, title=title or "(none)",
+        chats = [render(self.prompt, statement=claim, title=title or "(none)",
                         abstract=" ".join(text.split()[: self.abstract_words]) or "(none)")
                  for claim, title, text in items]
         with trace_context(stage="stance"):
             answers = self.llm.complete_many(chats, max_tokens=self.max_tokens) if chats else []
-        return [parse_stance(a.text) for a in answers]
+        parse = parse_citation_label if self.prompt == "bioace_citation" else parse_stance
+        return [parse(a.text) for a in answers]
 
     @staticmethod
     def _verdict(label: str, quote: str, text: str, section: str | None) -> StanceVerdict:

@@ -164,47 +164,103 @@ def biogen_a(run_path: Path, qrels: Path, average: str, json_out: Path | None) -
 
 @eval_group.command("biogen-b")
 @click.option("--run", "run_dir", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A Task B run directory (answers.jsonl and the cited articles in articles.jsonl).")
-@click.option("--stance", "stance", default="classifier",
-              help="The judge: a stance backend name (classifier, nli, llm), 'backend:MODEL', or a model folder / "
-              "models:NAME / Hugging Face name (a classifier). Default: medcite's trained classifier.")
+              help="A Task B run directory (answers.jsonl, topics.jsonl and the cited articles in articles.jsonl).")
+@click.option("--judge", "--stance", "judge", default="classifier",
+              help="Who judges each citation: 'llm' or 'llm:NAME' (BioACE's four labels: supports, contradicts, "
+              "neutral, not relevant; the default LLM or llms.NAME), a stance backend name (classifier, nli), "
+              "'backend:MODEL', or a classifier model folder / models:NAME (offline: "
+              "models:medcite-stance-healthver). Default: the settings' stance classifier.")
+@click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Reference answers (BioASQ JSON with ideal_answer, or JSON/JSONL {topic_id, reference}): "
+              "adds nugget precision and recall.")
+@click.option("--threshold", type=click.FloatRange(-1.0, 1.0), default=None,
+              help="Cosine at or above which a system and a reference sentence match (default: "
+              "medcite.evaluate.nuggets.DEFAULT_THRESHOLD, for MiniLM; docs/TASK_B.md).")
+@click.option("--encoder", default="minilm", show_default=True,
+              help="Sentence encoder aligning nuggets: a shorthand (minilm = the packaged all-MiniLM-L6-v2, a "
+              "model folder) or an encoder config as a JSON object with a 'backend' key.")
+@click.option("--completeness/--no-completeness", default=True, show_default=True,
+              help="Ask an LLM to label each answer sentence Required / Unnecessary / Borderline / Inappropriate "
+              "(needs an LLM: without one the report says it was not measured).")
+@click.option("--completeness-llm", default=None,
+              help="The LLM of the completeness judge: an entry of `llms` (default: `llm`).")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
-              help="Where to write the JSON report (default: RUN/metrics_citations.json).")
+              help="Where to write the JSON report (default: RUN/metrics_task_b.json).")
 @settings_options
-def biogen_b(run_dir: Path, stance: str, json_path: Path | None, preset: str, overrides: tuple[str, ...]) -> None:
-    """Citation coverage, support rate and contradiction rate of a Task B run (BioACE's measures), each
-    citation judged by a stance model."""
-    from .. import registry
-    from ..evaluate.citations import citation_metrics
+def biogen_b(run_dir: Path, judge: str, reference: Path | None, threshold: float | None, encoder: str,
+             completeness: bool, completeness_llm: str | None, json_path: Path | None, preset: str,
+             overrides: tuple[str, ...]) -> None:
+    """Score a Task B run the way the track does (BioACE): citation coverage and support / contradiction /
+    neutral / not-relevant rates, nugget precision and recall against reference answers, answer completeness."""
+    from ..evaluate.nuggets import DEFAULT_THRESHOLD
+    from ..index.dense.encoders import load_encoder
     from ..io import write_json
     from ..pipeline import Context
     from ..rundir import read_answers, read_articles
+    from ..tasks.biogen_b_measures import (
+        completeness_scores,
+        judge_citations,
+        judge_config,
+        nugget_scores,
+        read_references,
+        read_run_topics,
+    )
 
     settings = resolve(preset, overrides)
-    backend, sep, model = stance.partition(":")
-    if stance in registry.names("stance"):
-        cfg = settings.stance if settings.stance.backend == stance else registry.validate_config("stance", stance)
-    elif sep and backend in registry.names("stance"):
-        cfg = registry.validate_config("stance", {"backend": backend, "model": model})
-    else:
-        cfg = registry.validate_config("stance", {"backend": "classifier", "model": stance})
+    cfg = judge_config(judge, settings)
     answers, articles = read_answers(run_dir), read_articles(run_dir)
+    report: dict[str, object] = {"run": str(run_dir), "judge": cfg.model_dump(mode="json")}
     with Context(settings) as ctx:
-        judge = ctx.build("stance", cfg)
-        if judge is None:
-            raise click.UsageError("--stance none judges nothing: name a stance backend or model")
-        keys = [(a.topic_id, i, p) for a in answers for i, s in enumerate(a.sentences) for p in s.pmids
-                if p in articles.get(a.topic_id, {})]
-        by_topic = {a.topic_id: a for a in answers}
-        verdicts = judge.classify_articles([(by_topic[t].sentences[i].text, articles[t][p]) for t, i, p in keys])
-    report = citation_metrics(answers, {k: v.label for k, v in zip(keys, verdicts, strict=True)})
-    out = json_path or run_dir / "metrics_citations.json"
-    write_json(out, {"run": str(run_dir), "stance": cfg.model_dump(mode="json"), **report.as_dict()})
-    c = report.counts
+        if completeness:
+            llm_cfg = settings.llm if completeness_llm is None else settings.llms.get(completeness_llm)
+            no_llm = llm_cfg is not None and llm_cfg.backend == "none"
+            llm = None if no_llm else ctx.llm(completeness_llm, purpose="the completeness judge")
+            done = completeness_scores(answers, read_run_topics(run_dir), llm)
+            report["completeness"] = {"status": done} if isinstance(done, str) else done.as_dict()
+        stance = ctx.build("stance", cfg)
+        if stance is None:
+            raise click.UsageError("--judge none judges nothing: name an LLM, a stance backend or a model")
+        cites = judge_citations(answers, articles, stance)
+        report["citations"] = cites.as_dict()
+        if reference is not None:
+            sentence_encoder = load_encoder(_encoder_spec(encoder), ctx.models)
+            nuggets = nugget_scores(answers, read_references(reference), sentence_encoder,
+                                    DEFAULT_THRESHOLD if threshold is None else threshold)
+            report["nuggets"] = {"reference": str(reference), "encoder": encoder, **nuggets.as_dict()}
+    out = json_path or run_dir / "metrics_task_b.json"
+    write_json(out, report)
+    c = cites.counts
     click.echo(f"{len(answers)} topics, {c.sentences} sentences, {c.citations} citations ({c.judged} judged)")
-    for name in ("coverage", "support_rate", "contradiction_rate"):
-        click.echo(f"  {name:<20} micro {report.micro[name]:.4f}   macro {report.macro[name]:.4f}")
+    for name in ("coverage", "support_rate", "contradiction_rate", "neutral_rate", "not_relevant_rate"):
+        click.echo(f"  {name:<20} micro {cites.micro[name]:.4f}   macro {cites.macro[name]:.4f}")
+    if reference is not None:
+        click.echo(f"nuggets vs {reference.name} (cosine >= {nuggets.threshold}, {len(nuggets.per_topic)} topics"
+                   + (f"; {len(nuggets.unreferenced)} without a reference, not scored" if nuggets.unreferenced
+                      else "") + ")")
+        for name in ("precision", "recall", "f1"):
+            click.echo(f"  {'nugget_' + name:<20} micro {nuggets.micro[name]:.4f}   macro {nuggets.macro[name]:.4f}")
+    if completeness:
+        if isinstance(done, str):
+            click.echo(f"completeness: {done}")
+        else:
+            click.echo(f"completeness ({done.counts['sentences']} sentences, {done.counts['unjudged']} unjudged)")
+            for name in ("required_rate", "acceptable_rate", "inappropriate_rate", "answered"):
+                click.echo(f"  {name:<20} micro {done.micro[name]:.4f}   macro {done.macro[name]:.4f}")
     click.echo(f"report: {out}")
+
+
+def _encoder_spec(text: str) -> str | dict[str, object]:
+    import json
+
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not a JSON object: {e}", param_hint="--encoder") from None
+    if not isinstance(spec, dict):
+        raise click.BadParameter("give a JSON object with a 'backend' key", param_hint="--encoder")
+    return spec
 
 
 @eval_group.command("bioasq")

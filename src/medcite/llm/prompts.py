@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -363,6 +364,54 @@ def parse_stance(text: str) -> tuple[str, str]:
         quote = quote.strip().strip('"\u201c\u201d').strip()
         return label, "" if quote.upper().rstrip(".") == "NONE" else quote
     return "neutral", ""
+
+
+_CITATION_WORDS = (
+    ("not relevant", re.compile(r"\b(not[\s_-]+relevant|irrelevant|unrelated)\b", re.IGNORECASE)),
+    ("contradicts", re.compile(r"\bcontradict(s|ed|ion|ory)?\b", re.IGNORECASE)),
+    ("supports", re.compile(r"\bsupport(s|ed|ive)?\b", re.IGNORECASE)),
+    ("neutral", re.compile(r"\bneutral\b", re.IGNORECASE)),
+)
+
+
+def parse_citation_label(text: str) -> tuple[str, str]:
+    """``(label, quote)`` from an answer to ``bioace_citation``: BioACE's four labels (``supports``,
+    ``contradicts``, ``neutral``, ``not relevant``), the one named first on the earliest line that names one,
+    and the quoted sentence of the next line. A negated support or contradiction ("does not support") is
+    ``neutral``; an answer naming no label is ``neutral`` with an empty quote (the caller can tell it apart
+    by nothing being quoted)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        found = [(m.start(), label) for label, rx in _CITATION_WORDS for m in [rx.search(line)] if m]
+        if not found:
+            continue
+        start, label = min(found)
+        if label in ("supports", "contradicts") and re.search(r"\b(not|n't|no)\s+(\w+\s+)?$", line[:start],
+                                                            re.IGNORECASE):
+            label = "neutral"
+        quote = lines[i + 1] if i + 1 < len(lines) else ""
+        quote = quote.strip().strip('"\u201c\u201d').strip()
+        return label, "" if quote.upper().rstrip(".") == "NONE" else quote
+    return "neutral", ""
+
+
+_SENTENCE_LABEL = re.compile(r"^\W*(?:sentence\s*)?(\d+)\s*[:.)\-]\s*\**\s*([A-Za-z]+)", re.IGNORECASE)
+
+
+def parse_sentence_labels(text: str, n: int, labels: Sequence[str]) -> list[str | None]:
+    """One label per numbered sentence (1..``n``) from lines ``NUMBER: LABEL`` (``bioace_completeness``);
+    a sentence with no such line, or with a word that is not one of ``labels``, is ``None`` (unjudged).
+    The first line for a number wins."""
+    known = {lab.lower() for lab in labels}
+    out: list[str | None] = [None] * n
+    for line in text.strip().splitlines():
+        m = _SENTENCE_LABEL.match(line.strip())
+        if not m:
+            continue
+        i, word = int(m.group(1)) - 1, m.group(2).lower()
+        if 0 <= i < n and out[i] is None and word in known:
+            out[i] = word
+    return out
 
 
 _QUERY = re.compile(r"\bquery\s*[:\-]\s*(.+)$", re.IGNORECASE)

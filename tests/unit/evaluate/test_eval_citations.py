@@ -22,10 +22,12 @@ def test_rates_by_hand() -> None:
     judged = {("1", 0, "11"): S, ("1", 0, "12"): C, ("1", 2, "13"): N, ("2", 0, "21"): S}
     r = citation_metrics([a, b], judged)
     # micro: 3 of 4 sentences cited; 2 of 4 citations support, 1 contradicts
-    assert r.micro == pytest.approx({"coverage": 0.75, "support_rate": 0.5, "contradiction_rate": 0.25})
+    assert r.micro == pytest.approx({"coverage": 0.75, "support_rate": 0.5, "contradiction_rate": 0.25,
+                                     "neutral_rate": 0.25, "not_relevant_rate": 0.0})
     # macro: topic 1 (2/3, 1/3, 1/3), topic 2 (1, 1, 0)
     assert r.macro == pytest.approx({"coverage": (2 / 3 + 1) / 2, "support_rate": (1 / 3 + 1) / 2,
-                                     "contradiction_rate": (1 / 3 + 0) / 2})
+                                     "contradiction_rate": (1 / 3 + 0) / 2, "neutral_rate": (1 / 3 + 0) / 2,
+                                     "not_relevant_rate": 0.0})
     unjudged = citation_metrics([b], {})
     assert unjudged.counts.citations == 1 and unjudged.counts.judged == 0 and unjudged.micro["support_rate"] == 0.0
     assert citation_metrics([], {}).micro["coverage"] == 0.0
@@ -42,7 +44,8 @@ def test_eval_biogen_b_judges_a_real_run(tmp_path: Path) -> None:
         pipe.run([Topic("t1", "Do statins lower LDL cholesterol?")], tmp_path / "run")
     result = CliRunner().invoke(cli, ["eval", "biogen-b", "--run", str(tmp_path / "run"), "--stance", "words"])
     assert result.exit_code == 0, result.output
-    report = json.loads((tmp_path / "run" / "metrics_citations.json").read_text())
-    assert report["counts"]["citations"] >= 1 and report["counts"]["judged"] == report["counts"]["citations"]
-    assert report["micro"]["coverage"] == 1.0  # every sentence of an extractive answer cites
+    report = json.loads((tmp_path / "run" / "metrics_task_b.json").read_text())
+    counts = report["citations"]["counts"]
+    assert counts["citations"] >= 1 and counts["judged"] == counts["citations"]
+    assert report["citations"]["micro"]["coverage"] == 1.0  # every sentence of an extractive answer cites
     assert "support_rate" in result.output
