@@ -161,6 +161,8 @@ def main() -> None:
                     help="training.json of a fine-tuned (--epochs N) model, reported beside the head.")
     ap.add_argument("--c", type=float, default=1e-3, help="C of the fixed-C systems (ablations).")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--reuse-rows", action="store_true", help="Reuse the quality rows of the last run when its "
+                    "systems and seeds are the same (benchmarks/work/stance/rows.json); measure the rest.")
     args = ap.parse_args()
     if args.report_only:
         common.update_markdown_section(NAME, markdown(json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text())))
@@ -207,7 +209,13 @@ def main() -> None:
         f"+ BioASQ + PubMedQA, C {c:g}": {"columns": default, "extras": ["bioasq", "pubmedqa"], "c": c},
     }
     seeds = [int(s) for s in args.seeds.split(",")]
-    rows = evaluate(systems, hv, x_hv, extras, seeds)
+    rows_cache = WORK / "rows.json"  # the quality rows, so a failed speed step does not cost the splits again
+    cached = json.loads(rows_cache.read_text()) if args.reuse_rows and rows_cache.exists() else None
+    if cached is not None and cached.get("systems") == list(systems) and cached.get("seeds") == seeds:
+        rows = cached["rows"]
+    else:
+        rows = evaluate(systems, hv, x_hv, extras, seeds)
+        rows_cache.write_text(json.dumps({"systems": list(systems), "seeds": seeds, "rows": rows}))
     result: dict[str, Any] = {
         "data": "healthver_dev.csv", "pairs": len(hv), "claims": len({p.claim for p in hv}), "seeds": seeds,
         "held_back_fraction": 0.25, "extra_pairs": {k: len(v[0]) for k, v in extras.items()},

@@ -38,6 +38,8 @@ def stage_configs(settings: Settings, grounding: bool = False) -> Iterator[tuple
     yield "generate", settings.generate
     if uses_stance(settings, grounding):
         yield "stance", settings.stance
+    if settings.qa.llm_names():  # BioASQ answers by an LLM (the offline 'extractive' backend calls none)
+        yield "qa", settings.qa
 
 
 def uses_stance(settings: Settings, grounding: bool = False) -> bool:
@@ -125,7 +127,8 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
                 queries.append({"backend": "keywords"})
             plain = [q["backend"] if len(q) == 1 else q for q in queries]
             out += ["--set", "retrieve.queries=" + json.dumps(plain, separators=(",", ":"))]
-        sections = ("evidence", "generate", "rerank") + (("stance",) if uses_stance(settings, grounding) else ())
+        sections = ("evidence", "generate", "rerank") + (("stance",) if uses_stance(settings, grounding) else ()) \
+            + (("qa",) if settings.qa.llm_names() else ())
         for section in sections:
             cfg = getattr(settings, section)
             if cfg.llm_names() and isinstance(cfg.no_llm, dict) and f"{section}.backend=none" not in out:
@@ -138,12 +141,17 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
 def _bioasq_overrides(settings: Settings, llm: str) -> list[str]:
     """BioASQ Phase A snippet scoring on this machine: an encoder that is not here becomes the packaged MiniLM,
     and a reranker scorer whose models are not here (or that calls an LLM, with ``llm="none"``) becomes the
-    MiniLM embedding scorer."""
+    MiniLM embedding scorer. An LLM answerer asked for few-shot examples without a training file to draw them
+    from answers zero-shot (``qa.shots=0``; ``--set qa.examples=FILE`` gives the paper's few-shot prompts)."""
+    out: list[str] = []
+    qa = settings.qa
+    if llm != "none" and qa.llm_names() and getattr(qa, "shots", 0) and not getattr(qa, "examples", None):
+        out = ["--set", "qa.shots=0"]  # the few-shot examples come from a training file the user names
     bioasq = settings.bioasq
     if bioasq.scorer == "embedding" and any(not is_local_model(m) for m in bioasq.encoder.model_names()):
-        return ["--set", "bioasq.encoder=minilm"]
+        return out + ["--set", "bioasq.encoder=minilm"]
     if bioasq.scorer == "reranker":
         scorer = bioasq.reranker if bioasq.reranker is not None else settings.rerank
         if any(not is_local_model(m) for m in scorer.model_names()) or (llm == "none" and scorer.llm_names()):
-            return ["--set", "bioasq.scorer=embedding", "--set", "bioasq.encoder=minilm"]
-    return []
+            return out + ["--set", "bioasq.scorer=embedding", "--set", "bioasq.encoder=minilm"]
+    return out
