@@ -89,7 +89,11 @@ def main() -> None:
         from medcite.qa.yesno import LABELS
 
         train, held_pq = split_pubmedqa(read_pubmedqa(args.pubmedqa))
-        probs = qa.yesno.probabilities([i.question for i in held_pq], [" ".join(i.contexts) for i in held_pq])
+        # judged as a BioASQ question is: one (question, context) pair per context, probabilities averaged
+        pairs = [(k, i.question, c) for k, i in enumerate(held_pq) for c in (i.contexts or ("",))]
+        per = qa.yesno.probabilities([q for _, q, _ in pairs], [c for _, _, c in pairs])
+        owner = np.array([k for k, _, _ in pairs])
+        probs = np.stack([per[owner == k].mean(0) for k in range(len(held_pq))])
         majority = max(LABELS, key=lambda lab: sum(i.label == lab for i in train))
         pq = {"items": len(held_pq),
               "accuracy": round(float(np.mean([LABELS[int(k)] == i.label for k, i in zip(probs.argmax(1), held_pq,
