@@ -128,3 +128,33 @@ def test_empty_pubmed_article_set_is_still_accepted(tmp_path: Path, write: Write
     with DocumentStore.create(tmp_path / "store") as store:
         (st,) = ingest([path], store)
         assert st.status == "done" and st.added == 0
+
+
+# -- 13: a gzipped JSONL line of many chunks is read in linear time ------------------------------------
+def test_gzip_long_line_reads_in_linear_time() -> None:
+    import gzip
+    import io
+
+    from medcite.corpus.streams import open_stream
+
+    line = b'{"pmid": 1, "title": "' + os.urandom(20_000_000).hex().encode() + b'"}\n'  # 40 MB, ~2,500 chunks
+    data = gzip.compress(line + b'{"pmid": 2, "title": "x"}\n', compresslevel=1)
+    start = time.perf_counter()
+    stream = open_stream(io.BufferedReader(io.BytesIO(data)))  # type: ignore[arg-type]
+    got = list(stream)
+    assert time.perf_counter() - start < 4.0  # quadratic re-copying took ~14 s
+    assert got == [line, b'{"pmid": 2, "title": "x"}\n']
+
+
+def test_gzip_readline_limit_and_read_sizes() -> None:
+    import gzip
+    import io
+
+    from medcite.corpus.streams import open_stream
+
+    data = b"abc\n" + b"x" * 300_000 + b"\nend"
+    stream = open_stream(io.BufferedReader(io.BytesIO(gzip.compress(data))))
+    assert stream.readline(2) == b"ab" and stream.readline() == b"c\n"
+    assert stream.read(100_000) == b"x" * 100_000
+    assert stream.readline(5) == b"xxxxx" and stream.readline() == b"x" * 199_995 + b"\n"
+    assert stream.read(10) == b"end" and stream.read(10) == b""
