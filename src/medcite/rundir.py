@@ -24,7 +24,7 @@ from typing import Any
 from . import __version__
 from .config import Settings
 from .errors import InputError
-from .io import atomic_write, write_json
+from .io import atomic_write, disk_full, is_disk_full, write_json
 from .trec import format_run
 from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Section, Stance, Topic
 
@@ -98,6 +98,9 @@ class RunWriter:
                 f"run directory name {self.path.name!r} is not allowed",
                 hint="use letters, digits, '.', '_' and '-' only (at most 128 characters)",
             )
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(f"{self.path} exists and is not a folder",
+                             hint="give a new folder for --out (it is created), or an earlier run's folder to resume")
         config_path = self.path / "config.json"
         if config_path.exists() and resume:
             old = json.loads(config_path.read_text(encoding="utf-8"))
@@ -205,17 +208,31 @@ class RunWriter:
         write_json(self.path / "metrics.json", metrics)
 
     def _append(self, name: str, lines: Sequence[str], *, sync: bool = False) -> None:
-        with open(self.path / name, "a", encoding="utf-8") as fh:
-            fh.writelines(lines)
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
+        try:
+            _write_lines(self.path / name, lines, sync)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            # back to the state before this topic: its rows (and any torn line) are cut off the files' ends
+            try:
+                drop_unfinished_topics(self.path)
+            except OSError:
+                log.warning("%s: could not drop the unfinished topic's rows; the next run drops them", self.path)
+            raise disk_full(self.path / name) from exc
 
     def _sync_names(self) -> None:
         names = set(os.listdir(self.path))
         if not names <= self._names:
             _fsync_dir(self.path)
         self._names = names
+
+
+def _write_lines(path: Path, lines: Sequence[str], sync: bool) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.writelines(lines)
+        fh.flush()
+        if sync:
+            os.fsync(fh.fileno())
 
 
 def _fsync_dir(path: Path) -> None:

@@ -25,16 +25,26 @@ Qrels = dict[str, dict[str, int]]
 _TAG = re.compile(r"^\S+$")
 
 
+def check_id(value: str, what: str = "query id") -> None:
+    """A TREC id is one non-empty word: whitespace would shift the columns of every line it is on.
+
+    Every writer of run and qrels files (and the topic readers, before any work) checks ids with this.
+    """
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value) or not value.isprintable():
+        raise InputError(
+            f"{what} {value!r} is empty or has spaces or control characters; TREC run files cannot hold it",
+            hint="ids are one word, e.g. 'q12' or '0001'; rename the topic",
+        )
+
+
 def format_run(run: Mapping[str, Sequence[Hit]], tag: str) -> Iterator[str]:
     """Lines of a run file (with newline). Hits are written in the given order, ranks renumbered from 1."""
     if not _TAG.match(tag):
         raise InputError(f"run tag {tag!r} must be one word without spaces", hint="e.g. --run-tag bm25")
     for qid, hits in run.items():
-        if not qid or any(c.isspace() for c in qid):
-            raise InputError(f"query id {qid!r} is empty or has spaces; TREC run files cannot hold it")
+        check_id(qid)
         for rank, hit in enumerate(hits, start=1):
-            if not hit.pmid or any(c.isspace() for c in hit.pmid):
-                raise InputError(f"document id {hit.pmid!r} of query {qid} is empty or has spaces")
+            check_id(hit.pmid, f"document id of query {qid}")
             yield f"{qid} Q0 {hit.pmid} {rank} {hit.score:.6f} {tag}\n"
 
 
@@ -104,6 +114,10 @@ def read_run(path: str | Path) -> Run:
 
 
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    for qid, docs in qrels.items():  # every id checked before the file is touched
+        check_id(qid)
+        for docid in docs:
+            check_id(docid, f"document id of query {qid}")
     with atomic_write(path) as fh:
         for qid, docs in qrels.items():
             for docid, rel in docs.items():

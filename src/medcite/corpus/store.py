@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptIndexError, InputError
-from ..io import write_json
+from ..errors import CorruptIndexError, InputError, MedciteError
+from ..io import disk_full, is_disk_full, write_json
 from ..types import Article
 from .serialize import article_from_row, article_meta
 
@@ -415,13 +415,25 @@ class StoreTransaction:
         self.seq = self.store.seq + 1
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc_type is not None:
             self._conn.execute("ROLLBACK")
+            if exc is not None and is_disk_full(exc) and not isinstance(exc, MedciteError):
+                raise disk_full(self.store.path / DB_NAME) from exc
             return
-        self._conn.execute("UPDATE meta SET value=? WHERE key='seq'", (str(self.seq),))
-        self._conn.execute("COMMIT")
-        self.store._write_manifest()
+        try:
+            self._conn.execute("UPDATE meta SET value=? WHERE key='seq'", (str(self.seq),))
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            if is_disk_full(error):
+                raise disk_full(self.store.path / DB_NAME) from error
+            raise
+        try:
+            self.store._write_manifest()
+        except MedciteError as error:  # the commit stands; the manifest is a summary, redone at the next commit
+            log.warning("%s; the store itself is committed", error.message)
 
     def upsert(self, articles: Sequence[Article], stats: FileStats) -> None:
         """Add articles; a record replaces a stored one unless the stored version is newer."""
