@@ -411,7 +411,8 @@ def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Set
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
+        origin = f"preset {preset!r}" + (f" with --set {', '.join(overrides)}" if overrides else "")
         raise ConfigError(
-            f"invalid settings: {problems}",
+            f"invalid settings ({origin[:300]}): {problems}",
             hint="run `medcite config show` to see every field with its description",
         ) from None

@@ -76,6 +76,20 @@ def _int(value: str, path: Path, n: int, what: str) -> int:
         raise InputError(f"{what} {value!r} is not an integer", path=str(path), position=f"line {n}") from None
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) of a plain or gzip text file; bytes that are not UTF-8 name their line."""
+    n = 0
+    try:
+        with open_maybe_gz(path, "rb") as fh:
+            for n, raw in enumerate(fh, start=1):  # noqa: B007 - n is read after the loop on errors
+                yield n, raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path),
+                         position=f"line {n}") from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file ({exc})", path=str(path)) from None
+
+
 def read_run(path: str | Path) -> Run:
     """Read a run file into ``{qid: [Hit, ...]}`` sorted by descending score (ties: ascending rank).
 
@@ -85,27 +99,26 @@ def read_run(path: str | Path) -> Run:
     path = Path(path)
     rows: dict[str, list[tuple[float, int, str]]] = {}
     seen: set[tuple[str, str]] = set()
-    with open_maybe_gz(path) as fh:
-        for n, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise InputError(
-                    f"expected 6 columns 'qid Q0 docid rank score tag', found {len(parts)}: {line.strip()[:80]!r}",
-                    hint="is this a qrels file? give it as --gold, and the run as --run",
-                    path=str(path),
-                    position=f"line {n}",
-                )
-            qid, _, docid, rank_s, score_s, _tag = parts
-            rank = _int(rank_s, path, n, "rank")
-            score = _float(score_s, path, n, "score")
-            if (qid, docid) in seen:
-                raise InputError(
-                    f"document {docid} appears twice for query {qid}", path=str(path), position=f"line {n}"
-                )
-            seen.add((qid, docid))
-            rows.setdefault(qid, []).append((score, rank, docid))
+    for n, line in _lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise InputError(
+                f"expected 6 columns 'qid Q0 docid rank score tag', found {len(parts)}: {line.strip()[:80]!r}",
+                hint="is this a qrels file? give it as --gold, and the run as --run",
+                path=str(path),
+                position=f"line {n}",
+            )
+        qid, _, docid, rank_s, score_s, _tag = parts
+        rank = _int(rank_s, path, n, "rank")
+        score = _float(score_s, path, n, "score")
+        if (qid, docid) in seen:
+            raise InputError(
+                f"document {docid} appears twice for query {qid}", path=str(path), position=f"line {n}"
+            )
+        seen.add((qid, docid))
+        rows.setdefault(qid, []).append((score, rank, docid))
     out: Run = {}
     for qid, items in rows.items():
         items.sort(key=lambda r: (-r[0], r[1]))
@@ -128,26 +141,25 @@ def read_qrels(path: str | Path) -> Qrels:
     """Read a qrels file into ``{qid: {docid: rel}}``. Conflicting judgements of one pair are an error."""
     path = Path(path)
     out: Qrels = {}
-    with open_maybe_gz(path) as fh:
-        for n, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise InputError(
-                    f"expected 4 columns 'qid 0 docid rel', found {len(parts)}: {line.strip()[:80]!r}",
-                    hint="is this a run file? give it as --run",
-                    path=str(path),
-                    position=f"line {n}",
-                )
-            qid, _, docid, rel_s = parts
-            rel = _int(rel_s, path, n, "relevance")
-            docs = out.setdefault(qid, {})
-            if docid in docs and docs[docid] != rel:
-                raise InputError(
-                    f"document {docid} of query {qid} is judged both {docs[docid]} and {rel}",
-                    path=str(path),
-                    position=f"line {n}",
-                )
-            docs[docid] = rel
+    for n, line in _lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(
+                f"expected 4 columns 'qid 0 docid rel', found {len(parts)}: {line.strip()[:80]!r}",
+                hint="is this a run file? give it as --run",
+                path=str(path),
+                position=f"line {n}",
+            )
+        qid, _, docid, rel_s = parts
+        rel = _int(rel_s, path, n, "relevance")
+        docs = out.setdefault(qid, {})
+        if docid in docs and docs[docid] != rel:
+            raise InputError(
+                f"document {docid} of query {qid} is judged both {docs[docid]} and {rel}",
+                path=str(path),
+                position=f"line {n}",
+            )
+        docs[docid] = rel
     return out

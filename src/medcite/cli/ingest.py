@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import click
 
 from .options import resolve, settings_options
@@ -40,8 +43,16 @@ def ingest(
     settings = resolve(preset, overrides)
     mode = on_error or settings.corpus.on_error
     batch = batch_size or settings.corpus.batch_size
+    new = not Path(store_dir).exists()
     with DocumentStore.create(store_dir, wait_s=wait_s) as store:
-        results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)  # type: ignore[arg-type]
+        try:
+            results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)  # type: ignore[arg-type]
+        except BaseException:
+            empty = new and not store.files()
+            store.close()
+            if empty:  # a store this command created and filled with nothing: leave no trace of it
+                shutil.rmtree(store_dir, ignore_errors=True)
+            raise
         total = len(store)
     name_width = min(60, max([len(r.path) for r in results] + [4]))
     click.echo(f"{'file':<{name_width}}  " + "  ".join(f"{c:>10}" for c in _COLUMNS))
