@@ -28,7 +28,8 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def store_state(store: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], str]:
-    """What a store holds: articles, recorded files, and the manifest (the SQLite file's bytes vary with WAL)."""
+    """What a store holds: articles, recorded files, and the manifest (the SQLite file's bytes vary with WAL,
+    the manifest's time and store id with each store)."""
     conn = sqlite3.connect(store / "store.sqlite")
     try:
         arts = conn.execute("SELECT pmid, version, seq, title, abstract, meta FROM articles ORDER BY pmid").fetchall()
@@ -37,6 +38,7 @@ def store_state(store: Path) -> tuple[list[tuple[object, ...]], list[tuple[objec
         conn.close()
     manifest = json.loads((store / "manifest.json").read_text())
     manifest.pop("updated_at", None)
+    manifest.pop("store_id", None)  # random per store by design
     return arts, files, json.dumps(manifest, sort_keys=True)
 
 
