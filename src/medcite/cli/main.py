@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import re
 import sqlite3
 import sys
@@ -60,6 +61,7 @@ class LazyGroup(click.Group):
                 click.echo(f"error: the argument '{shown}' is not valid UTF-8 text", err=True)
                 click.echo("  hint: re-type it, or convert the file name / text to UTF-8", err=True)
                 ctx.exit(2)
+        ctx.meta["medcite.args"] = list(args)  # to name the input files in errors without a reader's own
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -73,6 +75,13 @@ class LazyGroup(click.Group):
                 _fail(ctx, disk_full(exc.filename or "a file"))
             where = f"{exc.filename}: " if exc.filename else ""
             _fail(ctx, MedciteError(f"{where}{exc.strerror or exc}"))
+        except (RecursionError, EOFError) as exc:
+            # a reader without its own check met JSON/XML nested thousands deep, or a gzip stream cut short
+            # (click would print a bare "Aborted!" for EOFError): name the files the command was given
+            what = "nested too deeply to read" if isinstance(exc, RecursionError) else "truncated (corrupt gzip?)"
+            files = [a for a in ctx.meta.get("medcite.args", []) if os.path.isfile(a)]
+            _fail(ctx, MedciteError(f"an input is {what}: {', '.join(files) or 'one of the inputs'}",
+                                    hint="check the file(s) named here"))
         except sqlite3.OperationalError as exc:
             if is_disk_full(exc):
                 _fail(ctx, MedciteError(f"no space left for a SQLite database ({exc})",

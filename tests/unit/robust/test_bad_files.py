@@ -6,6 +6,7 @@ run directory exactly as before.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +37,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
     (root / "topics.json").write_text('[{"id": "t1", "question": "Do statins lower LDL?"}]')
     (root / "run.trec").write_text("t1 Q0 1 1 2.0 x\nt1 Q0 2 2 1.0 x\n")
     (root / "qrels.txt").write_text("t1 0 1 1\n")
+    (root / "empty.jsonl").write_text("")
     yield {"root": root, "store": root / "store", "topics": root / "topics.json", "run": root / "run.trec",
            "qrels": root / "qrels.txt"}
 
@@ -94,3 +96,46 @@ def test_bad_presets(world: dict[str, Path], path: Path, command: str) -> None:
     }[command]
     assert_clean_error(invoke(*args, "--preset", str(path)), path.name)
     assert (store_state(store), snapshot(store / "indexes")) == before and not out.exists()
+
+
+COMMANDS = {
+    "validate-biogen-b": lambda f, w: ["validate", "biogen-b", f],
+    "validate-biogen24": lambda f, w: ["validate", "biogen24", f],
+    "validate-biogen-a": lambda f, w: ["validate", "biogen-a", f],
+    "validate-topics": lambda f, w: ["validate", "biogen-b", str(w["root"] / "empty.jsonl"), "--topics", f],
+    "ground": lambda f, w: ["ground", "--input", f, "--corpus", str(w["store"]), "--out", str(w["root"] / "g")],
+    "search-topics": lambda f, w: ["search", "--corpus", str(w["store"]), "--topics", f, "--output",
+                                   str(w["root"] / "o.trec")],
+    "eval-biogen-a": lambda f, w: ["eval", "biogen-a", "--run", f, "--qrels", f],
+    "eval-retrieval": lambda f, w: ["eval", "retrieval", "--run", f, "--gold", f],
+    "corpus-stats": lambda f, w: ["corpus", "stats", "--store", f],
+    "ask-corpus": lambda f, w: ["ask", "Do statins lower LDL?", "--corpus", f, "--out", str(w["root"] / "a")],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_bad_file_through_every_command(world: dict[str, Path], command: str) -> None:
+    """No traceback for any bad file in any command that reads files; a failure names the file."""
+    store = world["store"]
+    before = store_state(store), snapshot(store / "indexes")
+    copies = world["root"] / f"bad-{command}"  # `validate` writes FILE.errlog beside its input
+    shutil.copytree(BAD, copies)
+    for path in sorted(copies.iterdir()):
+        result = invoke(*COMMANDS[command](str(path), world))
+        assert result.exception is None or isinstance(result.exception, SystemExit), \
+            (path.name, result.output, repr(result.exception))
+        assert "Traceback" not in result.output and "Aborted!" not in result.output, (path.name, result.output)
+        if result.exit_code != 0:
+            assert path.name in result.output, (path.name, result.output)
+    assert (store_state(store), snapshot(store / "indexes")) == before
+    assert not (world["root"] / "g").exists() and not (world["root"] / "a").exists()
+
+
+def test_bad_run_directory_for_eval_biogen_b(world: dict[str, Path]) -> None:
+    run = world["root"] / "badrun"
+    run.mkdir()
+    (run / "answers.jsonl").write_text('{"topic_id": "t1", "sentences": [{"text": "x"}]}\n')
+    result = invoke("eval", "biogen-b", "--run", str(run), "--stance", "none")
+    assert_clean_error(result, "answers.jsonl", "line 1")
+    (run / "answers.jsonl").write_text("{bad\n")
+    assert_clean_error(invoke("eval", "biogen-b", "--run", str(run)), "answers.jsonl", "line 1")
