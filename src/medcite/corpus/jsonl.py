@@ -104,12 +104,12 @@ _MUST = {
 def _schema_error(exc: ValidationError) -> str:
     """The first wrong field of a validation error, as one line naming the field (deepest union branch)."""
     errors = exc.errors(include_url=False)
-    first = errors[0]["loc"][0]
-    err = max((e for e in errors if e["loc"][0] == first), key=lambda e: len(e["loc"]))
+    first = errors[0]["loc"][:1]
+    err = max((e for e in errors if e["loc"][:1] == first), key=lambda e: len(e["loc"]))
     loc = ".".join(
         str(p) for p in err["loc"] if not (isinstance(p, str) and (p in _UNION_TAGS or p.startswith("_")))
     )
-    fields = {e["loc"][0] for e in errors}
+    fields = {e["loc"][:1] for e in errors}
     more = f" (and {len(fields) - 1} more field(s))" if len(fields) > 1 else ""
     what = _MUST.get(err["type"], err["msg"].lower())
     got = "" if err["type"] in ("missing", "extra_forbidden") else f", got {repr(err.get('input'))[:60]}"
