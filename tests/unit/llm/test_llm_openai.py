@@ -303,11 +303,9 @@ def test_batch_answers_are_cached_as_they_arrive(openai_server, tmp_path):
 
 # -- issue 16: hostile replies give one-line errors, never tracebacks or unbounded work ----------------
 def test_usage_figure_1e999_is_dropped_not_a_traceback(openai_server):
-    from conftest import completion_json
-
-    body = completion_json("Vitamin C [1].", "fake-model")
-    raw = json.dumps(body).replace('"total_tokens": 10', '"total_tokens": 1e999')
-    assert "1e999" in raw
+    raw = ('{"id": "c1", "object": "chat.completion", "created": 0, "model": "fake-model", "choices": [{"index": 0, '
+           '"message": {"role": "assistant", "content": "Vitamin C [1]."}, "finish_reason": "stop"}], '
+           '"usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 1e999}}')
     openai_server.push({"kind": "raw", "data": raw})
     out = backend(openai_server).complete(MSG)
     assert out.text == "Vitamin C [1]." and out.usage == {"prompt_tokens": 7, "completion_tokens": 3}
