@@ -67,6 +67,26 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise
 
 
+def remove_stale_temp_files(folder: str | Path) -> list[str]:
+    """Delete the temporary files an interrupted :func:`atomic_write` left in ``folder`` (``.NAME.XXXX.tmp``).
+
+    Call it only while no other process writes to the folder (a writer that resumes, holding its lock).
+    """
+    removed: list[str] = []
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return removed
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp") and os.path.isfile(os.path.join(folder, name)):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except FileNotFoundError:
+                pass
+    return removed
+
+
 def write_json(path: str | Path, data: Any) -> None:
     with atomic_write(path) as fh:
         json.dump(data, fh, indent=2, ensure_ascii=False, sort_keys=False)

@@ -24,7 +24,7 @@ from typing import Any
 from . import __version__
 from .config import Settings
 from .errors import InputError
-from .io import atomic_write, disk_full, is_disk_full, write_json
+from .io import atomic_write, disk_full, is_disk_full, remove_stale_temp_files, write_json
 from .trec import format_run
 from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Section, Stance, Topic
 
@@ -110,6 +110,8 @@ class RunWriter:
                     hint="choose a new --out folder, or rerun with the same preset and --set values to resume",
                 )
         self.path.mkdir(parents=True, exist_ok=True)
+        if stale := remove_stale_temp_files(self.path):  # an atomic write that a crash interrupted
+            log.warning("%s: removed %s left by an interrupted run", self.path, ", ".join(stale))
         self.settings = settings
         if not config_path.exists() or not resume:
             write_json(config_path, {

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptIndexError, InputError, MedciteError
-from ..io import disk_full, is_disk_full, write_json
+from ..io import disk_full, is_disk_full, remove_stale_temp_files, write_json
 from ..types import Article
 from .serialize import article_from_row, article_meta
 
@@ -167,6 +167,7 @@ class DocumentStore:
 
     @classmethod
     def _create_locked(cls, path: Path, lock: WriterLock) -> DocumentStore:
+        remove_stale_temp_files(path)  # a manifest write that a crash interrupted (we hold the writer lock)
         db = path / DB_NAME
         if not db.exists() or cls._is_blank(db):
             # schema and meta rows in one transaction: a crash leaves no file or a blank one, made again here
