@@ -25,7 +25,10 @@ from medcite.corpus.pubmed_xml import iter_pubmed_xml
 from medcite.corpus.records import BadRecord, Deletion
 from medcite.errors import ConfigError, MedciteError
 from medcite.evaluate.gold import read_gold
+from medcite.evaluate.grounding import read_judgements
+from medcite.tasks.biogen_a import read_task_a, read_task_a_run
 from medcite.tasks.topics import read_topics
+from medcite.train.stance_data import read_stance_csv
 from medcite.trec import read_qrels, read_run
 from medcite.types import Article
 from medcite.viewer.files import LazyJsonl, TrecFile, check_types, parse_json, parse_jsonl_table
@@ -120,6 +123,20 @@ def test_detect_format_any_bytes(tmp_path: Path, data: bytes) -> None:
                                           json_values, max_size=4), max_size=3).map(lambda v: json.dumps(v).encode())))
 def test_topics_any_content(tmp_path: Path, data: bytes) -> None:
     file_reader_contract(read_topics, write(tmp_path, "topics.json", data))
+
+
+task_a_items = st.lists(st.dictionaries(
+    st.sampled_from(["metadata", "meta_data", "answer", "sentences", "text", "qa_id", "citations", "qid"]),
+    json_values, max_size=5), max_size=3)
+
+
+@FAST
+@given(st.one_of(st.binary(max_size=300), task_a_items.map(lambda v: json.dumps(v).encode()),
+                 task_a_items.map(lambda v: "".join(json.dumps(i) + "\n" for i in v).encode())))
+def test_task_a_judgement_and_stance_readers_any_content(tmp_path: Path, data: bytes) -> None:
+    for reader, name in ((read_task_a, "a.jsonl"), (read_task_a_run, "run.jsonl"), (read_judgements, "j.csv"),
+                         (read_stance_csv, "s.csv")):
+        file_reader_contract(reader, write(tmp_path, name, data))
 
 
 trec_lines = st.lists(st.lists(st.sampled_from(["q1", "Q0", "0", "1", "2.5", "nan", "-1", "x", "1e999", "\x00"]),
