@@ -271,9 +271,18 @@ def preset_names() -> list[str]:
 
 
 def _preset_text(name: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"a preset is a name or a path to a .json file, not {name!r}",
+                          hint=f"choose one of: {', '.join(preset_names())}")
     path = Path(name)
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"preset {name!r} is a folder, not a .json preset file",
+                          hint="give a preset name or the path to one .json preset file")
     if path.suffix == ".json" and path.is_file():
-        return path.read_text(encoding="utf-8")
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read preset file {name}: {exc}") from None
     res = resources.files("medcite") / "presets" / f"{name}.json"
     if not res.is_file():
         raise ConfigError(
@@ -304,6 +313,9 @@ def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
     data = _preset_json(name)
     parent = data.pop("extends", None)
     data.pop("description", None)
+    if parent is not None and not isinstance(parent, str):
+        raise ConfigError(f"preset {name!r}: 'extends' must be one preset name, got {parent!r}",
+                          hint='e.g. "extends": "offline"')
     if parent:
         return merge(_read_preset(parent, (*chain, name)), data)
     return data
@@ -350,6 +362,25 @@ def _for_backend(old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...]
     return {k: v for k, v in old.items() if k in fields}
 
 
+MAX_OVERRIDE_INT = 2**63 - 1
+
+
+def _check_numbers(value: Any, item: str) -> None:
+    """Integers past 64 bits (``retrieve.k=1e30`` as digits) would overflow later, deep in a backend."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and abs(value) > MAX_OVERRIDE_INT:
+        text = str(value) if len(str(value)) <= 30 else str(value)[:30] + "..."
+        raise ConfigError(f"override {item[:80]!r}: {text} is too large",
+                          hint=f"integers are at most {MAX_OVERRIDE_INT}")
+    if isinstance(value, list):
+        for v in value:
+            _check_numbers(v, item)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _check_numbers(v, item)
+
+
 def parse_override(item: str) -> tuple[list[str], Any]:
     """``"rerank.top_k=30"`` -> (["rerank", "top_k"], 30). Values are JSON when they parse, else strings."""
     key, sep, raw = item.partition("=")
@@ -357,8 +388,14 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         raise ConfigError(f"cannot read override {item!r}", hint="write it as section.field=value, e.g. retrieve.k=50")
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError:
+    except RecursionError:
+        raise ConfigError(f"cannot read override {item[:80]!r}: the value is nested too deeply") from None
+    except ValueError:  # not JSON (a plain string), or an integer past Python's digit limit
+        if raw.strip().lstrip("-").isdigit():
+            raise ConfigError(f"override {key.strip()[:80]}: the number {raw.strip()[:30]}... is too large",
+                              hint=f"integers are at most {MAX_OVERRIDE_INT}") from None
         value = raw
+    _check_numbers(value, item)
     path = key.strip().split(".")
     if any(not p for p in path):
         raise ConfigError(f"cannot read override {item!r}: empty name in {key!r}", hint="e.g. rerank.k=30")
@@ -384,7 +421,8 @@ def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Set
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
+        origin = f"preset {preset!r}" + (f" with --set {', '.join(overrides)}" if overrides else "")
         raise ConfigError(
-            f"invalid settings: {problems}",
+            f"invalid settings ({origin[:300]}): {problems}",
             hint="run `medcite config show` to see every field with its description",
         ) from None

@@ -70,3 +70,15 @@ class LLMError(MedciteError):
     def __init__(self, message: str, hint: str | None = None, *, retryable: bool = False) -> None:
         super().__init__(message, hint)
         self.retryable = retryable
+
+
+class DiskFullError(MedciteError):
+    """A write failed for lack of space; what was being written was rolled back to before the step."""
+
+    def __init__(self, path: str, device: str) -> None:
+        super().__init__(
+            f"no space left on {device} while writing {path}",
+            hint="free some space there (or write elsewhere) and run the command again: it resumes",
+        )
+        self.path = path
+        self.device = device

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -10,6 +11,38 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from .errors import DiskFullError
+
+
+def device_of(path: str | Path) -> str:
+    """The device holding ``path``, as "DEVICE (mounted on MOUNT)" when /proc/mounts says, else the mount point."""
+    p = Path(os.path.abspath(path))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    mount = p
+    while not os.path.ismount(mount) and mount != mount.parent:
+        mount = mount.parent
+    try:
+        with open("/proc/mounts", encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 2 and parts[1] == str(mount):
+                    return f"{parts[0]} (mounted on {mount})"
+    except OSError:
+        pass
+    return f"the device mounted on {mount}"
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """An OSError for a full disk or quota, or SQLite's "database or disk is full"."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return type(exc).__name__ == "OperationalError" and "disk is full" in str(exc)
+
+
+def disk_full(path: str | Path) -> DiskFullError:
+    return DiskFullError(str(path), device_of(path))
 
 
 @contextmanager
@@ -24,12 +57,34 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if is_disk_full(exc):  # the old file is untouched: only the temporary one was written
+            raise disk_full(path) from exc
         raise
+
+
+def remove_stale_temp_files(folder: str | Path) -> list[str]:
+    """Delete the temporary files an interrupted :func:`atomic_write` left in ``folder`` (``.NAME.XXXX.tmp``).
+
+    Call it only while no other process writes to the folder (a writer that resumes, holding its lock).
+    """
+    removed: list[str] = []
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return removed
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp") and os.path.isfile(os.path.join(folder, name)):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(name)
+            except FileNotFoundError:
+                pass
+    return removed
 
 
 def write_json(path: str | Path, data: Any) -> None:

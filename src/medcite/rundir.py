@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import Any
 from . import __version__
 from .config import Settings
 from .errors import InputError
-from .io import atomic_write, write_json
+from .io import atomic_write, disk_full, is_disk_full, remove_stale_temp_files, write_json
 from .trec import format_run
 from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Section, Stance, Topic
 
@@ -98,6 +98,9 @@ class RunWriter:
                 f"run directory name {self.path.name!r} is not allowed",
                 hint="use letters, digits, '.', '_' and '-' only (at most 128 characters)",
             )
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(f"{self.path} exists and is not a folder",
+                             hint="give a new folder for --out (it is created), or an earlier run's folder to resume")
         config_path = self.path / "config.json"
         if config_path.exists() and resume:
             old = json.loads(config_path.read_text(encoding="utf-8"))
@@ -107,6 +110,8 @@ class RunWriter:
                     hint="choose a new --out folder, or rerun with the same preset and --set values to resume",
                 )
         self.path.mkdir(parents=True, exist_ok=True)
+        if stale := remove_stale_temp_files(self.path):  # an atomic write that a crash interrupted
+            log.warning("%s: removed %s left by an interrupted run", self.path, ", ".join(stale))
         self.settings = settings
         if not config_path.exists() or not resume:
             write_json(config_path, {
@@ -205,17 +210,31 @@ class RunWriter:
         write_json(self.path / "metrics.json", metrics)
 
     def _append(self, name: str, lines: Sequence[str], *, sync: bool = False) -> None:
-        with open(self.path / name, "a", encoding="utf-8") as fh:
-            fh.writelines(lines)
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
+        try:
+            _write_lines(self.path / name, lines, sync)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            # back to the state before this topic: its rows (and any torn line) are cut off the files' ends
+            try:
+                drop_unfinished_topics(self.path)
+            except OSError:
+                log.warning("%s: could not drop the unfinished topic's rows; the next run drops them", self.path)
+            raise disk_full(self.path / name) from exc
 
     def _sync_names(self) -> None:
         names = set(os.listdir(self.path))
         if not names <= self._names:
             _fsync_dir(self.path)
         self._names = names
+
+
+def _write_lines(path: Path, lines: Sequence[str], sync: bool) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.writelines(lines)
+        fh.flush()
+        if sync:
+            os.fsync(fh.fileno())
 
 
 def _fsync_dir(path: Path) -> None:
@@ -307,22 +326,45 @@ def _repair(path: Path, topic_of: Callable[[bytes], str | None], keep: Callable[
     _fsync_dir(path.parent)
 
 
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of a run's JSONL file; a line that is not a JSON object is an InputError."""
+    try:
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    row = json.loads(raw)
+                except (ValueError, RecursionError) as exc:
+                    raise InputError(f"not a JSON line ({type(exc).__name__})", path=str(path),
+                                     position=f"line {n}", hint="re-create the run, or fix that line") from None
+                if not isinstance(row, dict):
+                    raise InputError("not a JSON object", path=str(path), position=f"line {n}")
+                yield n, row
+    except OSError as exc:
+        raise InputError(f"cannot read it ({exc.strerror or exc})", path=str(path)) from None
+
+
+def _malformed(path: Path, n: int, exc: Exception) -> InputError:
+    return InputError(f"a field is missing or of the wrong type ({type(exc).__name__}: {exc})"[:300],
+                      path=str(path), position=f"line {n}", hint="re-create the run, or fix that line")
+
+
 def read_answers(run_dir: str | Path) -> list[Answer]:
     """The answers of a run directory as :class:`Answer` objects (file order)."""
     out = []
     path = Path(run_dir) / "answers.jsonl"
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            row = json.loads(line)
+    for n, row in _rows(path):
+        try:
             sentences = [
-                AnswerSentence(s["text"], tuple(s["pmids"]), tuple(s.get("evidence", ())),
-                               tuple((p, Stance(v)) for p, v in s.get("stances", {}).items()))
+                AnswerSentence(str(s["text"]), tuple(map(str, s["pmids"])), tuple(s.get("evidence", ())),
+                               tuple((str(p), Stance(v)) for p, v in s.get("stances", {}).items()))
                 for s in row["sentences"]
             ]
             dropped = [Dropped(d["what"], d["text"], d["reason"]) for d in row.get("dropped", [])]
             out.append(Answer(str(row["topic_id"]), sentences, dropped, row.get("generator", "")))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise _malformed(path, n, exc) from None
     return out
 
 
@@ -332,16 +374,15 @@ def read_articles(run_dir: str | Path) -> dict[str, dict[str, Article]]:
     path = Path(run_dir) / "articles.jsonl"
     if not path.exists():
         return out
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            row = json.loads(line)
+    for n, row in _rows(path):
+        try:
             sections = tuple(Section(label, None, int(start), int(end))
                              for label, start, end in row.get("sections") or ())
             article = Article(str(row["pmid"]), row.get("title") or "", row.get("abstract") or "", sections,
                               journal=row.get("journal"), year=row.get("year"),
                               retracted=bool(row.get("retracted") is True), doi=row.get("doi"),
                               publication_types=tuple(row.get("publication_types") or ()))
-            out.setdefault(str(row["topic_id"]), {})[article.pmid] = article
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise _malformed(path, n, exc) from None
+        out.setdefault(str(row["topic_id"]), {})[article.pmid] = article
     return out

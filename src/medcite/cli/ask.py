@@ -26,8 +26,11 @@ def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: st
     from ..pipeline import Pipeline
 
     settings = resolve(preset, overrides)
-    pipeline = Pipeline(settings, corpus)
     out = out or Path("runs") / new_run_id("ask")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is an existing file, not a folder",
+                         hint="give a new folder for --out (it is created), or omit it")
+    pipeline = Pipeline(settings, corpus)
     topic = Topic("q1", question)
     if (out / "config.json").exists():
         raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import click
 
 from .options import resolve, settings_options
@@ -20,10 +23,13 @@ _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "
               help="Input format; 'auto' looks at the content (gzip, '<' or '{').")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Articles written per batch. Default: the corpus.batch_size setting (2000).")
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=600.0, show_default=True,
+              help="Seconds to wait when another ingest is writing to the store; then fail saying which "
+              "process holds it.")
 @settings_options
 def ingest(
     paths: tuple[str, ...], store_dir: str, on_error: str | None, fmt: str, batch_size: int | None,
-    preset: str, overrides: tuple[str, ...],
+    wait_s: float, preset: str, overrides: tuple[str, ...],
 ) -> None:
     """Ingest FILES, folders or glob patterns (PubMed XML[.gz], JSONL[.gz]) into the store at --store.
 
@@ -37,8 +43,16 @@ def ingest(
     settings = resolve(preset, overrides)
     mode = on_error or settings.corpus.on_error
     batch = batch_size or settings.corpus.batch_size
-    with DocumentStore.create(store_dir) as store:
-        results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)  # type: ignore[arg-type]
+    new = not Path(store_dir).exists()
+    with DocumentStore.create(store_dir, wait_s=wait_s) as store:
+        try:
+            results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)  # type: ignore[arg-type]
+        except BaseException:
+            empty = new and not store.files()
+            store.close()
+            if empty:  # a store this command created and filled with nothing: leave no trace of it
+                shutil.rmtree(store_dir, ignore_errors=True)
+            raise
         total = len(store)
     name_width = min(60, max([len(r.path) for r in results] + [4]))
     click.echo(f"{'file':<{name_width}}  " + "  ".join(f"{c:>10}" for c in _COLUMNS))

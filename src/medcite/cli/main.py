@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
+import re
+import sqlite3
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from .. import __version__
 from ..errors import MedciteError
+from ..io import disk_full, is_disk_full
 from ..progress import set_quiet
 
 # command name -> "module:attribute" (relative to medcite.cli); keep heavy imports inside the commands
@@ -49,15 +53,51 @@ class LazyGroup(click.Group):
             return getattr(importlib.import_module(f"medcite.cli.{module}"), attr)  # type: ignore[no-any-return]
         return super().get_command(ctx, cmd_name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # bytes the locale cannot decode reach Python as lone surrogates; nothing downstream can write them
+        for arg in args:
+            if _SURROGATE.search(arg):
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                click.echo(f"error: the argument '{shown}' is not valid UTF-8 text", err=True)
+                click.echo("  hint: re-type it, or convert the file name / text to UTF-8", err=True)
+                ctx.exit(2)
+        ctx.meta["medcite.args"] = list(args)  # to name the input files in errors without a reader's own
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except MedciteError as exc:
-            # library errors become clean CLI errors: message, hint, exit code 1
-            click.echo(f"error: {exc.message}", err=True)
-            if exc.hint:
-                click.echo(f"  hint: {exc.hint}", err=True)
-            ctx.exit(1)
+            _fail(ctx, exc)
+        except OSError as exc:
+            # a file system error outside the checked paths: one line naming the file, not a traceback
+            if is_disk_full(exc):
+                _fail(ctx, disk_full(exc.filename or "a file"))
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(ctx, MedciteError(f"{where}{exc.strerror or exc}"))
+        except (RecursionError, EOFError) as exc:
+            # a reader without its own check met JSON/XML nested thousands deep, or a gzip stream cut short
+            # (click would print a bare "Aborted!" for EOFError): name the files the command was given
+            what = "nested too deeply to read" if isinstance(exc, RecursionError) else "truncated (corrupt gzip?)"
+            files = [a for a in ctx.meta.get("medcite.args", []) if os.path.isfile(a)]
+            _fail(ctx, MedciteError(f"an input is {what}: {', '.join(files) or 'one of the inputs'}",
+                                    hint="check the file(s) named here"))
+        except sqlite3.OperationalError as exc:
+            if is_disk_full(exc):
+                _fail(ctx, MedciteError(f"no space left for a SQLite database ({exc})",
+                                        hint="free some space and run the command again"))
+            raise
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fail(ctx: click.Context, exc: MedciteError) -> NoReturn:
+    """Library errors become clean CLI errors: message, hint, exit code 1."""
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"  hint: {exc.hint}", err=True)
+    ctx.exit(1)
 
 
 def setup_logging(verbose: int, quiet: bool) -> None:

@@ -35,7 +35,7 @@ from ..progress import progress
 from ..types import Article
 from .jsonl import iter_jsonl
 from .pubmed_xml import iter_pubmed_xml
-from .records import BadRecord, Deletion, Item
+from .records import BadRecord, Deletion, Item, UnreadableFileError
 from .store import DocumentStore, FileStats
 
 log = logging.getLogger(__name__)
@@ -93,15 +93,15 @@ def detect_format(path: Path) -> str:
             with gzip.open(path, "rb") as gz:
                 head = gz.read(4096)
         except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", path=str(path), position="at the start") from None
+            raise UnreadableFileError(f"corrupt gzip data ({exc})", path=str(path), position="at the start") from None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text:
-        raise InputError("file is empty", path=str(path), hint="remove it from the input list")
+        raise UnreadableFileError("file is empty", path=str(path), hint="remove it from the input list")
     if text[:1] == b"<":
         return "xml"
     if text[:1] == b"{":
         return "jsonl"
-    raise InputError(
+    raise UnreadableFileError(
         f"cannot tell the format: the content starts with {text[:20]!r}, not '<' (PubMed XML) or '{{' (JSONL)",
         path=str(path), hint="pass --format xml or --format jsonl, or check that this is a corpus file",
     )
@@ -170,14 +170,23 @@ def _ingest_file(
     size = path.stat().st_size
     try:
         kind = detect_format(path) if fmt == "auto" else fmt
+        return _read_file(path, key, store, on_error, batch_size, kind, size)
     except InputError as exc:
-        if on_error == "raise":
+        if on_error == "raise" or not isinstance(exc, UnreadableFileError):
             raise
+        # the whole file is unreadable: nothing of it is stored, and it is recorded as failed (not done)
         log.warning("%s", exc.message)
         stats.status, stats.error, stats.warnings = "failed", exc.message, 1
         with store.transaction() as txn:
             txn.record_file(key, size, stats)
         return stats
+
+
+def _read_file(
+    path: Path, key: str, store: DocumentStore, on_error: str, batch_size: int, kind: str, size: int
+) -> FileStats:
+    name = str(path)
+    stats = FileStats(path=name)
     reader = _READERS[kind]
     with store.transaction() as txn, open(path, "rb") as raw, progress(
         total=size, unit="B", unit_scale=True, desc=path.name, leave=False
@@ -197,7 +206,7 @@ def _ingest_file(
                 else:
                     _bad_record(item, name, on_error, stats)  # type: ignore[arg-type]
         except InputError as exc:
-            if on_error == "raise" or exc.path != name:
+            if on_error == "raise" or exc.path != name or isinstance(exc, UnreadableFileError):
                 raise
             log.warning("%s; keeping the %d records read before it", exc.message, stats.added + stats.replaced
                         + stats.kept_newer + len(batch))

@@ -19,6 +19,8 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from ..errors import InputError
 from ..types import Article, MeshHeading, Section
 from .records import BadRecord, Item
@@ -35,6 +37,92 @@ _COLLECTION_SET = frozenset(COLLECTION_FIELDS)
 
 class _BadValue(ValueError):
     """A field value of the wrong type or form (becomes a BadRecord)."""
+
+
+# -- the record schema: types are checked here first, forms (digits, spans) by the helpers below ----------
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _QualifierRecord(_Strict):
+    name: str
+    ui: str | None = None
+    major: bool = False
+
+
+class _MeshRecord(_Strict):
+    descriptor: str
+    ui: str | None = None
+    major: bool = False
+    qualifiers: list[str | _QualifierRecord] | None = None
+
+
+class _SectionRecord(_Strict):
+    label: str | None = None
+    category: str | None = None
+    start: int | str
+    end: int | str
+
+
+class ArticleRecord(_Strict):
+    """One JSONL line of the article shape. Unknown fields are allowed here and reported by the reader."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+    pmid: int | str
+    title: str | None = None
+    abstract: str | None = None
+    sections: list[_SectionRecord] | None = None
+    version: int | str | None = None
+    journal: str | None = None
+    journal_iso: str | None = None
+    year: int | str | None = None
+    mesh: list[str | _MeshRecord] | None = None
+    publication_types: list[str] | None = None
+    keywords: list[str] | None = None
+    retracted: bool | None = None
+    doi: str | None = None
+    pmc: str | None = None
+
+
+class CollectionRecord(_Strict):
+    """One JSONL line of the collection shape (``id``, ``contents``, ``title``)."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
+    id: int | str
+    contents: str | None = None
+    title: str | None = None
+
+
+_UNION_TAGS = frozenset({"str", "int", "bool", "float", "list", "dict"})
+_MUST = {
+    "string_type": "must be a string", "int_type": "must be an integer", "list_type": "must be a list",
+    "bool_type": "must be true or false", "model_type": "must be an object", "dict_type": "must be an object",
+    "missing": "is missing", "extra_forbidden": "is not a known field", "int_from_float": "must be an integer",
+}
+
+
+def _schema_error(exc: ValidationError) -> str:
+    """The first wrong field of a validation error, as one line naming the field (deepest union branch)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]["loc"][:1]
+    err = max((e for e in errors if e["loc"][:1] == first), key=lambda e: len(e["loc"]))
+    loc = ".".join(
+        str(p) for p in err["loc"] if not (isinstance(p, str) and (p in _UNION_TAGS or p.startswith("_")))
+    )
+    fields = {e["loc"][:1] for e in errors}
+    more = f" (and {len(fields) - 1} more field(s))" if len(fields) > 1 else ""
+    what = _MUST.get(err["type"], err["msg"].lower())
+    got = "" if err["type"] in ("missing", "extra_forbidden") else f", got {repr(err.get('input'))[:60]}"
+    return f"field {loc!r} {what}{got}{more}"
+
+
+def validate_record(d: dict[str, Any]) -> None:
+    """Check the types of one decoded JSONL object against the schema; raise ``_BadValue`` naming the field."""
+    model: type[BaseModel] = ArticleRecord if "pmid" in d else CollectionRecord
+    try:
+        model.model_validate(d)
+    except ValidationError as exc:
+        raise _BadValue(_schema_error(exc)) from None
 
 
 def _str(d: dict[str, Any], key: str) -> str:
@@ -115,6 +203,8 @@ def article_from_json(d: dict[str, Any]) -> tuple[Article, list[str]]:
 
     Raises ``ValueError`` (with a message for the user) when the record cannot be stored.
     """
+    if "pmid" in d or "id" in d:
+        validate_record(d)
     if "pmid" in d:
         unknown = [k for k in d if k not in _ARTICLE_SET]
         pmid = _int(d["pmid"], "pmid")
@@ -184,6 +274,9 @@ def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             yield BadRecord(f"invalid JSON at column {exc.colno}: {exc.msg}", lineno)
+            continue
+        except RecursionError:
+            yield BadRecord("JSON nested too deeply to be an article record", lineno)
             continue
         if not isinstance(obj, dict):
             yield BadRecord(f"line is a JSON {type(obj).__name__}, expected an object", lineno)

@@ -45,10 +45,12 @@ from typing import IO, Any
 
 from ..errors import InputError
 from ..types import Article, MeshHeading, Section
-from .records import BadRecord, Deletion, Item
+from .records import BadRecord, Deletion, Item, UnreadableFileError
 from .streams import GZIP_ERRORS, open_stream
 
 _RECORD_TAGS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
+# root elements of PubMed files and efetch replies; any other root with no record is not PubMed XML
+PUBMED_ROOTS = frozenset({"PubmedArticleSet", "PubmedBookArticleSet", "PubmedArticle", "PubmedBookArticle"})
 _YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
 _LINEBREAK_WS = re.compile(r"[ \t\r]*\n\s*")
 
@@ -276,8 +278,10 @@ def iter_pubmed_xml(stream: IO[bytes], name: str) -> Iterator[Item]:
         resolve_entities=False, remove_comments=True,
     )
     last_line = 0
+    records = 0
     try:
         for _event, elem in parser:
+            records += 1
             last_line = elem.sourceline or last_line
             if elem.tag == "DeleteCitation":
                 yield from _deletion(elem)
@@ -289,6 +293,16 @@ def iter_pubmed_xml(stream: IO[bytes], name: str) -> Iterator[Item]:
             if parent is not None:
                 while elem.getprevious() is not None:
                     del parent[0]
+        if not records:
+            root = parser.root
+            tag = root.tag if root is not None and isinstance(root.tag, str) else None
+            if tag not in PUBMED_ROOTS:
+                raise UnreadableFileError(
+                    f"not PubMed XML: the root element is <{tag}> and there is no PubmedArticle, "
+                    "PubmedBookArticle or DeleteCitation in it", path=name,
+                    hint="give PubMed/MEDLINE XML (root <PubmedArticleSet>), e.g. a baseline or update file "
+                    "or an efetch reply",
+                )
     except etree.XMLSyntaxError as exc:
         line, col = exc.position if exc.position else (exc.lineno, 0)
         msg = exc.msg

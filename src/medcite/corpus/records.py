@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import InputError
 from ..types import Article
+
+
+class UnreadableFileError(InputError):
+    """Nothing in the file can be read (empty, another format, XML that is not PubMed): it is failed, not done."""
 
 
 @dataclass(frozen=True, slots=True)

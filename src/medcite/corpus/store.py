@@ -9,7 +9,9 @@ index can record the last sequence it applied and later catch up incrementally w
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -17,8 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptIndexError, InputError
-from ..io import write_json
+from ..errors import CorruptIndexError, InputError, MedciteError
+from ..io import disk_full, is_disk_full, remove_stale_temp_files, write_json
 from ..types import Article
 from .serialize import article_from_row, article_meta
 
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 DB_NAME = "store.sqlite"
+LOCK_NAME = "store.lock"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,34 +80,118 @@ def _pmid_int(pmid: str | int) -> int:
     return value
 
 
+class WriterLock:
+    """The one-writer lock of a store folder: an exclusive ``flock`` on ``store.lock``, which holds the pid.
+
+    The kernel drops the lock when its process ends, however it ends (kill -9 included), so a stale lock
+    cannot block a store. A second writer waits up to ``wait_s`` seconds, saying once whom it waits for,
+    then fails with "store is busy (held by pid N)". Readers (search, index) never take it: SQLite's WAL
+    mode lets them read the last committed state while a writer works. Without ``fcntl`` (Windows) there
+    is no lock and SQLite's own locking applies.
+    """
+
+    POLL_S = 0.1
+
+    def __init__(self, folder: Path, wait_s: float | None) -> None:
+        self.path = folder / LOCK_NAME
+        self._fd: int | None = None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        said = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = self.holder()
+                if deadline is not None and time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise InputError(
+                        f"store {folder} is busy (held by pid {holder or 'unknown'})",
+                        hint="another `medcite ingest` is writing to it: wait for it to finish, or pass "
+                        "--wait SECONDS to wait longer",
+                    ) from None
+                if not said:
+                    log.warning("store %s is busy (held by pid %s); waiting%s", folder, holder or "unknown",
+                                "" if wait_s is None else f" up to {wait_s:g} s")
+                    said = True
+                time.sleep(self.POLL_S)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def holder(self) -> str | None:
+        """The pid written by the process that holds (or last held) the lock."""
+        try:
+            text = self.path.read_text(encoding="ascii", errors="replace").strip()
+        except OSError:
+            return None
+        return text if text.isdigit() else None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+
 class DocumentStore:
     """SQLite store of :class:`Article` keyed by PMID. Open with :meth:`open` or :meth:`create`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: WriterLock | None = None) -> None:
         self.path = path
         self._conn = conn
+        self._lock = lock
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path) -> DocumentStore:
-        """Open the store at ``path``, creating an empty one if the folder has none."""
+    def create(cls, path: str | Path, *, wait_s: float | None = 60.0) -> DocumentStore:
+        """Open the store at ``path`` for writing, creating an empty one if the folder has none.
+
+        Takes the store's writer lock (:class:`WriterLock`) until :meth:`close`: a second writer waits up
+        to ``wait_s`` seconds (None: as long as it takes), then fails with "store is busy (held by pid N)".
+        """
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise InputError(f"store path {path} is a file", hint="give a folder for --store")
         path.mkdir(parents=True, exist_ok=True)
-        if not (path / DB_NAME).exists():
-            conn = cls._connect(path / DB_NAME)
-            with conn:
-                conn.executescript(_SCHEMA)
+        lock = WriterLock(path, wait_s)
+        try:
+            return cls._create_locked(path, lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _create_locked(cls, path: Path, lock: WriterLock) -> DocumentStore:
+        remove_stale_temp_files(path)  # a manifest write that a crash interrupted (we hold the writer lock)
+        db = path / DB_NAME
+        if not db.exists() or cls._is_blank(db):
+            # schema and meta rows in one transaction: a crash leaves no file or a blank one, made again here
+            conn = cls._connect(db)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    conn.execute(statement)
                 conn.executemany(
                     "INSERT INTO meta(key, value) VALUES (?, ?)",
                     [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
                      ("created_at", _now())],
                 )
-            store = cls(path, conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                conn.close()
+                raise
+            store = cls(path, conn, lock)
             store._write_manifest()
             return store
-        return cls.open(path)
+        store = cls.open(path)
+        store._lock = lock
+        return store
 
     @classmethod
     def open(cls, path: str | Path) -> DocumentStore:
@@ -138,6 +225,18 @@ class DocumentStore:
         return cls(path, conn)
 
     @staticmethod
+    def _is_blank(db: Path) -> bool:
+        """True for a database file without any table (creation was interrupted before its commit)."""
+        try:
+            conn = sqlite3.connect(db)
+            try:
+                return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            return False  # not a database at all: open() says so
+
+    @staticmethod
     def _connect(db: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
         try:
@@ -153,6 +252,9 @@ class DocumentStore:
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> DocumentStore:
         return self
@@ -314,13 +416,25 @@ class StoreTransaction:
         self.seq = self.store.seq + 1
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc_type is not None:
             self._conn.execute("ROLLBACK")
+            if exc is not None and is_disk_full(exc) and not isinstance(exc, MedciteError):
+                raise disk_full(self.store.path / DB_NAME) from exc
             return
-        self._conn.execute("UPDATE meta SET value=? WHERE key='seq'", (str(self.seq),))
-        self._conn.execute("COMMIT")
-        self.store._write_manifest()
+        try:
+            self._conn.execute("UPDATE meta SET value=? WHERE key='seq'", (str(self.seq),))
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            if is_disk_full(error):
+                raise disk_full(self.store.path / DB_NAME) from error
+            raise
+        try:
+            self.store._write_manifest()
+        except MedciteError as error:  # the commit stands; the manifest is a summary, redone at the next commit
+            log.warning("%s; the store itself is committed", error.message)
 
     def upsert(self, articles: Sequence[Article], stats: FileStats) -> None:
         """Add articles; a record replaces a stored one unless the stored version is newer."""

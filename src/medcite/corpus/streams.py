@@ -73,15 +73,11 @@ class _ThreadedGunzip:
             raise item
         return item
 
-    def _fill(self) -> bool:
-        """Append the next chunk to the unread part of the buffer; False at the end of the stream."""
-        chunk = self._next()
-        if not chunk:
-            return False
-        rest = self._buf[self._pos :]
-        self._buf = rest + chunk if rest else chunk
-        self._pos = 0
-        return True
+    def _take(self, parts: list[bytes], data: bytes, cut: int) -> bytes:
+        """Join ``parts`` with ``data[:cut]``; the rest of ``data`` becomes the buffer (one copy of each byte)."""
+        parts.append(data[:cut])
+        self._buf, self._pos = data, cut
+        return b"".join(parts)
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:
@@ -90,29 +86,47 @@ class _ThreadedGunzip:
                 parts.append(chunk)
             self._buf, self._pos = b"", 0
             return b"".join(parts)
-        while len(self._buf) - self._pos < n and self._fill():
-            pass
-        out = self._buf[self._pos : self._pos + n]
-        self._pos += len(out)
-        return out
+        if len(self._buf) - self._pos >= n:
+            out = self._buf[self._pos : self._pos + n]
+            self._pos += n
+            return out
+        # gather whole chunks in a list and join once: linear in n, however many chunks it spans
+        parts = [self._buf[self._pos :]]
+        need = n - len(parts[0])
+        while need > 0:
+            chunk = self._next()
+            if not chunk:
+                self._buf, self._pos = b"", 0
+                return b"".join(parts)
+            if len(chunk) >= need:
+                return self._take(parts, chunk, need)
+            parts.append(chunk)
+            need -= len(chunk)
+        return b"".join(parts)  # pragma: no cover - the loop returns
 
     def readline(self, limit: int = -1) -> bytes:
-        start = self._pos
-        while True:
-            i = self._buf.find(b"\n", start)
-            if i >= 0:
-                end = i + 1
-                break
-            start = len(self._buf) - self._pos  # resume the search after what was already scanned
-            if not self._fill():
-                end = len(self._buf)
-                break
-            start = start + self._pos
-        if limit is not None and limit >= 0:
-            end = min(end, self._pos + limit)
-        out = self._buf[self._pos : end]
-        self._pos = end
-        return out
+        i = self._buf.find(b"\n", self._pos)
+        if i >= 0:
+            line = self._buf[self._pos : i + 1]
+            self._pos = i + 1
+        else:
+            # a line longer than the buffer: each chunk is searched once and kept in a list (linear time)
+            parts = [self._buf[self._pos :]]
+            self._buf, self._pos = b"", 0
+            while True:
+                chunk = self._next()
+                if not chunk:
+                    line = b"".join(parts)
+                    break
+                j = chunk.find(b"\n")
+                if j >= 0:
+                    line = self._take(parts, chunk, j + 1)
+                    break
+                parts.append(chunk)
+        if limit is not None and 0 <= limit < len(line):
+            self._buf, self._pos = line[limit:] + self._buf[self._pos :], 0
+            line = line[:limit]
+        return line
 
     def __iter__(self) -> _ThreadedGunzip:
         return self

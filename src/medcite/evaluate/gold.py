@@ -30,16 +30,22 @@ def read_gold(path: str | Path) -> Qrels:
     path = Path(path)
     if not path.is_file():
         raise InputError("no such gold file", path=str(path))
-    with open_maybe_gz(path) as fh:
-        head = fh.read(1)
-        while head and head.isspace():
+    try:
+        with open_maybe_gz(path, "rb") as fh:
             head = fh.read(1)
-    if head == "{":
-        with open_maybe_gz(path) as fh:
-            try:
+            while head and head.isspace():
+                head = fh.read(1)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file ({exc})", path=str(path)) from None
+    if head == b"{":
+        try:
+            with open_maybe_gz(path) as fh:
                 data = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", path=str(path)) from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", path=str(path)) from None
+        except (UnicodeDecodeError, RecursionError, OSError, EOFError) as exc:
+            raise InputError(f"cannot read the file as JSON ({type(exc).__name__}: {exc})"[:300],
+                             path=str(path)) from None
         return _from_bioasq(data, path)
     return read_qrels(path)
 

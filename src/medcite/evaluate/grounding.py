@@ -267,7 +267,7 @@ def read_judgements(path: str | Path) -> list[Judgement]:
             text = fh.read()
     except FileNotFoundError:
         raise InputError("no such judgement file", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # EOFError: a gzip stream cut short
         raise InputError(f"cannot read the judgement file as UTF-8 text: {exc}", path=str(path)) from None
     head = text.lstrip()
     first = head.split("\n", 1)[0].lower()

@@ -9,6 +9,7 @@ the post-processor can record why they were dropped.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from ..evidence.sentences import split_spans
@@ -20,6 +21,7 @@ _PMID_BODY = re.compile(r"^\s*(?:PMID|PMIDs|pmid)\s*:?\s*[\d,;\s]+$")
 _RANGE = re.compile(r"(\d+)\s*[-–—]\s*(\d+)")
 _NUM = re.compile(r"\d+")
 MAX_RANGE = 30
+_NON_SPACE = re.compile(r"\S")
 
 
 @dataclass
@@ -72,7 +74,8 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
             continue
         parsed = parse_group(m.group(1))
         if runs and not text[runs[-1][1] : m.start()].strip():
-            runs[-1] = (runs[-1][0], m.end(), [*runs[-1][2], parsed])
+            runs[-1][2].append(parsed)  # in place: a long run of groups stays linear
+            runs[-1] = (runs[-1][0], m.end(), runs[-1][2])
         else:
             runs.append((m.start(), m.end(), [parsed]))
     pieces: list[str] = []
@@ -99,15 +102,16 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
     if not spans:
         return []
     drafts = [DraftSentence(_tidy(clean[s:e])) for s, e in spans]
+    # each mark finds its sentence by binary search (a long reply has as many marks as sentences)
+    starts = [s for s, _ in spans]
+    ends = [e for _, e in spans]
     for p, found, err in marks:
-        owner = 0
-        for i, (s, e) in enumerate(spans):
-            if p >= e or (p >= s and i == 0):
-                owner = i
-            if s <= p < e:
-                # a group that opens a sentence (only whitespace before it) belongs to the previous one
-                owner = i if (i == 0 or clean[s:p].strip()) else i - 1
-                break
+        k = bisect_right(starts, p) - 1
+        if k >= 0 and p < ends[k]:
+            # a group that opens a sentence (only whitespace before it) belongs to the previous one
+            owner = k if (k == 0 or _NON_SPACE.search(clean, starts[k], p)) else k - 1
+        else:  # between sentences: the last one that ended before it (the first when none did)
+            owner = max(bisect_right(ends, p) - 1, 0)
         drafts[owner].indices.extend(found)
         if err:
             drafts[owner].invalid.append(err)

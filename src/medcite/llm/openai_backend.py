@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import random
 import threading
 import time
+import warnings
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
@@ -38,6 +40,10 @@ from .base import BaseLLM, Completion, LLMConfig, Message
 if TYPE_CHECKING:
     from ..context import BuildContext
     from .cache import LLMCache
+
+MAX_REPLY_CHARS = 400_000
+"""At most this much of one reply is read (about 100k tokens, far above any max_tokens): a runaway or hostile
+server cannot make parsing and storing the answer unbounded."""
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +284,12 @@ class OpenAIBackend(BaseLLM):
             raise LLMError(f"{self.url} returned a choice without text content: {str(first)[:200]!r}",
                            hint="tool calls are not supported; ask for a plain text answer", retryable=False)
         model = str(data.get("model") or self.model)
-        return text, model, _usage(data.get("usage")), first.get("finish_reason")
+        finish = first.get("finish_reason")
+        if len(text) > MAX_REPLY_CHARS:
+            log.warning("%s: the reply has %d characters; keeping the first %d", self.url, len(text),
+                        MAX_REPLY_CHARS)
+            text, finish = text[:MAX_REPLY_CHARS], "length"
+        return text, model, _usage(data.get("usage"), self.url), finish if isinstance(finish, str) else None
 
     def _read_stream(self, stream: Any) -> Answer:
         """Join the streamed deltas; a stream that stalls or breaks off is retried, an error event is not."""
@@ -286,16 +297,31 @@ class OpenAIBackend(BaseLLM):
         parts: list[str] = []
         model, finish = self.model, None
         usage: dict[str, int] = {}
+        size = 0
         try:
             for event in stream:
-                chunk = event.to_dict()
-                model = chunk.get("model") or model
-                usage = _usage(chunk.get("usage")) or usage
-                for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    if delta.get("content"):
-                        parts.append(delta["content"])
-                    finish = choice.get("finish_reason") or finish
+                chunk = _chunk_dict(event)
+                choices = (chunk.get("choices") or []) if isinstance(chunk, dict) else None
+                if not isinstance(choices, list) or not all(
+                    isinstance(c, dict) and isinstance(c.get("delta") or {}, dict) for c in choices
+                ):
+                    raise LLMError(f"{self.url} streamed a malformed chunk: {json.dumps(chunk)[:200]}",
+                                   hint="the server is not OpenAI-compatible; turn streaming off "
+                                   "(llm.stream=false)", retryable=False)
+                model = chunk.get("model") if isinstance(chunk.get("model"), str) else model
+                usage = _usage(chunk.get("usage"), self.url) or usage
+                for choice in choices:
+                    content = (choice.get("delta") or {}).get("content")
+                    if isinstance(content, str) and content:
+                        parts.append(content)
+                        size += len(content)
+                    reason = choice.get("finish_reason")
+                    finish = reason if isinstance(reason, str) else finish
+                if size > MAX_REPLY_CHARS:  # stop reading: the rest would only be thrown away
+                    log.warning("%s: the streamed reply passed %d characters; keeping the first %d",
+                                self.url, MAX_REPLY_CHARS, MAX_REPLY_CHARS)
+                    finish = "length"
+                    break
         except json.JSONDecodeError as exc:
             raise LLMError(f"{self.url} streamed a chunk that is not JSON: {exc.doc[:200]!r}",
                            hint="turn streaming off (llm.stream=false)", retryable=False) from exc
@@ -311,17 +337,35 @@ class OpenAIBackend(BaseLLM):
                            retryable=False) from exc
         finally:
             stream.close()
-        return "".join(parts), str(model), usage, finish
+        return "".join(parts)[:MAX_REPLY_CHARS], str(model), usage, finish
 
     def close(self) -> None:
         self._client.close()
         super().close()
 
 
-def _usage(raw: Any) -> dict[str, int]:
+def _chunk_dict(event: Any) -> Any:
+    """The decoded JSON of one streamed event (the SDK hands non-object JSON through as it is)."""
+    if not hasattr(event, "to_dict"):
+        return event
+    with warnings.catch_warnings():  # a malformed chunk is reported by the caller, not as serializer noise
+        warnings.simplefilter("ignore")
+        return event.to_dict()
+
+
+def _usage(raw: Any, url: str = "the server") -> dict[str, int]:
+    """Token counts of a reply; figures that are not finite non-negative counts (``1e999``) are dropped."""
     if not isinstance(raw, dict):
         return {}
-    return {k: int(v) for k, v in raw.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    out: dict[str, int] = {}
+    for k, v in raw.items():
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue  # nested details (prompt_tokens_details, ...) are not counts
+        if not (math.isfinite(v) and 0 <= v < 2**53):
+            log.warning("%s: ignoring the usage figure %s=%r (not a token count)", url, k, v)
+            continue
+        out[str(k)] = int(v)
+    return out
 
 
 def _error_detail(response: Any) -> str:

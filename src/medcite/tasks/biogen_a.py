@@ -105,7 +105,7 @@ def _load(path: Path) -> list[tuple[str, Any]]:
             text = fh.read()
     except FileNotFoundError:
         raise _BadFile("no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise _BadFile(f"cannot read the file as UTF-8 text: {exc}") from None
     head = text.lstrip()
     if not head:
@@ -115,6 +115,8 @@ def _load(path: Path) -> list[tuple[str, Any]]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise _BadFile(f"not valid JSON ({exc.msg})", position=f"line {exc.lineno}, column {exc.colno}") from None
+        except RecursionError:
+            raise _BadFile("JSON nested too deeply to be a list of items") from None
         return [(f"item [{i}]", obj) for i, obj in enumerate(data)]
     rows = []
     # split on "\n" only: str.splitlines() also cuts at U+2028/U+0085, which JSON strings may hold unescaped
@@ -125,6 +127,8 @@ def _load(path: Path) -> list[tuple[str, Any]]:
             except json.JSONDecodeError as exc:
                 raise _BadFile(f"not valid JSON ({exc.msg}, column {exc.colno})", position=f"line {n}",
                                hint="JSONL holds one complete JSON object per line; or give one JSON list") from None
+            except RecursionError:
+                raise _BadFile("JSON nested too deeply to be an item", position=f"line {n}") from None
     return rows
 
 

@@ -12,12 +12,15 @@ Shapes (FORMATS.md §1, §3, §5), recognised by content, not by file name (``.g
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..io import open_maybe_gz
+from ..trec import check_id
 from ..types import Topic
 
 SHAPES_HINT = (
@@ -43,6 +46,8 @@ def read_topics(path: str | Path) -> list[Topic]:
     if stripped[0] in "{[":
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise InputError("JSON nested too deeply to be a topics file", hint=SHAPES_HINT, path=str(path)) from None
         except json.JSONDecodeError:
             if stripped[0] == "{":
                 topics = _from_jsonl(text, path)
@@ -146,8 +151,24 @@ def _from_tsv(text: str, path: Path) -> list[Topic]:
 
 
 def _check_unique(topics: list[Topic], path: Path) -> None:
+    """Ids are unique TREC words and every text is encodable (checked before any work is done)."""
     seen: set[str] = set()
     for t in topics:
+        try:
+            check_id(t.id, "topic id")
+        except InputError as exc:
+            raise InputError(exc.message, exc.hint, path=str(path)) from None
+        for f in fields(t):
+            value = getattr(t, f.name)
+            bad = _SURROGATE.search(value) if isinstance(value, str) else None
+            if bad:
+                raise InputError(
+                    f"topic {t.id!r}: field {f.name!r} holds a lone surrogate ({bad.group(0)!r}), which is not text",
+                    hint="fix the \\udXXX escape at that place in the file", path=str(path))
         if t.id in seen:
             raise InputError(f"topic id {t.id!r} appears twice", path=str(path))
         seen.add(t.id)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+

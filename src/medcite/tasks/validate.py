@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from .biogen import MAX_BRACKET_PMIDS, parse_biogen24_answer
 
 MAX_WORDS = 250
@@ -80,6 +81,9 @@ def validate_biogen25(path: str | Path, *, in_corpus: InCorpus | None = None,
         except json.JSONDecodeError as exc:
             rep.errors.append(f"{where}: not valid JSON ({exc.msg})")
             continue
+        except RecursionError:
+            rep.errors.append(f"{where}: JSON nested too deeply")
+            continue
         meta = obj.get("metadata") if isinstance(obj, dict) else None
         if not isinstance(meta, dict) or not all(isinstance(meta.get(k), str) and meta.get(k)
                                                  for k in ("team_id", "run_id", "topic_id")):
@@ -133,8 +137,8 @@ def validate_biogen24(path: str | Path, *, in_corpus: InCorpus | None = None,
     rep = Report(str(path))
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        rep.errors.append(f"cannot read the file as JSON: {exc}")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        rep.errors.append(f"cannot read the file as JSON: {type(exc).__name__}: {exc}")
         return rep
     if not isinstance(data, dict):
         rep.errors.append("the file must hold one JSON object")
@@ -207,9 +211,16 @@ def evidence_by_topic(run_dir: str | Path) -> dict[str, set[str]]:
     """PMIDs shown to the generator per topic, from a run directory's evidence.jsonl."""
     out: dict[str, set[str]] = {}
     path = Path(run_dir) / "evidence.jsonl"
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                out[str(row["topic_id"])] = {str(e["pmid"]) for e in row["evidence"]}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if line.strip():
+                    try:
+                        row = json.loads(line)
+                        out[str(row["topic_id"])] = {str(e["pmid"]) for e in row["evidence"]}
+                    except (ValueError, RecursionError, KeyError, TypeError) as exc:
+                        raise InputError(f"not an evidence row ({type(exc).__name__})", path=str(path),
+                                         position=f"line {n}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read it ({exc})", path=str(path)) from None
     return out

@@ -83,11 +83,33 @@ def make_templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
+class HeadAsGet:
+    """ASGI middleware: ``HEAD`` is answered as ``GET`` (same status and headers) without the body."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headers_only(message: Any) -> None:
+            if message.get("type") == "http.response.body":
+                if not message.get("more_body"):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, send_headers_only)
+
+
 def create_app(runs_dir: Path, *, allowed_hosts: Sequence[str] | None = None) -> FastAPI:
     """The viewer app over ``runs_dir``. ``allowed_hosts`` limits the Host header (DNS rebinding)."""
     runs_dir = Path(runs_dir)
     templates = make_templates()
     app = FastAPI(title="medcite viewer", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(HeadAsGet)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     if allowed_hosts:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
@@ -129,7 +151,7 @@ def create_app(runs_dir: Path, *, allowed_hosts: Sequence[str] | None = None) ->
         title = titles.get(exc.status_code, "Error")
         response = error(request, exc.status_code, title, str(exc.detail or ""))
         if exc.status_code == 405:
-            response.headers["Allow"] = "GET"
+            response.headers["Allow"] = "GET, HEAD"
         return response
 
     @app.get("/", response_class=HTMLResponse)

@@ -103,7 +103,69 @@ def _row(name: str, raw: bytes, no: int, problems: list[Problem]) -> tuple[str, 
     if not isinstance(tid, (str, int)) or isinstance(tid, bool):
         _report(problems, Problem(name, "line is not an object with a topic_id", no))
         return None
+    for message in check_types(name, row)[:3]:  # shown as far as possible, and listed under Problems
+        _report(problems, Problem(name, message, no))
     return str(tid), row
+
+
+# The types of the fields the pages show, per run file (docs/RUNDIR.md). A value of another type is shown as
+# text (or left out) by the page and reported as a Problem with its line; null is always allowed.
+_S, _I, _F, _B = str, int, float, bool
+ROW_TYPES: dict[str, dict[str, Any]] = {
+    "topics.jsonl": {"question": _S, "narrative": _S, "topic": _S, "type": _S},
+    "answers.jsonl": {
+        "text": _S, "generator": _S, "words": _I,
+        "sentences": [{"text": _S, "pmids": [_S], "evidence": [_I], "stances": {"*": _S}}],
+        "dropped": [{"what": _S, "text": _S, "reason": _S}],
+    },
+    "evidence.jsonl": {"evidence": [{"index": _I, "pmid": _S, "text": _S, "section": _S, "start": _I, "end": _I,
+                                     "score": _F, "rank": _I, "kind": _S, "branches": [_S]}]},
+    "articles.jsonl": {"pmid": _S, "title": _S, "abstract": _S, "journal": _S, "year": _I, "retracted": _B,
+                       "doi": _S, "publication_types": [_S]},
+    "queries.jsonl": {"queries": [{"id": _S, "text": _S, "stage": _S}]},
+}
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def check_types(name: str, row: dict[str, Any]) -> list[str]:
+    """Messages for the fields of ``row`` whose JSON type is not the one ``name``'s pages expect."""
+    spec = ROW_TYPES.get(name)
+    out: list[str] = []
+    if spec is not None:
+        _check(row, spec, "", out)
+    return out
+
+
+def _check(value: Any, spec: Any, where: str, out: list[str]) -> None:
+    if value is None or len(out) >= 3:
+        return
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            out.append(f"field {where!r} should be an object, got {_kind(value)}")
+            return
+        for key, sub in spec.items():
+            if key == "*":
+                for k, v in value.items():
+                    _check(v, sub, f"{where}.{k}", out)
+            elif key in value:
+                _check(value[key], sub, f"{where}.{key}" if where else key, out)
+    elif isinstance(spec, list):
+        if not isinstance(value, list):
+            out.append(f"field {where!r} should be a list, got {_kind(value)}")
+            return
+        for i, item in enumerate(value):
+            _check(item, spec[0], f"{where}.{i}", out)
+    else:
+        ok = isinstance(value, spec) and (spec is bool or not isinstance(value, bool))
+        if spec is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            out.append(f"field {where!r} should be {_TYPE_NAMES[spec]}, got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -112,6 +113,12 @@ class Run:
     def _cached(self, name: str, parser: Callable[[Path], T]) -> T | None:
         path = self.path / name
         try:
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISREG(mode):
+                # a symlink (it may point out of the runs folder), a folder, a fifo: never opened
+                kind = "a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "a special file"
+                self._add([Problem(name, f"cannot read: it is {kind}, not a regular file inside the run")])
+                return None
             return self.cache.get(path, parser)
         except FileNotFoundError:
             return None

@@ -91,6 +91,16 @@ class FakeOpenAIServer:
                 elif kind == "status":
                     self._send(action["status"], action.get("json", {"error": {"message": "scripted failure"}}),
                                headers=action.get("headers", {}))
+                elif kind == "raw":  # a JSON body exactly as given
+                    self._raw(200, action["data"].encode(), "application/json")
+                elif kind == "rawstream":  # server-sent events exactly as given
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for data in action["events"]:
+                        self.wfile.write(f"data: {data}\n\n".encode())
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
                 elif kind == "stream":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")

@@ -299,3 +299,42 @@ def test_batch_answers_are_cached_as_they_arrive(openai_server, tmp_path):
     assert len(watcher) == 2 and batch.is_alive()  # both fast answers kept while the slow one still runs
     batch.join()
     assert len(watcher) == 3
+
+
+# -- issue 16: hostile replies give one-line errors, never tracebacks or unbounded work ----------------
+def test_usage_figure_1e999_is_dropped_not_a_traceback(openai_server):
+    raw = ('{"id": "c1", "object": "chat.completion", "created": 0, "model": "fake-model", "choices": [{"index": 0, '
+           '"message": {"role": "assistant", "content": "Vitamin C [1]."}, "finish_reason": "stop"}], '
+           '"usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 1e999}}')
+    openai_server.push({"kind": "raw", "data": raw})
+    out = backend(openai_server).complete(MSG)
+    assert out.text == "Vitamin C [1]." and out.usage == {"prompt_tokens": 7, "completion_tokens": 3}
+
+
+@pytest.mark.parametrize("event", [
+    '{"choices": "nope"}', '{"choices": [5]}', '{"choices": [{"delta": "text"}]}', '[1, 2]',
+])
+def test_malformed_streamed_chunk_is_one_llm_error(openai_server, event):
+    openai_server.push({"kind": "rawstream", "events": [event]})
+    with pytest.raises(LLMError) as info:
+        backend(openai_server, stream=True).complete(MSG)
+    assert info.value.retryable is False
+    assert "streamed a malformed chunk" in info.value.message or "not JSON" in info.value.message
+    assert openai_server.base_url in info.value.message
+
+
+def test_huge_reply_is_capped(openai_server):
+    from medcite.llm.openai_backend import MAX_REPLY_CHARS
+
+    openai_server.push({"kind": "ok", "text": "Statins lower LDL [1]. " * (MAX_REPLY_CHARS // 10)})
+    out = backend(openai_server).complete(MSG)
+    assert len(out.text) <= MAX_REPLY_CHARS and out.finish_reason == "length"
+
+
+def test_huge_streamed_reply_stops_reading_at_the_cap(openai_server):
+    from medcite.llm.openai_backend import MAX_REPLY_CHARS
+
+    piece = json.dumps({"model": "m", "choices": [{"index": 0, "delta": {"content": "x" * 100_000}}]})
+    openai_server.push({"kind": "rawstream", "events": [piece] * (MAX_REPLY_CHARS // 100_000 + 5)})
+    out = backend(openai_server, stream=True).complete(MSG)
+    assert len(out.text) == MAX_REPLY_CHARS and out.finish_reason == "length"

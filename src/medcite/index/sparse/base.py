@@ -200,6 +200,10 @@ def build_sparse(
         _check_same_store(folder, old, store)
         _check_same_settings(folder, old, settings)
         since = int(old["corpus"]["seq"])
+    elif folder.exists() and any(folder.iterdir()) and _only_index_files(folder):
+        # a first build that was interrupted (killed, full disk): nothing in it was ever used; start over
+        log.warning("%s: an earlier build did not finish (no %s); building it again", folder, MANIFEST)
+        clear_folder(folder)
     elif folder.exists() and any(folder.iterdir()):
         raise CorruptIndexError(
             f"{folder} is not empty but has no {MANIFEST}: "
@@ -265,6 +269,13 @@ def open_sparse(folder: str | Path, store: DocumentStore | None = None) -> Spars
                 behind,
             )
     return backend_class(name).load(folder, manifest)
+
+
+def _only_index_files(folder: Path) -> bool:
+    """The folder holds nothing but what a sparse index build writes (its backend folders)."""
+    backends = sparse_backends()
+    known = {MANIFEST, *backends, *(f"{name}.new" for name in backends)}
+    return all(p.name in known for p in folder.iterdir())
 
 
 def clear_folder(folder: Path) -> None:

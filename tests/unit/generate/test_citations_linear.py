@@ -1,0 +1,30 @@
+"""Issue 16 #13: parsing the citations of a long LLM reply takes linear time (it took minutes on 11 MB)."""
+
+from __future__ import annotations
+
+import time
+
+from medcite.generate.citations import split_cited_sentences
+
+
+def test_long_reply_parses_in_linear_time() -> None:
+    n = 20_000  # ~740 KB; the quadratic owner search needed ~16 s here, the linear one ~1 s
+    text = " ".join(f"Statin use lowers LDL in adults [{i % 9 + 1}]." for i in range(n))
+    start = time.perf_counter()
+    drafts = split_cited_sentences(text)
+    assert time.perf_counter() - start < 6.0
+    assert len(drafts) == n and drafts[0].indices == [1] and drafts[-1].indices == [(n - 1) % 9 + 1]
+
+
+def test_long_run_of_adjacent_groups_is_linear() -> None:
+    start = time.perf_counter()
+    drafts = split_cited_sentences("LDL fell " + "[1]" * 100_000 + ". It rose [2].")
+    assert time.perf_counter() - start < 6.0
+    assert [d.text for d in drafts] == ["LDL fell.", "It rose."]
+    assert len(drafts[0].indices) == 100_000 and drafts[1].indices == [2]
+
+
+def test_groups_go_to_the_right_sentences() -> None:
+    drafts = split_cited_sentences("[9] LDL fell [1]. [2] HDL rose. Nothing here. [3] Last one [4].")
+    assert [(d.text, d.indices) for d in drafts] == [
+        ("LDL fell.", [9, 1, 2]), ("HDL rose.", []), ("Nothing here.", [3]), ("Last one.", [4])]
