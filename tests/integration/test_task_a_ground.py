@@ -27,7 +27,10 @@ INPUT = [
     {"meta_data": {"qa_id": "117", "question": "Zebrafish?"},
      "answer": [{"text": "Nothing in this corpus says this.", "existing_supported_citations": []}]},
 ]
-SETS = ["--set", "stance.backend=words", "--set", "indexes.dense.encoder.backend=hash-bow"]
+SETS = ["--set", "stance.backend=words", "--set", "indexes.dense.encoder.backend=hash-bow",
+        # the mechanism, not offline-grounding's tuned policy: every candidate judged, thresholds at 0.5
+        "--set", "ground.anchor=0", "--set", "ground.candidates=20", "--set", "ground.min_contradict=0.5",
+        "--set", "ground.max_contradicted=3"]
 
 
 @pytest.fixture(scope="module")
