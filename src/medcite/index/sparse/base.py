@@ -25,6 +25,7 @@ from pydantic import Field, ValidationError
 
 from ... import registry
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...io import remove_stale_temp_files
 from ...types import Hit
 from ..base import IndexConfig, SparseIndex, digest, index_folder
 from ..manifest import MANIFEST, read_manifest, write_manifest
@@ -195,6 +196,7 @@ def build_sparse(
         clear_folder(folder)
     since: int | None = None
     old: dict[str, Any] = {}
+    remove_stale_temp_files(folder)  # a manifest write that a kill interrupted (``.manifest.json.XXXX.tmp``)
     if (folder / MANIFEST).exists():
         old = read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)
         _check_same_store(folder, old, store)
