@@ -10,7 +10,7 @@ import click
 from ..errors import InputError
 from ..rundir import answer_json, new_run_id
 from ..types import Topic
-from .options import resolve, settings_options
+from .options import answer_options, resolve
 from .render import echo_result
 
 
@@ -20,7 +20,7 @@ from .render import echo_result
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory to write (default: runs/ask-<time>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON instead of text.")
-@settings_options
+@answer_options
 def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: str, overrides: tuple[str, ...]) -> None:
     """Answer QUESTION from the PubMed articles in --corpus."""
     from ..pipeline import Pipeline

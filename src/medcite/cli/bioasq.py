@@ -26,7 +26,7 @@ def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = preset_options("offline")(f)
+    f = preset_options("offline", retracted=True)(f)
     f = _swap_options(f)
     f = click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
                      help="Submission JSON to write (atomically, only when every question is answered and valid).")(f)

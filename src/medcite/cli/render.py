@@ -26,5 +26,6 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             if a is None:
                 continue
             meta = ", ".join(x for x in (a.journal_iso or a.journal, str(a.year) if a.year else None) if x)
-            click.echo("   - " + textwrap.shorten(f"PMID {p}: {a.title} ({meta})", width=width + 16))
+            mark = "[RETRACTED] " if a.retracted else ""
+            click.echo("   - " + textwrap.shorten(f"PMID {p}: {mark}{a.title} ({meta})", width=width + 16))
     click.echo()

@@ -140,10 +140,25 @@ class RetrievalPipeline:
                             branch.name, branch.queries, sorted({q.stage for q in queries}))
                 continue
             results = self.retrievers[branch.name].search_many([q.text for q in mine], k)
+            drop = self._retracted(results)
             for query, hits in zip(mine, results, strict=True):
                 name = f"{branch.name}/{query.id}"
+                if drop:  # ranks close up over the dropped articles
+                    hits = [Hit(h.pmid, h.score, r, h.branches) for r, h in
+                            enumerate((h for h in hits if h.pmid not in drop), start=1)]
                 runs[name] = [Hit(h.pmid, h.score, h.rank, frozenset({name})) for h in hits]
         return runs
+
+    def _retracted(self, results: Sequence[Sequence[Hit]]) -> set[str]:
+        """PMIDs of retracted articles among ``results`` (none when ``retrieve.allow_retracted``): dropped from
+        the first-stage runs, so that no later stage (rerank, evidence, answer) ever sees them."""
+        if self.settings.retrieve.allow_retracted:
+            return set()
+        drop = self.store.retracted({h.pmid for hits in results for h in hits})
+        if drop:
+            log.info("dropped %d retracted article(s) from the rankings: %s (keep them with --allow-retracted)",
+                     len(drop), ", ".join(sorted(drop)))
+        return drop
 
     def combine(self, runs: Mapping[str, Sequence[Hit]]) -> list[Hit]:
         """Merge runs (keyed ``<branch>/<qid>``) with the configured fusion method."""
