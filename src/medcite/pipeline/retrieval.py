@@ -37,7 +37,7 @@ from ..rerank.base import VariantReranker
 from ..retrieve.base import QuerySet, Retriever
 from ..retrieve.fusion import normalise, rrf, weighted_sum
 from ..retrieve.pooling import pool
-from ..types import Hit, Query, Topic
+from ..types import Hit, Query, Topic, ranked
 from .context import Context
 
 log = logging.getLogger(__name__)
@@ -167,6 +167,10 @@ class RetrievalPipeline:
         names = list(runs)
         weights = [weight.get(n.split("/", 1)[0], 1.0) for n in names]
         lists = [runs[n] for n in names]
+        if cfg.fusion == "rrf" and len(lists) == 1:
+            # one run fuses to its own order: keep the retriever's scores (BM25, cosine), which say more than
+            # 1/(k + rank) to whoever reads them (`medcite search --preset bm25`, retrieval.trec)
+            return ranked(lists[0])
         if cfg.fusion == "rrf":
             return rrf(lists, k=cfg.rrf_k, weights=weights)
         if cfg.fusion == "wsum":
