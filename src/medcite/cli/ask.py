@@ -25,6 +25,9 @@ def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: st
     """Answer QUESTION from the PubMed articles in --corpus."""
     from ..pipeline import Pipeline
 
+    if not question.strip():
+        raise InputError("the question is empty",
+                         hint=f'medcite ask "Do statins lower LDL cholesterol?" --corpus {corpus}')
     settings = resolve(preset, overrides)
     if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is an existing file, not a folder",

@@ -31,7 +31,7 @@ from typing import Any
 from ..config import Settings
 from ..context import ModelCache
 from ..corpus.store import DocumentStore
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..progress import progress
 from ..rerank.base import VariantReranker
 from ..retrieve.base import QuerySet, Retriever
@@ -203,6 +203,10 @@ class RetrievalPipeline:
         cfg = self.settings.retrieve
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        if not " ".join(part or "" for part in (topic.question, topic.topic, topic.narrative)).strip():
+            raise InputError(f"topic {topic.id} has an empty question: there is nothing to search for",
+                             hint="give the question text, e.g. medcite ask \"Do statins lower LDL cholesterol?\" "
+                             "--corpus STORE; in a topics file, fill in each topic's question")
         queries = self.query_set.generate(topic)
         if not queries:
             raise ConfigError(
