@@ -30,7 +30,8 @@ def test_config_presets_prints_one_described_line_per_preset() -> None:
 
 
 def test_first_sentence_skips_abbreviations() -> None:
-    assert first_sentence("Verma et al. 2025 rerank (e.g. MedCPT). The rest.") == "Verma et al. 2025 rerank (e.g. MedCPT)."
+    text = "Verma et al. 2025 rerank (e.g. MedCPT). The rest."
+    assert first_sentence(text) == "Verma et al. 2025 rerank (e.g. MedCPT)."
 
 
 def _hint_command(hint: str) -> list[str]:
