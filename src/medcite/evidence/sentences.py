@@ -69,7 +69,11 @@ _LABEL_WORDS = (
     "results", "result", "findings", "main results", "key results", "observations", "discussion",
     "conclusion", "conclusions", "conclusions and relevance", "authors' conclusions", "interpretation",
     "implications", "significance", "summary", "limitations", "funding", "trial registration",
+    "clinical trial registration", "registration", "key words", "keywords", "abbreviations",
 )
+#: labels of parts that list metadata, not findings: a sentence under one is no answer material
+META_LABELS = frozenset({"funding", "trial registration", "clinical trial registration", "registration",
+                         "key words", "keywords", "abbreviations"})
 _LABEL = re.compile(
     r"^(?P<label>(?:" + "|".join(re.escape(w) for w in sorted(_LABEL_WORDS, key=len, reverse=True)) + r")"
     r"|[A-Z][A-Z&/ ,-]{3,50}[A-Z])\s*[:.]\s+(?=\S)",

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..evidence.sentences import strip_label
+from ..evidence.sentences import META_LABELS, strip_label
 from ..types import Evidence
 
 #: openings that refer back to the previous sentence; "this study"/"this trial" name the paper itself, and
@@ -59,9 +59,12 @@ def is_caveat(text: str) -> bool:
 
 
 def clean_text(e: Evidence) -> str:
-    """The evidence text with whitespace collapsed and a leading structured-abstract label removed."""
+    """The evidence text with whitespace collapsed and a leading structured-abstract label removed (empty for
+    the metadata parts of an abstract: key words, registration, funding)."""
     text = " ".join(e.text.split())
-    _, text = strip_label(text)
+    label, text = strip_label(text)
+    if label is not None and label.lower() in META_LABELS:
+        return ""  # "Key words: ...", "Trial registration: ..." state no finding
     if text and text[0].islower() and text != e.text:
         text = text[0].upper() + text[1:]
     return text

@@ -114,3 +114,15 @@ def test_reading_order_answer_first_then_support_then_caveats() -> None:
         Evidence(4, "4", "Nausea was more frequent with zinc.", section="abstract", start=0, end=35, score=0.5),
     ]
     assert [p[0] for _, p in _answer(ev)] == ["3", "2", "4", "1"]
+
+
+def test_key_words_and_registration_lines_are_no_answer_sentences() -> None:
+    ev = [
+        Evidence(1, "1", "Key words: depression, lithium prophylaxis, bipolar disorder.", section="abstract",
+                 start=500, end=560, score=0.9),
+        Evidence(2, "2", "Trial registration: NCT01234567 registered on clinicaltrials.gov.", section="abstract",
+                 start=400, end=460, score=0.8),
+        Evidence(3, "3", "Lithium halved relapse in bipolar disorder.", section="abstract", start=0, end=43,
+                 score=0.7),
+    ]
+    assert _answer(ev) == [("Lithium halved relapse in bipolar disorder.", ("3",))]
