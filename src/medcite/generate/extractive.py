@@ -23,7 +23,7 @@ from ..types import Answer, Evidence, Query, Topic
 from .base import ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence
 from .postprocess import finalize
-from .reading_order import reading_order, units
+from .reading_order import Unit, reading_order, units
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -64,10 +64,16 @@ class ExtractiveGenerator:
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         top = max((e.score for e in evidence), default=0.0)
         floor = max(self.min_score, self.min_relative * top)
-        usable = [e for e in evidence if e.score >= floor and e.text.strip()]
-        # a title names a topic but rarely answers it: titles are used only when no abstract sentence is usable
-        abstract = [e for e in usable if e.section != "title"]
-        found = units(abstract or usable)
+        texts = [e for e in evidence if e.text.strip()]
+        usable = [e for e in texts if e.score >= floor]
+        # a title names a topic but rarely answers it: titles are used only when the evidence holds no abstract
+        # sentence that can stand in an answer (even one under the floor)
+        found: list[Unit] = []
+        for pool in ([e for e in usable if e.section != "title"], [e for e in texts if e.section != "title"],
+                     usable, texts):
+            found = units(pool)
+            if found:
+                break
         chosen: list[tuple[Evidence, str]] = []
         seen_text: set[str] = set()
         for unit in reading_order(found):

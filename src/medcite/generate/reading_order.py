@@ -110,8 +110,8 @@ def units(evidence: Sequence[Evidence]) -> list[Unit]:
     out: list[Unit] = []
     for e in evidence:
         text = texts[id(e)]
-        if not text or id(e) in by_item:
-            continue
+        if not text or text.endswith("?") or id(e) in by_item:
+            continue  # a question ("What is the role of X?") answers nothing
         if is_anaphoric(text):
             before = _antecedent(e, evidence)
             if before is None or not texts[id(before)]:

@@ -126,3 +126,15 @@ def test_key_words_and_registration_lines_are_no_answer_sentences() -> None:
                  score=0.7),
     ]
     assert _answer(ev) == [("Lithium halved relapse in bipolar disorder.", ("3",))]
+
+
+def test_a_weak_abstract_sentence_beats_a_title_and_questions_are_no_answers() -> None:
+    ev = [
+        Evidence(1, "1", "Lithium and bipolar disorder", section="title", start=0, end=28, score=0.9),
+        Evidence(2, "2", "What is the role of lithium in bipolar disorder?", section="abstract", start=0, end=48,
+                 score=0.8),
+        Evidence(3, "3", "Lithium levels were measured in 40 patients.", section="abstract", start=0, end=44,
+                 score=0.2),
+    ]
+    answer = ExtractiveGenerator(min_relative=0.45).generate(Topic("t", "Does lithium help?"), [], ev)
+    assert [(s.text, s.pmids) for s in answer.sentences] == [("Lithium levels were measured in 40 patients.", ("3",))]
