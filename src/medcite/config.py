@@ -104,6 +104,11 @@ class RetrieveSettings(Section):
     keep: int | None = Field(
         None, ge=1, description="Hits kept per topic at the end, after reranking (None: keep all)."
     )
+    allow_retracted: bool = Field(
+        False, description="Keep retracted articles (PubMed 'Retracted Publication' or a retraction notice) "
+        "in the rankings; by default they are dropped from every first-stage run, so no answer cites one "
+        "(CLI: --allow-retracted)."
+    )
 
     @field_validator("branches")
     @classmethod

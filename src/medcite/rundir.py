@@ -37,7 +37,28 @@ PER_TOPIC_FILES = ("topics.jsonl", "queries.jsonl", "evidence.jsonl", ANSWERS, "
 
 
 def new_run_id(prefix: str = "run") -> str:
-    return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"
+    """``PREFIX-YYYYmmdd-HHMMSS-ffffff`` (UTC, to the microsecond); :func:`new_run_dir` makes it unique."""
+    return f"{prefix}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S-%f')}"
+
+
+def new_run_dir(root: str | Path, prefix: str = "run") -> Path:
+    """Create and return a new, empty run directory ``root/<new_run_id(prefix)>``.
+
+    The folder is claimed with an exclusive ``mkdir``: two commands started in the same instant (even in
+    the same microsecond, on a coarse clock) get different folders (``-2``, ``-3``... appended), never one
+    shared run directory."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    base = new_run_id(prefix)
+    for n in range(1, 1000):
+        path = root / (base if n == 1 else f"{base}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise InputError(f"cannot create a new run directory under {root}: 999 folders named {base}-N exist",
+                     hint="give the run directory explicitly (--out / --run-dir)")
 
 
 def topic_json(t: Topic) -> dict[str, Any]:

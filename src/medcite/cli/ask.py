@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..rundir import answer_json, new_run_id
+from ..rundir import answer_json, new_run_dir
 from ..types import Topic
-from .options import resolve, settings_options
+from .options import answer_options, resolve
 from .render import echo_result
 
 
@@ -20,22 +20,31 @@ from .render import echo_result
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory to write (default: runs/ask-<time>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON instead of text.")
-@settings_options
+@answer_options
 def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: str, overrides: tuple[str, ...]) -> None:
     """Answer QUESTION from the PubMed articles in --corpus."""
     from ..pipeline import Pipeline
 
+    if not question.strip():
+        raise InputError("the question is empty",
+                         hint=f'medcite ask "Do statins lower LDL cholesterol?" --corpus {corpus}')
     settings = resolve(preset, overrides)
-    out = out or Path("runs") / new_run_id("ask")
-    if out.exists() and not out.is_dir():
+    if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is an existing file, not a folder",
                          hint="give a new folder for --out (it is created), or omit it")
+    if out is not None and (out / "config.json").exists():
+        raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")
     pipeline = Pipeline(settings, corpus)
     topic = Topic("q1", question)
-    if (out / "config.json").exists():
-        raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")
+    claimed = out is None
     try:
+        # claimed only now, so that a failed start leaves no folder behind; never shared with another ask
+        out = out or new_run_dir("runs", "ask")
         result = pipeline.run([topic], out, command=f"medcite ask {question!r}")[0]
+    except BaseException:
+        if claimed and out is not None and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
     finally:
         pipeline.close()
     if as_json:

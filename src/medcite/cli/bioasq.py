@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..config import Settings, load_settings
-from ..rundir import new_run_id
+from ..rundir import new_run_dir
 from .options import preset_options
 
 
@@ -26,7 +26,7 @@ def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = preset_options("offline")(f)
+    f = preset_options("offline", retracted=True)(f)
     f = _swap_options(f)
     f = click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
                      help="Submission JSON to write (atomically, only when every question is answered and valid).")(f)
@@ -70,8 +70,8 @@ def phase_a(questions: Path, output: Path, corpus: Path, preset: str, overrides:
     task = PhaseA()
     items = task.read(questions)  # bad input stops here, before any model loads or file is written
     settings = settings_for(preset, overrides, offline, no_llm)
-    out = run_dir or Path("runs") / new_run_id("bioasq-a")
     with Pipeline(settings, corpus) as pipeline:
+        out = run_dir or new_run_dir("runs", "bioasq-a")  # claimed once the pipeline has started
         result = task.run(pipeline, items, out, output=output,
                           command=f"medcite bioasq phase-a --preset {settings.preset} --questions {questions}")
     _report(result, "retrieved")
@@ -89,8 +89,8 @@ def phase_aplus(questions: Path, output: Path, corpus: Path, preset: str, overri
     task = PhaseAPlus()
     items = task.read(questions)
     settings = settings_for(preset, overrides, offline, no_llm)
-    out = run_dir or Path("runs") / new_run_id("bioasq-aplus")
     with Pipeline(settings, corpus) as pipeline:
+        out = run_dir or new_run_dir("runs", "bioasq-aplus")  # claimed once the pipeline has started
         result = task.run(pipeline, items, out, output=output,
                           command=f"medcite bioasq phase-aplus --preset {settings.preset} --questions {questions}")
     _report(result, "answered")
@@ -107,7 +107,7 @@ def phase_b(questions: Path, output: Path, preset: str, overrides: tuple[str, ..
     task = PhaseB()
     items = task.read(questions)
     settings = settings_for(preset, overrides, offline, no_llm)
-    out = run_dir or Path("runs") / new_run_id("bioasq-b")
+    out = run_dir or new_run_dir("runs", "bioasq-b")
     ctx = Context(settings)
     try:
         result = task.run(settings, ctx, items, out, output=output,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..rundir import new_run_id
+from ..rundir import new_run_dir
 from ..types import Topic
 from .options import resolve, settings_options
 from .render import echo_result
@@ -50,7 +50,7 @@ def demo(data_dir: Path, runs: Path, preset: str, overrides: tuple[str, ...]) ->
         click.echo(f"   store: {len(store)} articles")
     click.secho("3/3 indexing and answering (extractive answers, no LLM)", bold=True)
     pipeline = Pipeline(settings, store_path)
-    out = runs / new_run_id("demo")
+    out = new_run_dir(runs, "demo")
     click.echo()
     try:
         results = pipeline.run(QUESTIONS, out, command="medcite demo")

@@ -20,7 +20,7 @@ from .options import preset_options, resolve
 @click.option("--run-id", default=None, help="Run id in the submission (default: the --out folder name).")
 @click.option("--pmid-type", type=click.Choice(["str", "int"]), default="str", show_default=True,
               help="Write every PMID as a string or as an integer (one type throughout).")
-@preset_options("offline-grounding")
+@preset_options("offline-grounding", retracted=True)
 def ground(input_path: Path, corpus: Path, out: Path, team_id: str, run_id: str | None, pmid_type: str,
            preset: str, overrides: tuple[str, ...]) -> None:
     """Ground each sentence of --input: retrieve, judge the stance of the best abstracts, keep <= 3 supporting

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -10,10 +11,13 @@ import click
 from ..config import Settings, load_settings
 
 
-def preset_options(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add ``--preset`` (default ``default``) and repeatable ``--set a.b=value`` to a command."""
+def preset_options(default: str, *, retracted: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add ``--preset`` (default ``default``) and repeatable ``--set a.b=value`` to a command; with
+    ``retracted`` also ``--allow-retracted`` (:func:`retracted_option`)."""
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        if retracted:
+            f = retracted_option(f)
         f = click.option(
             "--set", "overrides", multiple=True, metavar="KEY=VALUE",
             help="Override one setting, e.g. --set retrieve.k=50 (repeatable).",
@@ -25,6 +29,25 @@ def preset_options(default: str) -> Callable[[Callable[..., Any]], Callable[...,
 
 
 settings_options = preset_options("offline")
+#: the options of the commands that answer questions: ``--preset``, ``--set`` and ``--allow-retracted``
+answer_options = preset_options("offline", retracted=True)
+
+
+def retracted_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--allow-retracted``: it becomes the override ``retrieve.allow_retracted=true`` (appended to the
+    command's ``overrides``), so a retracted article may be retrieved and cited (it is still marked)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, allow_retracted: bool = False, **kwargs: Any) -> Any:
+        if allow_retracted:
+            kwargs["overrides"] = (*kwargs.get("overrides", ()), "retrieve.allow_retracted=true")
+        return f(*args, **kwargs)
+
+    return click.option(
+        "--allow-retracted", is_flag=True,
+        help="Keep retracted articles in the rankings (they are dropped by default, so no answer cites one); "
+        "they are marked RETRACTED wherever shown.",
+    )(wrapper)
 
 
 def resolve(preset: str, overrides: tuple[str, ...]) -> Settings:

@@ -18,6 +18,7 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
         body = textwrap.fill(s.text, width=width, initial_indent=f"  {i}. ", subsequent_indent="     ")
         click.echo(body)
         click.secho(f"     [{cites}]", fg="cyan")
+    echo_provenance(result)
     cited = result.answer.pmids
     if cited:
         click.echo("  Sources:")
@@ -26,5 +27,26 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             if a is None:
                 continue
             meta = ", ".join(x for x in (a.journal_iso or a.journal, str(a.year) if a.year else None) if x)
-            click.echo("   - " + textwrap.shorten(f"PMID {p}: {a.title} ({meta})", width=width + 16))
+            mark = "[RETRACTED] " if a.retracted else ""
+            click.echo("   - " + textwrap.shorten(f"PMID {p}: {mark}{a.title} ({meta})", width=width + 16))
     click.echo()
+
+
+#: how each generator name reads to a person
+GENERATORS = {
+    "extractive": "extractive (sentences taken from the abstracts, no LLM)",
+    "llm": "LLM",
+    "llm+extractive-fallback": "extractive fallback (sentences taken from the abstracts): the LLM answer was "
+    "discarded",
+    "llm+grounded": "LLM, then grounded (each sentence cited by the stance check)",
+}
+
+
+def echo_provenance(result: TopicResult) -> None:
+    """Which generator wrote the answer, and every LLM answer discarded on the way (why, what replaced it)."""
+    answer = result.answer
+    name = answer.generator or "unknown"
+    click.secho(f"  Answer by: {GENERATORS.get(name, name)}", dim=True)
+    for d in answer.dropped:
+        if d.what == "answer" and d.reason:
+            click.secho(f"   - {d.reason}", dim=True)

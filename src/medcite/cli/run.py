@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .. import registry
-from .options import resolve, settings_options
+from .options import answer_options, resolve
 
 
 @click.command("run")
@@ -20,7 +20,7 @@ from .options import resolve, settings_options
 @click.option("--team-id", default="medcite", show_default=True)
 @click.option("--run-id", default=None, help="Run id in the submission (default: the --out folder name).")
 @click.option("--contact-email", default="medcite@example.org", show_default=True, help="2024 format only.")
-@settings_options
+@answer_options
 def run(topics: Path, corpus: Path, out: Path, fmt: str, team_id: str, run_id: str | None, contact_email: str,
         preset: str, overrides: tuple[str, ...]) -> None:
     """Answer every topic in --topics and write runs/ID with submission, validation and all intermediates."""

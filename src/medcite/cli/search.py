@@ -20,7 +20,7 @@ from .trec_output import write_trec
 
 if TYPE_CHECKING:
     from ..index.sparse.base import SparseIndex
-    from ..types import Hit, Topic
+    from ..types import Article, Hit, Topic
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,10 @@ BATCH = 256
     "--set", "overrides", multiple=True, metavar="KEY=VALUE",
     help="With --preset: override one setting, e.g. --set retrieve.k=200 (repeatable).",
 )
+@click.option(
+    "--allow-retracted", is_flag=True,
+    help="With --preset: keep retracted articles (dropped by default); they are marked RETRACTED.",
+)
 def search(
     query: str | None,
     index_dir: Path | None,
@@ -88,6 +92,7 @@ def search(
     preset: str | None = None,
     corpus: Path | None = None,
     overrides: tuple[str, ...] = (),
+    allow_retracted: bool = False,
 ) -> None:
     """Search a BM25 index with QUERY, or with every topic of --topics, and write a TREC run.
 
@@ -96,6 +101,8 @@ def search(
     medcite search --index idx --topics topics.json --output run.trec -k 100
     medcite search --preset best --corpus store --topics topics.json --output run.trec -k 100
     """
+    if allow_retracted:
+        overrides = (*overrides, "retrieve.allow_retracted=true")
     if preset is not None or corpus is not None or overrides:
         from .search_preset import search_preset
 
@@ -174,12 +181,18 @@ def _print_hits(index: SparseIndex, hits: list[Hit]) -> None:
     if not hits:
         click.echo("no matching documents", err=True)
     for h in hits:
-        title = titles.get(h.pmid, "")
-        click.echo(f"{h.rank:>4}  {h.pmid:>10}  {h.score:8.3f}  {title[:100]}".rstrip())
+        click.echo(hit_line(h, titles.get(h.pmid)))
 
 
-def _titles(index: SparseIndex, pmids: list[str]) -> dict[str, str]:
-    """Titles from the store the index was built from, when it is still where the manifest says."""
+def hit_line(hit: Hit, article: Article | None) -> str:
+    """One printed search hit: rank, PMID, score and title, the title marked RETRACTED for a retracted article."""
+    title = "" if article is None else ("[RETRACTED] " if article.retracted else "") + article.title
+    return f"{hit.rank:>4}  {hit.pmid:>10}  {hit.score:8.3f}  {title[:100]}".rstrip()
+
+
+def _titles(index: SparseIndex, pmids: list[str]) -> dict[str, Article]:
+    """Articles (for their titles) from the store the index was built from, when it is still where the
+    manifest says."""
     from ..corpus.store import DocumentStore
     from ..errors import MedciteError
 
@@ -191,7 +204,7 @@ def _titles(index: SparseIndex, pmids: list[str]) -> dict[str, str]:
         with DocumentStore.open(path) as store:
             if store.store_id != corpus.get("store_id"):
                 return {}
-            return {p: a.title for p, a in store.get_many(pmids).items()}
+            return store.get_many(pmids)
     except MedciteError as exc:
         log.debug("no titles: %s", exc)
         return {}

@@ -39,6 +39,7 @@ def search_preset(
     from ..config import load_settings
     from ..pipeline import RetrievalPipeline
     from ..tasks.topics import read_topics
+    from .search import hit_line
 
     if corpus is None:
         raise InputError(
@@ -65,15 +66,13 @@ def search_preset(
     pipe = RetrievalPipeline.from_settings(settings, corpus)
     try:
         run: dict[str, list[Hit]] = {r.topic.id: r.final[:k] for r in pipe.retrieve_many(items)}
-        titles = {} if output is not None or topics is not None else {
-            p: a.title for p, a in pipe.store.get_many([h.pmid for h in run[qid]]).items()
-        }
+        shown = {} if output is not None or topics is not None else pipe.store.get_many([h.pmid for h in run[qid]])
     finally:
         pipe.close()
     tag = run_tag or f"medcite-{Path(preset).stem}"
     if output is None and topics is None:
         for h in run[qid]:
-            click.echo(f"{h.rank:>4}  {h.pmid:>10}  {h.score:8.3f}  {titles.get(h.pmid, '')[:100]}".rstrip())
+            click.echo(hit_line(h, shown.get(h.pmid)))
         if not run[qid]:
             click.echo("no matching documents", err=True)
         return

@@ -309,6 +309,19 @@ class DocumentStore:
                 out[str(row[0])] = article_from_row(*row)
         return out
 
+    def retracted(self, pmids: Iterable[str | int]) -> set[str]:
+        """The subset of ``pmids`` whose stored article is marked retracted (read from the metadata only)."""
+        out: set[str] = set()
+        keys = [_pmid_int(p) for p in pmids]
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT pmid FROM articles WHERE pmid IN ({q}) AND json_extract(meta, '$.retracted') = 1", chunk
+            )
+            out.update(str(r[0]) for r in rows)
+        return out
+
     def existing(self, pmids: Iterable[str | int]) -> set[str]:
         """The subset of ``pmids`` present in the store."""
         return set(self.get_many(list(pmids)))

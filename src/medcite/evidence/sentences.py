@@ -7,6 +7,7 @@ Splitters: ``syntok`` (rules, fast, the default) or ``pysbd`` (rules, char spans
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,6 +54,46 @@ def _pysbd_spans(text: str) -> list[tuple[int, int]]:
 
 
 SPLITTERS: dict[str, Callable[[str], list[tuple[int, int]]]] = {"syntok": _syntok_spans, "pysbd": _pysbd_spans}
+
+
+# Labels of structured abstracts (NLM categories and the usual journal variants), matched case-insensitively
+_LABEL_WORDS = (
+    "background", "backgrounds", "introduction", "context", "rationale", "importance", "objective", "objectives",
+    "aim", "aims", "purpose", "purposes", "goal", "goals", "hypothesis", "methods", "method", "methodology",
+    "materials and methods", "methods and materials", "patients and methods", "subjects and methods",
+    "methods and results", "methods and findings", "design", "study design", "setting", "settings",
+    "design, setting, and participants", "participants", "patients", "subjects", "population", "intervention",
+    "interventions", "measurements", "main outcome measures", "main outcomes and measures", "outcomes",
+    "data sources", "study selection", "data extraction", "data synthesis", "evidence acquisition",
+    "evidence synthesis", "search methods", "selection criteria", "data collection and analysis",
+    "results", "result", "findings", "main results", "key results", "observations", "discussion",
+    "conclusion", "conclusions", "conclusions and relevance", "authors' conclusions", "interpretation",
+    "implications", "significance", "summary", "limitations", "funding", "trial registration",
+    "clinical trial registration", "registration", "key words", "keywords", "abbreviations",
+)
+#: labels of parts that list metadata, not findings: a sentence under one is no answer material
+META_LABELS = frozenset({"funding", "trial registration", "clinical trial registration", "registration",
+                         "key words", "keywords", "abbreviations"})
+_LABEL = re.compile(
+    r"^(?P<label>(?:" + "|".join(re.escape(w) for w in sorted(_LABEL_WORDS, key=len, reverse=True)) + r")"
+    r"|[A-Z][A-Z&/ ,-]{3,50}[A-Z])\s*[:.]\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def strip_label(text: str) -> tuple[str | None, str]:
+    """Split a leading structured-abstract label off a sentence: ``"RESULTS: Pain fell."`` -> ``("RESULTS",
+    "Pain fell.")``; ``(None, text)`` when it has none. A label is a known section name in any case
+    (``Conclusions:``) or an upper-case run of 5+ characters (``MAIN OUTCOME MEASURES:``) before ':' (or '.')."""
+    m = _LABEL.match(text)
+    if m is None:
+        return None, text
+    label = m.group("label")
+    if m.group(0).rstrip()[-1] == "." and label.lower() not in _LABEL_WORDS:
+        return None, text  # "NSAIDS. ..." is a sentence, not a label; only known names end in '.'
+    if not label.isupper() and label.lower() not in _LABEL_WORDS:
+        return None, text  # the upper-case branch matched case-insensitively: an ordinary phrase
+    return label, text[m.end():]
 
 
 def split_spans(text: str, splitter: str = "syntok") -> list[tuple[int, int]]:

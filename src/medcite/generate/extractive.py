@@ -1,12 +1,14 @@
 """The extractive generator: no LLM, the offline default and the fallback when an LLM answer fails validation.
 
-It composes a concise answer from the best evidence sentences, in evidence order (already ranked by relevance
-and de-duplicated by MMR). Each sentence cites the PMID it was taken from, and only that one: a lexical
-similarity between two sentences cannot tell "prevented" from "did not prevent", so other sources are not
-attached until a stance check confirms they support the sentence. Evidence scoring under ``min_relative``
-of the best item is left out: a short answer of relevant findings beats a long one padded with loosely
-related sentences. The result goes through the same :func:`finalize` as LLM output, so the caps and the
-evidence-only rule hold by construction.
+It composes a concise answer from the best evidence sentences (already ranked by relevance and de-duplicated by
+MMR), put in reading order by :mod:`.reading_order`: labels of structured abstracts cut off, an anaphoric
+sentence ("These results...") only right after its antecedent, the answering sentence first, then support,
+then caveats; titles only when no abstract sentence is usable. Each sentence cites the PMID it was taken from,
+and only that one: a lexical similarity between two sentences cannot tell "prevented" from "did not prevent",
+so other sources are not attached until a stance check confirms they support the sentence. Evidence scoring
+under ``min_relative`` of the best item is left out: a short answer of relevant findings beats a long one
+padded with loosely related sentences. The result goes through the same :func:`finalize` as LLM output, so
+the caps and the evidence-only rule hold by construction.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..types import Answer, Evidence, Query, Topic
 from .base import ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence
 from .postprocess import finalize
+from .reading_order import Unit, reading_order, units
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -61,22 +64,28 @@ class ExtractiveGenerator:
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         top = max((e.score for e in evidence), default=0.0)
         floor = max(self.min_score, self.min_relative * top)
-        usable = [e for e in evidence if e.score >= floor and e.text.strip()]
-        # a title names a topic but rarely answers it: titles are used only when abstracts give too little
-        ordered = [e for e in usable if e.section != "title"]
-        if len(ordered) < min(2, self.max_sentences):
-            ordered += [e for e in usable if e.section == "title"]
-        chosen: list[Evidence] = []
+        texts = [e for e in evidence if e.text.strip()]
+        usable = [e for e in texts if e.score >= floor]
+        # a title names a topic but rarely answers it: titles are used only when the evidence holds no abstract
+        # sentence that can stand in an answer (even one under the floor)
+        found: list[Unit] = []
+        for pool in ([e for e in usable if e.section != "title"], [e for e in texts if e.section != "title"],
+                     usable, texts):
+            found = units(pool)
+            if found:
+                break
+        chosen: list[tuple[Evidence, str]] = []
         seen_text: set[str] = set()
-        for e in ordered:
-            key = " ".join(e.text.lower().split())
-            if key in seen_text:
-                continue
-            seen_text.add(key)
-            chosen.append(e)
+        for unit in reading_order(found):
+            fresh = [(e, t) for e, t in zip(unit.items, unit.texts, strict=True)
+                     if " ".join(t.lower().split()) not in seen_text]
+            if len(fresh) != len(unit.items) or len(chosen) + len(fresh) > self.max_sentences:
+                continue  # a repeated sentence, or an anaphor pair that would not fit whole
+            seen_text.update(" ".join(t.lower().split()) for _, t in fresh)
+            chosen.extend(fresh)
             if len(chosen) >= self.max_sentences:
                 break
-        drafts = [DraftSentence(_as_sentence(e.text), [e.index]) for e in chosen]
+        drafts = [DraftSentence(_as_sentence(text), [e.index]) for e, text in chosen]
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
         return Answer(topic_id=topic.id, sentences=sentences, dropped=dropped, generator=self.name)
 

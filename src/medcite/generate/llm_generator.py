@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from ..errors import ConfigError
+from ..errors import ConfigError, LLMError
 from ..evidence.base import format_block
 from ..evidence.sentences import split_spans
 from ..registry import stage_field
@@ -306,7 +306,15 @@ class LLMGenerator:
         text, violations = "", ["not generated"]
         drafts: list[DraftSentence] = []
         for attempt in range(1, self.max_attempts + 1):
-            text = self._complete(messages, "generation", attempt)
+            try:
+                text = self._complete(messages, "generation", attempt)
+            except LLMError as exc:
+                if not self.fallback:
+                    raise
+                log.warning("topic %s: the LLM call failed (%s); answering extractively", topic.id, exc.message)
+                return self._fallback(topic, queries, evidence, notes, text,
+                                      f"the LLM call failed at attempt {attempt} ({exc.message}): extractive "
+                                      "answer used")
             drafts = self._drafts(text, evidence)
             words = sum(word_count(d.text) for d in drafts)
             short = self._condensed(topic.question, text, words, attempt)
@@ -326,8 +334,13 @@ class LLMGenerator:
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)
         if not self.fallback:
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)
-        backup = self.extractive.generate(topic, queries, evidence)
         why = (f"LLM answer still invalid after {self.max_attempts} attempt(s) "
                f"({'; '.join(violations)}): extractive answer used")
+        return self._fallback(topic, queries, evidence, notes, text, why)
+
+    def _fallback(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence], notes: list[Dropped],
+                  text: str, why: str) -> Answer:
+        """The extractive answer, with the discarded LLM text and ``why`` recorded in ``Answer.dropped``."""
+        backup = self.extractive.generate(topic, queries, evidence)
         return Answer(topic.id, backup.sentences, [*notes, Dropped("answer", text, why), *backup.dropped],
                       FALLBACK)

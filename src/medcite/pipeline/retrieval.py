@@ -31,13 +31,13 @@ from typing import Any
 from ..config import Settings
 from ..context import ModelCache
 from ..corpus.store import DocumentStore
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from ..progress import progress
 from ..rerank.base import VariantReranker
 from ..retrieve.base import QuerySet, Retriever
 from ..retrieve.fusion import normalise, rrf, weighted_sum
 from ..retrieve.pooling import pool
-from ..types import Hit, Query, Topic
+from ..types import Hit, Query, Topic, ranked
 from .context import Context
 
 log = logging.getLogger(__name__)
@@ -140,10 +140,25 @@ class RetrievalPipeline:
                             branch.name, branch.queries, sorted({q.stage for q in queries}))
                 continue
             results = self.retrievers[branch.name].search_many([q.text for q in mine], k)
+            drop = self._retracted(results)
             for query, hits in zip(mine, results, strict=True):
                 name = f"{branch.name}/{query.id}"
+                if drop:  # ranks close up over the dropped articles
+                    hits = [Hit(h.pmid, h.score, r, h.branches) for r, h in
+                            enumerate((h for h in hits if h.pmid not in drop), start=1)]
                 runs[name] = [Hit(h.pmid, h.score, h.rank, frozenset({name})) for h in hits]
         return runs
+
+    def _retracted(self, results: Sequence[Sequence[Hit]]) -> set[str]:
+        """PMIDs of retracted articles among ``results`` (none when ``retrieve.allow_retracted``): dropped from
+        the first-stage runs, so that no later stage (rerank, evidence, answer) ever sees them."""
+        if self.settings.retrieve.allow_retracted:
+            return set()
+        drop = self.store.retracted({h.pmid for hits in results for h in hits})
+        if drop:
+            log.info("dropped %d retracted article(s) from the rankings: %s (keep them with --allow-retracted)",
+                     len(drop), ", ".join(sorted(drop)))
+        return drop
 
     def combine(self, runs: Mapping[str, Sequence[Hit]]) -> list[Hit]:
         """Merge runs (keyed ``<branch>/<qid>``) with the configured fusion method."""
@@ -152,6 +167,10 @@ class RetrievalPipeline:
         names = list(runs)
         weights = [weight.get(n.split("/", 1)[0], 1.0) for n in names]
         lists = [runs[n] for n in names]
+        if cfg.fusion == "rrf" and len(lists) == 1:
+            # one run fuses to its own order: keep the retriever's scores (BM25, cosine), which say more than
+            # 1/(k + rank) to whoever reads them (`medcite search --preset bm25`, retrieval.trec)
+            return ranked(lists[0])
         if cfg.fusion == "rrf":
             return rrf(lists, k=cfg.rrf_k, weights=weights)
         if cfg.fusion == "wsum":
@@ -184,6 +203,10 @@ class RetrievalPipeline:
         cfg = self.settings.retrieve
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        if not " ".join(part or "" for part in (topic.question, topic.topic, topic.narrative)).strip():
+            raise InputError(f"topic {topic.id} has an empty question: there is nothing to search for",
+                             hint="give the question text, e.g. medcite ask \"Do statins lower LDL cholesterol?\" "
+                             "--corpus STORE; in a topics file, fill in each topic's question")
         queries = self.query_set.generate(topic)
         if not queries:
             raise ConfigError(

@@ -15,6 +15,7 @@ class Chip:
     stance: str | None
     evidence: list[int]
     known: bool  # the abstract is in articles.jsonl
+    retracted: bool = False  # articles.jsonl marks it retracted
 
 
 @dataclass(slots=True)
@@ -130,7 +131,8 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
             if label:
                 stances.setdefault(p, []).append((n, label))
             mine = [i for i in ev_idx if as_str(by_index.get(i, {}).get("pmid")) == p]
-            chips.append(Chip(p, label, mine, p in articles_raw))
+            chips.append(Chip(p, label, mine, p in articles_raw,
+                              as_dict(articles_raw.get(p)).get("retracted") is True))
         sentences.append(SentenceView(n, as_str(s.get("text")), chips))
 
     evidence = [_evidence_row(e, articles_raw, cited_in, rankings) for e in ev_rows]

@@ -211,3 +211,19 @@ def test_fuzzy_dedupe_drops_near_repeats_only() -> None:
     assert any("near-duplicate" in d.reason for d in answer.dropped)
     kept = _gen(ScriptedLLM([text])).generate(TOPIC, QUERIES, EVIDENCE)
     assert len(kept.sentences) == 3
+
+
+def test_a_failed_llm_call_falls_back_to_the_extractive_answer_and_says_why() -> None:
+    """Issue 16 item 5: a failed LLM call stopped the answer; it is discarded, replaced, and the reason kept."""
+    from medcite.errors import LLMError
+
+    def fail(messages: list[Message]) -> str:
+        raise LLMError("the server closed the connection")
+
+    ans = _gen(ScriptedLLM(fail)).generate(TOPIC, QUERIES, EVIDENCE)
+    assert ans.generator == FALLBACK
+    assert ans.sentences and all(len(s.pmids) == 1 for s in ans.sentences)
+    reasons = [d.reason for d in ans.dropped if d.what == "answer"]
+    assert any("LLM call failed" in r and "server closed the connection" in r for r in reasons)
+    with pytest.raises(LLMError):
+        _gen(ScriptedLLM(fail), fallback=False).generate(TOPIC, QUERIES, EVIDENCE)

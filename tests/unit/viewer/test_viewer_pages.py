@@ -120,3 +120,18 @@ def test_static_assets_are_served(runs_dir: Path, client_for) -> None:
     c = client_for(runs_dir)
     assert "chip" in c.get("/static/viewer.css").text
     assert "showAbstract" in c.get("/static/viewer.js").text
+
+
+def test_a_retracted_article_is_marked_on_its_citation_chip_and_its_abstract(tmp_path: Path, client_for) -> None:
+    """Issue 16 item 3: a retracted record is marked RETRACTED wherever the viewer shows it."""
+    from viewer_runs import write_run
+
+    write_run(tmp_path / "runs" / "gamma", retracted=True)
+    html = client_for(tmp_path / "runs").get("/run/gamma/topic/t1").text
+    chip = re.search(r'<a class="chip[^"]*" href="#pmid-222"[^>]*>(.*?)</a>', html, re.S)
+    assert chip and "RETRACTED" in chip.group(1)
+    assert 'title="PMID 222 (RETRACTED)' in html
+    other = re.search(r'<a class="chip[^"]*" href="#pmid-111"[^>]*>(.*?)</a>', html, re.S)
+    assert other and "RETRACTED" not in other.group(1)
+    art = re.search(r'<article class="abstract" id="pmid-222".*?</article>', html, re.S)
+    assert art and "RETRACTED" in art.group(0)

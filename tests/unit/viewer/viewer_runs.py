@@ -19,13 +19,14 @@ SECOND = "They reduce cardiovascular events in adults."  # ABSTRACT[31:75]
 
 
 def write_run(path: Path, *, preset: str = "offline", pmids: tuple[str, str] = ("111", "222"),
-              question: str = "Do statins prevent heart attacks?", extra_text: str = "") -> Path:
+              question: str = "Do statins prevent heart attacks?", extra_text: str = "",
+              retracted: bool = False) -> Path:
     """One topic "t1" citing pmids[0] (sentence 1) and both (sentence 2); topic "t2" unanswered-free."""
     w = RunWriter(path, Settings(preset=preset), command="medcite run test", resume=False)
     a1 = Article(pmids[0], f"Statin trial{extra_text}", ABSTRACT,
                  (Section("BACKGROUND", None, 0, 30), Section("RESULTS", None, 31, 75)),
                  journal=f"Lancet{extra_text}", year=2020, doi=f"10.1/x{extra_text}")
-    a2 = Article(pmids[1], "Second paper", "Another abstract about LDL.", journal="BMJ", year=2019)
+    a2 = Article(pmids[1], "Second paper", "Another abstract about LDL.", journal="BMJ", year=2019, retracted=retracted)
     ev = [Evidence(1, pmids[0], SECOND + extra_text, "abstract", 31, 75, score=0.9, branches=frozenset({"q0", "q1"})),
           Evidence(2, pmids[1], "Second paper", "title", 0, 12, score=0.5, branches=frozenset({"q1"}))]
     answer = Answer("t1", [
