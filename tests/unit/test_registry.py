@@ -50,7 +50,8 @@ def test_one_registration_line_makes_a_backend_usable_everywhere(reverse: None, 
 
 
 def test_unknown_backends_and_fields_name_the_choices() -> None:
-    with pytest.raises(ConfigError, match="unknown rerank backend 'nope'; choose one of: cascade, colbert, cross-encoder"):
+    with pytest.raises(ConfigError,
+                       match="unknown rerank backend 'nope'; choose one of: cascade, colbert, cross-encoder"):
         load_settings("offline", ["rerank.backend=nope"])
     with pytest.raises(ConfigError, match=r"rerank\.window: Extra inputs are not permitted"):
         load_settings("offline", ["rerank.backend=cross-encoder", "rerank.window=3"])  # a listwise option
