@@ -102,7 +102,9 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
     none), and an index encoder that is not for the packaged MiniLM; ``llm="none"``
     also replaces every LLM stage by its no-LLM counterpart (LLM query generators by keyword queries,
     summaries by sentence snippets, LLM answers by extractive ones, listwise reranking by none, an LLM stance
-    judge by medcite's trained classifier). ``grounding``: for a Task A run (the stance stage is used).
+    judge by medcite's trained classifier). A stance model that is not here (a hub NLI cross-encoder) is
+    replaced by medcite's trained classifier in both modes. ``grounding``: for a Task A run (the stance stage is
+    used).
     """
     out: list[str] = []
     names = llm_names(settings, grounding)
@@ -117,6 +119,10 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
         if index is not None and any(not is_local_model(m) for m in index.model_names()):
             out += ["--set", f"indexes.{name}.encoder=minilm"]
     out += _bioasq_overrides(settings, llm)
+    stance = settings.stance
+    if uses_stance(settings, grounding) and any(not is_local_model(m) for m in stance.model_names()):
+        # an NLI cross-encoder from the hub (CLaC 2024 System 2) is not here: medcite's trained stance model judges
+        out += ["--set", "stance.backend=classifier", "--set", "stance.model=models:medcite-stance-healthver"]
     if llm == "none":
         if settings.llm.backend != "none":
             out += ["--set", "llm.backend=none"]
