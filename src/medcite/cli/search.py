@@ -177,17 +177,13 @@ def _search_all(index: SparseIndex, items: list[tuple[str, str]], k: int) -> dic
 
 
 def _print_hits(index: SparseIndex, hits: list[Hit]) -> None:
+    from .search_preset import hit_line
+
     titles = _titles(index, [h.pmid for h in hits])
     if not hits:
         click.echo("no matching documents", err=True)
     for h in hits:
         click.echo(hit_line(h, titles.get(h.pmid)))
-
-
-def hit_line(hit: Hit, article: Article | None) -> str:
-    """One printed search hit: rank, PMID, score and title, the title marked RETRACTED for a retracted article."""
-    title = "" if article is None else ("[RETRACTED] " if article.retracted else "") + article.title
-    return f"{hit.rank:>4}  {hit.pmid:>10}  {hit.score:8.3f}  {title[:100]}".rstrip()
 
 
 def _titles(index: SparseIndex, pmids: list[str]) -> dict[str, Article]:

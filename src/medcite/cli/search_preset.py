@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..types import Hit, Topic
+from ..types import Article, Hit, Topic
 from .trec_output import write_trec
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,6 @@ def search_preset(
     from ..config import load_settings
     from ..pipeline import RetrievalPipeline
     from ..tasks.topics import read_topics
-    from .search import hit_line
 
     if corpus is None:
         raise InputError(
@@ -77,3 +76,9 @@ def search_preset(
             click.echo("no matching documents", err=True)
         return
     write_trec(run, output, tag)
+
+
+def hit_line(hit: Hit, article: Article | None) -> str:
+    """One printed search hit: rank, PMID, score and title, the title marked RETRACTED for a retracted article."""
+    title = "" if article is None else ("[RETRACTED] " if article.retracted else "") + article.title
+    return f"{hit.rank:>4}  {hit.pmid:>10}  {hit.score:8.3f}  {title[:100]}".rstrip()
