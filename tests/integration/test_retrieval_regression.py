@@ -68,10 +68,13 @@ def _map10(preset: str, store: Path, topics: Path, qrels: dict[str, dict[str, in
 
 
 def _missing_models(preset: str) -> list[str]:
-    """The `models:NAME` folders a preset needs that are not under models_dir()."""
+    """The `models:NAME` folders a preset's retrieval (indexes, branches, reranker) needs that are not under
+    models_dir()."""
     from medcite.config import load_settings
 
-    names = set(re.findall(r"models:([A-Za-z0-9._-]+)", load_settings(preset).model_dump_json()))
+    s = load_settings(preset)
+    dumped = s.model_dump_json(include={"indexes", "retrieve", "rerank"})
+    names = set(re.findall(r"models:([A-Za-z0-9._-]+)", dumped))
     return sorted(str(models_dir() / n) for n in names if not (models_dir() / n / "config.json").is_file())
 
 
