@@ -30,6 +30,9 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Token limit of a training input."),
         click.option("--max-pairs", default=None, type=click.IntRange(1),
                      help="Cap on training pairs (whole questions at a time)."),
+        click.option("--min-pairs", default=100, show_default=True, type=click.IntRange(1),
+                     help="Stop with an error (naming how many gold documents the store holds) when there are "
+                          "fewer positive training pairs than this."),
         click.option("--seed", default=13, show_default=True, type=int),
         click.option("--dev-fraction", default=0.2, show_default=True,
                      type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -54,7 +57,8 @@ def _options(kw: dict[str, Any], **extra: Any) -> Any:
 
     return TrainOptions(
         epochs=kw["epochs"], batch_size=kw["batch_size"], lr=kw["lr"], max_length=kw["max_length"],
-        max_pairs=kw["max_pairs"], seed=kw["seed"], dev_fraction=kw["dev_fraction"], max_dev=kw["max_dev"],
+        max_pairs=kw["max_pairs"], min_pairs=kw["min_pairs"], seed=kw["seed"], dev_fraction=kw["dev_fraction"],
+        max_dev=kw["max_dev"],
         threads=kw["threads"], negatives_from=kw["negatives_from"], dense_miner=kw["dense_miner"], **extra,
     )
 

@@ -7,6 +7,7 @@ import logging
 import platform
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ log = logging.getLogger(__name__)
 PACKAGED = ("minilm", "packaged-minilm")
 REPORT = "training.json"
 NEGATIVES_FROM = ("bm25", "dense")
+
+
+MIN_PAIRS = 100  # fewer positive pairs than this and a training run cannot learn anything worth saving
 
 
 @dataclass
@@ -37,6 +41,7 @@ class TrainOptions:
     warmup: float = 0.1
     max_length: int = 256
     max_pairs: int | None = None
+    min_pairs: int = MIN_PAIRS
     negatives: int = 3
     negatives_from: str = "bm25"
     dense_miner: str | None = None
@@ -54,6 +59,8 @@ class TrainOptions:
             raise ConfigError("in-batch negatives need a batch size of at least 2")
         if not 0 < self.dev_fraction < 1:
             raise ConfigError(f"dev fraction must be between 0 and 1, got {self.dev_fraction}")
+        if self.min_pairs < 1:
+            raise ConfigError(f"--min-pairs must be at least 1, got {self.min_pairs}")
         if self.negatives_from not in NEGATIVES_FROM:
             raise ConfigError(f"negatives come from {' or '.join(NEGATIVES_FROM)}, got {self.negatives_from!r}")
 
@@ -243,3 +250,19 @@ def library_versions() -> dict[str, str]:
     from importlib.metadata import version
 
     return {name: version(name) for name in ("sentence-transformers", "transformers", "accelerate", "datasets")}
+
+
+def require_pairs(positives: int, train_questions: Sequence[Any], found: int, min_pairs: int) -> None:
+    """Stop, naming what the store lacks, when there are fewer than ``min_pairs`` positive training pairs.
+
+    ``found``: gold documents of the training questions that the store holds; ``train_questions``: the
+    training side of the split (their ``gold`` PMIDs are counted whether or not the store has them)."""
+    gold = sum(len(set(q.gold)) for q in train_questions)
+    if positives >= min_pairs:
+        return
+    raise InputError(
+        f"only {positives} positive training pairs (at least {min_pairs} needed): the store holds {found} of the "
+        f"{gold} gold documents of the {len(train_questions)} training questions",
+        hint="ingest the PubMed records of the --data questions into --corpus (medcite ingest), or lower "
+        "--min-pairs for a deliberately small run",
+    )

@@ -52,6 +52,7 @@ from .common import (
     dense_miner,
     library_versions,
     out_folder,
+    require_pairs,
     run_trainer,
     seed_everything,
     trainer_arguments,
@@ -246,6 +247,7 @@ def train_encoder(
     if not examples:
         raise InputError("no training pairs: no training question has a gold document in the store",
                          hint="check that --corpus holds the PMIDs of the --data questions")
+    require_pairs(len(examples), split.train, sum(len(m.positives) for m in mined), opts.min_pairs)
     map_bm25 = rerank_map(None, pools)
     map_before = rerank_map(EmbeddingReranker(_STEncoder(model), top_n=opts.eval_depth), pools)
     seed_everything(opts.seed, opts.threads)

@@ -37,6 +37,7 @@ from .common import (
     dense_miner,
     library_versions,
     out_folder,
+    require_pairs,
     run_trainer,
     seed_everything,
     trainer_arguments,
@@ -147,6 +148,7 @@ def train_reranker(
     if not pairs:
         raise InputError("no training pairs: no training question has a gold document in the store",
                          hint="check that --corpus holds the PMIDs of the --data questions")
+    require_pairs(sum(p.label > 0 for p in pairs), split.train, sum(len(m.positives) for m in mined), opts.min_pairs)
     log.info("%d training pairs (%d positive) from %d questions; %d dev questions",
              len(pairs), sum(p.label > 0 for p in pairs), len(split.train), len(pools))
     map_bm25 = rerank_map(None, pools)
