@@ -106,6 +106,23 @@ def read_jsonl(path: str | Path) -> Iterator[Any]:
                 yield json.loads(line)
 
 
+def read_bioasq_questions(path: Path, missing: str = "no such BioASQ file", hint: str | None = None) -> list[Any]:
+    """The raw ``questions`` list of a BioASQ JSON file (``.json`` or ``.json.gz``); InputError naming the file
+    when it is missing (``missing``, ``hint``), unreadable or not ``{"questions": [...]}``."""
+    from .errors import InputError
+
+    if not path.is_file():
+        raise InputError(missing, path=str(path), hint=hint)
+    try:
+        with open_maybe_gz(path) as fh:
+            data = json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise InputError(f"not a readable JSON file ({exc})", path=str(path)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
+        raise InputError("expected BioASQ JSON {'questions': [...]}", path=str(path))
+    return list(data["questions"])
+
+
 def open_maybe_gz(path: str | Path, mode: str = "rt") -> IO[Any]:
     """Open plain or gzip files by looking at the magic bytes, not the name."""
     path = Path(path)

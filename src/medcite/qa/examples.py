@@ -9,7 +9,6 @@ by encoder cosine (the packaged MiniLM by default), never the question itself (s
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..io import open_maybe_gz
+from ..io import read_bioasq_questions
 from ..types import QUESTION_TYPES, Question, Snippet
 
 log = logging.getLogger(__name__)
@@ -58,18 +57,11 @@ def _snippets(raw: Any) -> tuple[Snippet, ...]:
 def read_examples(path: str | Path) -> list[Question]:
     """The questions of a BioASQ JSON file (``.json`` or ``.json.gz``) with their gold snippets and answers."""
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise InputError("no such BioASQ training file", path=str(path),
-                         hint="give a BioASQ training or golden JSON as qa.examples (e.g. --set qa.examples=FILE)")
-    try:
-        with open_maybe_gz(path) as fh:
-            data = json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise InputError(f"not a readable JSON file ({exc})", path=str(path)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-        raise InputError("expected BioASQ JSON {'questions': [...]}", path=str(path))
+    questions = read_bioasq_questions(
+        path, "no such BioASQ training file",
+        hint="give a BioASQ training or golden JSON as qa.examples (e.g. --set qa.examples=FILE)")
     out = []
-    for i, q in enumerate(data["questions"]):
+    for i, q in enumerate(questions):
         if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not isinstance(q.get("body"), str):
             raise InputError("each question needs string 'id' and 'body'", path=str(path), position=f"questions[{i}]")
         qtype = str(q.get("type") or "")

@@ -9,7 +9,6 @@ and a document store: a gold PMID that is not in the store is skipped (its text 
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import re
@@ -22,7 +21,7 @@ from typing import Any
 
 from ..corpus.store import DocumentStore
 from ..errors import InputError
-from ..io import open_maybe_gz
+from ..io import read_bioasq_questions
 from ..types import Article, Hit
 
 log = logging.getLogger(__name__)
@@ -61,17 +60,9 @@ class Split:
 def read_bioasq(path: str | Path) -> list[Question]:
     """Questions with at least one gold document from a BioASQ JSON file (``.json`` or ``.json.gz``)."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("no such BioASQ file", path=str(path), hint="give the training JSON with --data")
-    try:
-        with open_maybe_gz(path) as fh:
-            data = json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise InputError(f"not a readable JSON file ({exc})", path=str(path)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-        raise InputError("expected BioASQ JSON {'questions': [...]}", path=str(path))
+    questions = read_bioasq_questions(path, hint="give the training JSON with --data")
     out = []
-    for i, q in enumerate(data["questions"]):
+    for i, q in enumerate(questions):
         if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not isinstance(q.get("body"), str):
             raise InputError("each question needs string 'id' and 'body'", path=str(path),
                              position=f"questions[{i}]")

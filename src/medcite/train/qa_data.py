@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io import open_maybe_gz
+from ..io import read_bioasq_questions
 from ..types import QUESTION_TYPES, Question, Snippet
 from .data import read_bioasq, split_questions
 
@@ -75,17 +75,9 @@ def question_from_json(q: dict[str, Any]) -> Question:
 def read_qa(path: str | Path) -> list[Question]:
     """Every question of a BioASQ Task b JSON file (``.json`` or ``.json.gz``)."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("no such BioASQ file", path=str(path), hint="give a BioASQ Task b JSON file with --data")
-    try:
-        with open_maybe_gz(path) as fh:
-            data = json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise InputError(f"not a readable JSON file ({exc})", path=str(path)) from None
-    if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-        raise InputError("expected BioASQ JSON {'questions': [...]}", path=str(path))
+    questions = read_bioasq_questions(path, hint="give a BioASQ Task b JSON file with --data")
     out = []
-    for i, q in enumerate(data["questions"]):
+    for i, q in enumerate(questions):
         try:
             out.append(question_from_json(q))
         except (KeyError, TypeError, ValueError) as exc:
