@@ -62,6 +62,8 @@ class LazyGroup(click.Group):
                 click.echo("  hint: re-type it, or convert the file name / text to UTF-8", err=True)
                 ctx.exit(2)
         ctx.meta["medcite.args"] = list(args)  # to name the input files in errors without a reader's own
+        if ctx.parent is None:
+            args = hoist_global_options(args)
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -90,6 +92,22 @@ class LazyGroup(click.Group):
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# the root's own flags; no sub-command defines an option of these names (tests/unit/test_cli_global_options.py)
+GLOBAL_FLAGS = re.compile(r"^(-q|--quiet|-v+|--verbose)$")
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """``medcite ingest F -q`` = ``medcite -q ingest F``: the root's flags may come anywhere before ``--``.
+
+    Only exact flag tokens move; an option's value that happens to read ``-q`` would move too, so no
+    sub-command takes a value of that spelling (none does: values are paths, names and numbers).
+    """
+    cut = args.index("--") if "--" in args else len(args)
+    flags = [a for a in args[:cut] if GLOBAL_FLAGS.match(a)]
+    if not flags:
+        return args
+    rest = [a for a in args[:cut] if not GLOBAL_FLAGS.match(a)]
+    return [*flags, *rest, *args[cut:]]
 
 
 def _fail(ctx: click.Context, exc: MedciteError) -> NoReturn:
