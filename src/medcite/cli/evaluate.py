@@ -41,6 +41,9 @@ def eval_group() -> None:
     "leaves them out of every mean, as BioASQ's official evaluator (EvaluatorTask1b) does. The report "
     "names the convention and lists the missing questions.",
 )
+@click.option("--corpus", type=click.Path(exists=True, path_type=Path), default=None,
+              help="The document store the run searched: report how many gold documents it holds and warn when "
+              "more than 10% are missing (the figures are then not comparable with runs over all of PubMed).")
 @click.option("--per-query", is_flag=True, help="Also print every query's values.")
 @click.option(
     "--json",
@@ -50,7 +53,8 @@ def eval_group() -> None:
     help="Write the report (aggregate and per-query values) to this JSON file.",
 )
 def retrieval(
-    run_path: Path, gold: Path, metrics: str | None, missing: str, per_query: bool, json_out: Path | None
+    run_path: Path, gold: Path, metrics: str | None, missing: str, corpus: Path | None, per_query: bool,
+    json_out: Path | None
 ) -> None:
     """Score a ranked run: BioASQ MAP@10/GMAP@10, P@k, R@k, nDCG@10, MRR."""
     from ..evaluate.bioasq_map import check_missing_policy
@@ -76,8 +80,27 @@ def retrieval(
     click.echo(f"{'queries':<{width}}  {_queries_line(report)}")
     if report.missing:
         click.echo(f"{'missing':<{width}}  {_listed(report.missing)}")
+    coverage = _coverage(qrels, corpus)
     if json_out is not None:
-        write_json(json_out, {"run": str(run_path), "gold": str(gold), **report.as_dict()})
+        write_json(json_out, {"run": str(run_path), "gold": str(gold), **report.as_dict(), **coverage})
+
+
+def _coverage(qrels: dict[str, dict[str, int]], corpus: Path | None) -> dict[str, object]:
+    """Print (and return for --json) how much of the gold standard the store holds; warn when much is missing."""
+    if corpus is None:
+        return {}
+    from dataclasses import asdict
+
+    from ..corpus.store import DocumentStore
+    from ..evaluate.coverage import gold_coverage
+
+    with DocumentStore.open(corpus) as store:
+        cov = gold_coverage(qrels, store.existing)
+    click.echo(f"gold in corpus: {cov.line()}")
+    warning = cov.warning(str(corpus))
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    return {"gold_coverage": {**asdict(cov), "missing_share": round(cov.missing_share, 4), "corpus": str(corpus)}}
 
 
 _SHOWN = 10
@@ -274,11 +297,15 @@ def _encoder_spec(text: str) -> str | dict[str, object]:
 @click.option("--missing", type=click.Choice(["skip", "zero"]), default="skip", show_default=True,
               help="Gold questions absent from the system file: 'skip' leaves them out of every mean, as BioASQ's "
               "official evaluator does; 'zero' scores them 0.")
+@click.option("--corpus", type=click.Path(exists=True, path_type=Path), default=None,
+              help="The document store phase A searched: report how many gold documents it holds and warn when "
+              "more than 10% are missing (the figures are then not comparable with runs over all of PubMed).")
 @click.option("--rouge/--no-rouge", default=True, show_default=True,
               help="Phase B: score ideal answers with ROUGE-2 and ROUGE-SU4 (needs rouge-score: the eval extra).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report (means, counts, per-question values) to this JSON file.")
-def bioasq(phase: str, gold: Path, system_path: Path, missing: str, rouge: bool, json_out: Path | None) -> None:
+def bioasq(phase: str, gold: Path, system_path: Path, missing: str, corpus: Path | None, rouge: bool,
+           json_out: Path | None) -> None:
     """Score a BioASQ Task b submission with the official measures (docs/BIOASQ.md)."""
     from ..evaluate.bioasq import evaluate_phase_a, evaluate_phase_b
     from ..io import write_json
@@ -299,5 +326,10 @@ def bioasq(phase: str, gold: Path, system_path: Path, missing: str, rouge: bool,
     if report.not_in_gold:
         click.echo(f"warning: {len(report.not_in_gold)} system questions are not in the gold file (not scored): "
                    f"{_listed(report.not_in_gold)}", err=True)
+    coverage = {}
+    if corpus is not None:
+        from ..evaluate.gold import read_gold
+
+        coverage = _coverage(read_gold(gold), corpus)
     if json_out is not None:
-        write_json(json_out, {"gold": str(gold), "system": str(system_path), **report.as_dict()})
+        write_json(json_out, {"gold": str(gold), "system": str(system_path), **report.as_dict(), **coverage})
