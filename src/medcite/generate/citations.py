@@ -125,3 +125,39 @@ def _tidy(text: str) -> str:
     text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"([.,;:])\1+", r"\1", text)
     return " ".join(text.split()).strip()
+
+
+# PMIDs named in the running text (not as [i] citations): "PMID: 123", "PMIDs 1, 2 and 3", "pubmed/123",
+# a bracket or parenthesis holding only a 7-9 digit number (PubMed's range) -- never a citation (issue 16)
+_PMID_WORDS = re.compile(
+    r"\(?\s*\bPMIDs?\s*[:#]?\s*\d{1,9}(?:\s*(?:,|;|and|&)\s*\d{1,9})*\s*\)?"
+    r"|\b(?:https?://)?(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/\d{1,9}/?"
+    r"|\(\s*\d{7,9}\s*\)",
+    re.IGNORECASE,
+)
+
+
+def strip_pmid_mentions(text: str, evidence_pmids: set[str]) -> tuple[str, list[tuple[str, str]]]:
+    """Remove PMIDs that the generated text names itself; return the clean text and ``(mention, reason)`` pairs.
+
+    A citation is only ever an evidence index (``[2]``) mapped to the PMID of that evidence item, so a PMID in
+    the prose is neither kept (it was not checked against anything) nor turned into a citation: a PMID outside
+    the evidence is one the generator did not read (or invented); one inside it is reported so a reader sees
+    the generator bypassed the index format.
+    """
+    found: list[tuple[str, str]] = []
+
+    def cut(m: re.Match[str]) -> str:
+        mention = m.group(0).strip()
+        pmids = re.findall(r"\d{1,9}", mention)
+        outside = [p for p in pmids if p not in evidence_pmids]
+        if outside:
+            reason = (f"PMID {', '.join(outside)} named in the text is not in the evidence shown to the generator: "
+                      "removed, never cited")
+        else:
+            reason = "PMID named in the text instead of an evidence index [i]: removed (cite with [i])"
+        found.append((mention, reason))
+        return " "
+
+    clean = _PMID_WORDS.sub(cut, text)
+    return (_tidy(clean) if found else text), found

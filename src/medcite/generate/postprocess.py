@@ -1,6 +1,7 @@
 """Evidence-constrained post-processing (CLaC 2025, Dalhousie 2025): indices -> PMIDs, caps, dropped items.
 
-Invariants, whatever the input text: every emitted PMID belongs to an evidence item shown to the generator;
+Invariants, whatever the input text: every emitted PMID belongs to an evidence item shown to the generator, and
+no PMID stays in the prose (a PMID the text names itself is removed and recorded, never made a citation);
 no sentence has more than ``max_citations`` PMIDs; no sentence is uncited; the answer has at most
 ``max_words`` words, kept by dropping trailing sentences (CLaC 2025). Everything removed is recorded as a
 :class:`~medcite.types.Dropped` with its reason.
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..types import AnswerSentence, Dropped, Evidence
-from .citations import DraftSentence, split_cited_sentences
+from .citations import DraftSentence, split_cited_sentences, strip_pmid_mentions
 
 
 def word_count(text: str) -> int:
@@ -26,6 +27,7 @@ def finalize(
     max_words: int = 250,
 ) -> tuple[list[AnswerSentence], list[Dropped]]:
     by_index = {e.index: e for e in evidence}
+    shown = {e.pmid for e in evidence}
     sentences: list[AnswerSentence] = []
     dropped: list[Dropped] = []
     words = 0
@@ -38,6 +40,13 @@ def finalize(
             continue
         for reason in draft.invalid:
             dropped.append(Dropped("citation", reason, "not a usable evidence citation"))
+        text, mentions = strip_pmid_mentions(draft.text, shown)
+        dropped.extend(Dropped("citation", mention, why) for mention, why in mentions)
+        if mentions:
+            draft = DraftSentence(text, list(draft.indices), list(draft.invalid))
+            if not any(c.isalnum() for c in text):
+                dropped.append(Dropped("sentence", text, "nothing left once the PMIDs named in it were removed"))
+                continue
         pmids: list[str] = []
         used: list[int] = []
         for i in draft.indices:

@@ -100,7 +100,7 @@ def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], 
                                                         dict[str, Article], dict[str, Any]]:
     """The LLM answers first; each sentence is grounded afterwards (see the module docstring)."""
     from ..evidence.sentences import split_spans
-    from ..generate.citations import split_cited_sentences
+    from ..generate.citations import split_cited_sentences, strip_pmid_mentions
 
     settings = pipe.settings
     llm = pipe.context.llm(settings.verify.llm, purpose="the generate-then-ground flow")
@@ -109,13 +109,14 @@ def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], 
                       persona=persona)
     with trace_context(stage="generation"):
         text = llm.complete(messages).text
-    plain = " ".join(d.text for d in split_cited_sentences(text))
+    plain, mentions = strip_pmid_mentions(" ".join(d.text for d in split_cited_sentences(text)), set())
     sentences = [" ".join(plain[s:e].split()) for s, e in split_spans(plain)]
     assert pipe.grounder is not None  # the pipeline builds one for this flow
     found = pipe.grounder.ground(sentences, question=topic.question, topic_id=topic.id)
     evidence: list[Evidence] = []
     out: list[AnswerSentence] = []
-    dropped: list[Dropped] = []
+    # the model answered with no evidence: any PMID it names is unread (it may be invented)
+    dropped: list[Dropped] = [Dropped("citation", m, why) for m, why in mentions]
     articles: dict[str, Article] = {}
     words = 0
     for g in found:
