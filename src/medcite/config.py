@@ -141,6 +141,18 @@ class VerifySettings(Section):
         "many rounds (the paper: 5; 0 = off)."
     )
     llm: str | None = Field(None, description="LLM of the sufficiency judge and of the answer-first flow.")
+    gate: Literal["off", "overlap", "stance"] = Field(
+        "overlap", description="The support gate of every citation whose sentence is not a verbatim quote of the "
+        "cited abstract (an LLM wrote it): 'overlap' keeps it only when one window of the abstract (a sentence, "
+        "two consecutive ones, the title) holds at least gate_threshold of the sentence's content words with the "
+        "same negation polarity (a lexical entailment proxy, no model); 'stance' asks the stance stage "
+        "(P(supports) >= min_support); 'off' keeps citations as generated (the published runs' behaviour). "
+        "A sentence left uncited is dropped; every decision is recorded. Not applied when citations='drop' or "
+        "'regenerate' (the stance check already gates every citation)."
+    )
+    gate_threshold: float = Field(
+        0.6, ge=0, le=1, description="'overlap' gate: least share of a sentence's content words in one window."
+    )
 
 
 class GroundSettings(Section):

@@ -120,6 +120,7 @@ for _stage, _name, _target, _extra in (
     ("stance", "classifier", "medcite.attribute.classifier:ClassifierStance", "rerank"),
     ("stance", "nli", "medcite.attribute.classifier:ClassifierStance", "rerank"),
     ("stance", "llm", "medcite.attribute.llm_stance:LLMStance", "llm"),
+    ("stance", "overlap", "medcite.attribute.overlap:OverlapStance", "core"),
     ("qa", "extractive", "medcite.qa.extractive:ExtractiveQA", "qa"),
     ("qa", "llm", "medcite.qa.llm_qa:LLMQA", "llm"),
     ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),

@@ -174,6 +174,7 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "nli": lambda b: [_set("stance", {"backend": "nli", "model": tiny["nli"]}), "verify.citations=drop"],
             "llm": lambda b: ["stance.backend=llm", "verify.citations=check"],
             "words": lambda b: ["stance.backend=words", "flow=generate-then-ground", "llm.backend=rules"],
+            "overlap": lambda b: ["stance.backend=overlap", "verify.citations=drop"],
         },
         "llm": {
             "none": lambda b: ["llm.backend=none"],

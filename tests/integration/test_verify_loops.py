@@ -63,10 +63,18 @@ def test_drop_removes_contradicted_citations_and_records_why(store: Path, tmp_pa
     section, start, end = checks["13"]["span"]
     assert section in ("title", "abstract") and end > start
 
-    with Pipeline(_settings("verify.citations=check", replies=[reply]), store) as pipe:
+    with Pipeline(_settings("verify.citations=check", "verify.gate=off", replies=[reply]), store) as pipe:
         checked = pipe.answer(TOPIC)
     assert checked.answer.sentences[0].pmids == ("11", "13")  # check records, removes nothing
     assert dict(checked.answer.sentences[0].stances)["13"] is Stance.CONTRADICTS
+    # with the default overlap gate, 'check' still records, and the gate removes 13 ("never lowered")
+    with Pipeline(_settings("verify.citations=check", replies=[reply]), store) as pipe:
+        gated = pipe.answer(TOPIC)
+    assert gated.answer.sentences[0].pmids == ("11",)
+    gate = gated.verification["gate"]
+    assert gate["judge"] == "overlap" and gate["rejected"] == 1 and gate["quoted"] == 1  # 11 is quoted verbatim
+    (check,) = gate["checks"]
+    assert check["pmid"] == "13" and "negation differs" in check["reason"]
 
 
 def test_regenerate_feeds_the_reasons_back(store: Path) -> None:

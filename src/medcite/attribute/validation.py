@@ -56,6 +56,40 @@ def judge_citations(answer: Answer, articles: Mapping[str, Article], stance: Sta
     return out
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def quotes(sentence: str, article: Article) -> bool:
+    """Whether ``sentence`` is a verbatim quote of the article's title or abstract (whitespace and case aside)."""
+    s = _squash(sentence).rstrip(".")
+    return bool(s) and (s in _squash(article.abstract) or s in _squash(article.title))
+
+
+def gate_checks(answer: Answer, articles: Mapping[str, Article], judge: StanceClassifier, *,
+                min_support: float) -> tuple[list[CitationCheck], int]:
+    """The support gate: a check of every (sentence, PMID) citation whose sentence is not a verbatim quote of
+    the cited article (what a generator wrote, not copied); returns the checks and the number of quotes passed."""
+    pairs, quoted = [], 0
+    for i, s in enumerate(answer.sentences):
+        for p in s.pmids:
+            if p not in articles:
+                continue
+            if quotes(s.text, articles[p]):
+                quoted += 1
+            else:
+                pairs.append((i, p))
+    verdicts = judge.classify_articles([(answer.sentences[i].text, articles[p]) for i, p in pairs])
+    checks = []
+    for (i, p), v in zip(pairs, verdicts, strict=True):
+        kept, why = keeps(v, min_support, False)
+        explain = getattr(judge, "reason", None)
+        if not kept and callable(explain):
+            why = explain(v)
+        checks.append(CitationCheck(i, p, v, kept, why))
+    return checks, quoted
+
+
 def corroborating(answer: Answer, evidence: Sequence[Evidence], articles: Mapping[str, Article],
                   stance: StanceClassifier, *, min_support: float, max_citations: int) -> list[CitationCheck]:
     """Evidence PMIDs (not yet cited by a sentence) that the stance classifier says support it."""
@@ -74,11 +108,13 @@ def corroborating(answer: Answer, evidence: Sequence[Evidence], articles: Mappin
 
 
 def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequence[CitationCheck] = (),
-                 evidence: Sequence[Evidence] = ()) -> Answer:
+                 evidence: Sequence[Evidence] = (), *, record_stance: bool = True,
+                 check_name: str = "the stance check") -> Answer:
     """The answer with rejected citations removed, ``extra`` ones added, every kept citation's stance set.
 
     A sentence left without a citation is dropped (every sentence of an answer cites). Each removal is
-    recorded in ``Answer.dropped`` with its reason.
+    recorded in ``Answer.dropped`` with its reason. ``record_stance=False`` (a lexical gate, not a stance
+    judgement) leaves the sentences' stances as they were.
     """
     index_of = {e.pmid: e.index for e in evidence}
     by_pair = {(c.sentence, c.pmid): c for c in checks}
@@ -97,15 +133,17 @@ def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequenc
             pmids.append(p)
             if n < len(s.evidence):
                 indices.append(s.evidence[n])
-            if check is not None:
+            if check is not None and record_stance:
                 stances.append((p, check.verdict.label))
+            elif not record_stance:
+                stances.extend((q, lab) for q, lab in s.stances if q == p)
         for c in added.get(i, []):
             pmids.append(c.pmid)
             if c.pmid in index_of:
                 indices.append(index_of[c.pmid])
             stances.append((c.pmid, c.verdict.label))
         if not pmids:
-            dropped.append(Dropped("sentence", s.text, "no citation survived the stance check"))
+            dropped.append(Dropped("sentence", s.text, f"no citation survived {check_name}"))
             continue
         sentences.append(AnswerSentence(s.text, tuple(pmids), tuple(indices), tuple(stances)))
     return Answer(answer.topic_id, sentences, dropped, answer.generator)
@@ -120,3 +158,47 @@ def reasons(checks: Sequence[CitationCheck], answer: Answer) -> list[str]:
             quote = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
             out.append(f'sentence {c.sentence + 1} ("{quote}") cites PMID {c.pmid}, but {c.reason}')
     return out
+
+
+@dataclass(frozen=True)
+class SupportSummary:
+    """How many of a run's citations the overlap check (or another judge) passes: `medcite validate`'s second
+    line, separate from format validity."""
+
+    citations: int
+    quoted: int  # the sentence quotes the cited abstract verbatim
+    supported: int  # quoted, or judged supporting
+    missing: int  # the cited abstract is not recorded in the run (cannot be checked)
+    failures: tuple[tuple[str, str, str, str], ...]  # (topic id, sentence, PMID, reason)
+
+    @property
+    def rate(self) -> float:
+        checked = self.citations - self.missing
+        return self.supported / checked if checked else 1.0
+
+    def line(self, judge: str) -> str:
+        checked = self.citations - self.missing
+        out = (f"{self.supported} of {checked} citations pass the {judge} check ({self.rate:.1%}; "
+               f"{self.quoted} quote the cited abstract verbatim)")
+        if self.missing:
+            out += f"; {self.missing} cite an abstract the run did not record"
+        return out
+
+
+def support_summary(answers: Sequence[Answer], articles: Mapping[str, Mapping[str, Article]],
+                    judge: StanceClassifier, *, min_support: float = 0.0) -> SupportSummary:
+    """Every citation of ``answers`` checked against the abstract the run recorded for its topic."""
+    total = quoted_n = supported = missing = 0
+    failures: list[tuple[str, str, str, str]] = []
+    for answer in answers:
+        arts = articles.get(answer.topic_id, {})
+        n = sum(len(s.pmids) for s in answer.sentences)
+        have = sum(1 for s in answer.sentences for p in s.pmids if p in arts)
+        total += n
+        missing += n - have
+        checks, q = gate_checks(answer, arts, judge, min_support=min_support)
+        quoted_n += q
+        supported += q + sum(c.kept for c in checks)
+        failures += [(answer.topic_id, answer.sentences[c.sentence].text, c.pmid, c.reason)
+                     for c in checks if not c.kept]
+    return SupportSummary(total, quoted_n, supported, missing, tuple(failures))

@@ -52,12 +52,35 @@ def validate_kind(kind: str, file: Path, corpus: Path | None, topics: Path | Non
     report = run_validation(kind, file, corpus, topics, run_dir)
     errlog = write_errlog(report)
     if report.ok:
-        click.echo(f"{file}: OK ({report.topics} topics)")
+        click.echo(f"{file}: format OK ({report.topics} topics)")
+    else:
+        for err in report.errors[:50]:
+            click.echo(f"  {err}", err=True)
+        click.echo(f"{file}: format: {len(report.errors)} errors, written to {errlog}", err=True)
+    _support_line(file, run_dir)
+    if not report.ok:
+        sys.exit(255)
+
+
+def _support_line(file: Path, run_dir: Path | None) -> None:
+    """Citation support, reported apart from format validity: a valid file can cite what does not support it."""
+    if run_dir is None:
+        click.echo(f"{file}: citation support: not checked (give --run-dir DIR, the run that wrote the file, to "
+                   "check every citation against the abstract it cites)")
         return
-    for err in report.errors[:50]:
-        click.echo(f"  {err}", err=True)
-    click.echo(f"{file}: {len(report.errors)} errors, written to {errlog}", err=True)
-    sys.exit(255)
+    from ..attribute.overlap import OverlapStance
+    from ..attribute.validation import support_summary
+    from ..io import write_json
+    from ..rundir import read_answers, read_articles
+
+    summary = support_summary(read_answers(run_dir), read_articles(run_dir), OverlapStance())
+    click.echo(f"{file}: citation support: {summary.line('overlap (lexical entailment proxy)')}")
+    if summary.failures:
+        out = file.with_name(file.name + ".support.json")
+        write_json(out, {"judge": "overlap", "rate": round(summary.rate, 4), "failures": [
+            {"topic_id": t, "sentence": s, "pmid": p, "reason": r} for t, s, p, r in summary.failures]})
+        click.echo(f"  {len(summary.failures)} unsupported citations listed in {out}; the trained stance model "
+                   f"judges paraphrase better: medcite eval biogen-b --run {run_dir}")
 
 
 @click.command("bioasq")

@@ -26,7 +26,7 @@ from ..types import Answer, Article, Evidence, Hit, Query, Topic
 from . import loops
 from .context import Context
 from .grounding import Grounder
-from .offline import offline_overrides, uses_stance
+from .offline import gates, offline_overrides, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class Pipeline:
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
             self.stance = self._stance()
+            self.gate = self._gate()
             self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
         except (ConfigError, LLMError) as exc:
             self.close()
@@ -102,6 +103,19 @@ class Pipeline:
                 "--set stance.backend=nli --set stance.model=NAME, or --set stance.backend=llm",
             )
         return stance
+
+    def _gate(self) -> Any:
+        """The judge of the support gate (``verify.gate``), or None where no gate runs."""
+        kind = gates(self.settings)
+        if kind == "stance":
+            return self.stance
+        if kind == "overlap":
+            from .. import registry
+
+            cfg = registry.validate_config("stance", {"backend": "overlap",
+                                                      "threshold": self.settings.verify.gate_threshold})
+            return self.context.build("stance", cfg)
+        return None
 
     @classmethod
     def from_preset(cls, preset: str = "offline", corpus: str | Path = "data/demo/store",
@@ -130,6 +144,8 @@ class Pipeline:
         t2 = time.perf_counter()
         answer = self.generator.generate(topic, queries, evidence)
         timings["generation_s"] = time.perf_counter() - t2
+        if self.gate is not None:
+            answer, record["gate"] = loops.gate_citations(self, answer, articles)
         if self.stance is not None:
             t3 = time.perf_counter()
             answer, record["citations"] = loops.verify_citations(self, topic, queries, evidence, articles, answer)

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..attribute.validation import apply_checks, corroborating, judge_citations, reasons
+from ..attribute.validation import apply_checks, corroborating, gate_checks, judge_citations, reasons
 from ..evidence.base import format_block
 from ..llm.prompts import parse_sufficiency, render
 from ..llm.trace import trace_context
@@ -67,6 +67,25 @@ def sufficient_evidence(pipe: Pipeline, topic: Topic, queries: list[Query], hits
         articles = pipe.store.get_many([h.pmid for h in hits])
         evidence = pipe.selector.select(queries, hits, articles)
     return queries, hits, articles, evidence, rounds
+
+
+def gate_citations(pipe: Pipeline, answer: Answer, articles: Mapping[str, Article]) -> tuple[Answer, dict[str, Any]]:
+    """The support gate (``verify.gate``): every citation of a sentence that does not quote the cited abstract
+    verbatim is judged; a rejected one is removed (and a sentence left uncited dropped), each with its reason."""
+    cfg = pipe.settings.verify
+    kind = "overlap" if pipe.gate is not pipe.stance else "stance"
+    min_support = 0.0 if kind == "overlap" else cfg.min_support  # the overlap judge's label holds its threshold
+    checks, quoted = gate_checks(answer, articles, pipe.gate, min_support=min_support)
+    record: dict[str, Any] = {
+        "judge": kind, "threshold": cfg.gate_threshold if kind == "overlap" else cfg.min_support,
+        "quoted": quoted, "checked": len(checks), "rejected": sum(not c.kept for c in checks),
+        "checks": [check_json(c) for c in checks],
+    }
+    if record["rejected"]:
+        log.info("topic %s: the %s gate removed %d of %d generated citations", answer.topic_id, kind,
+                 record["rejected"], len(checks))
+    gated = apply_checks(answer, checks, (), (), record_stance=kind == "stance", check_name=f"the {kind} gate")
+    return gated, record
 
 
 def verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],

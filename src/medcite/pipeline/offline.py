@@ -46,7 +46,18 @@ def uses_stance(settings: Settings, grounding: bool = False) -> bool:
     """Whether the stance stage will be called: by Task A (``grounding``), a verification step or the
     answer-first flow."""
     v = settings.verify
-    return grounding or v.citations != "off" or v.corroborate or settings.flow == "generate-then-ground"
+    return (grounding or v.citations != "off" or v.corroborate or settings.flow == "generate-then-ground"
+            or gates(settings) == "stance")
+
+
+def gates(settings: Settings) -> str:
+    """The support gate that runs on these settings' answers ('off', 'overlap' or 'stance'): none where the
+    stance check already gates every citation (``verify.citations`` drop/regenerate) or the answer-first
+    flow grounds every sentence."""
+    v = settings.verify
+    if v.citations in ("drop", "regenerate") or settings.flow == "generate-then-ground":
+        return "off"
+    return v.gate
 
 
 def llm_names(settings: Settings, grounding: bool = False) -> set[str | None]:
