@@ -7,6 +7,7 @@ local mirror keeps NLM's layout under ``DEST``:
 
 ```
 DEST/.medcite-sync.json         the state: one entry per file (verified, quarantined, failed, no-checksum)
+DEST/.medcite-sync.lock         held by the running sync (one at a time per mirror)
 DEST/baseline/NAME, NAME.md5    verified files only (a download in progress is NAME.part)
 DEST/updatefiles/NAME, NAME.md5
 DEST/quarantine/NAME.corrupt    a file whose checksum still failed after the retries, and NAME.report.txt
@@ -45,6 +46,7 @@ from typing import Any
 from ..errors import InputError, MedciteError
 from ..io import atomic_write, write_json
 from ..progress import progress
+from .store import WriterLock
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,7 @@ DEFAULT_BASE_URL = "https://ftp.ncbi.nlm.nih.gov/pubmed/"
 #: option name -> NLM folder, in NLM order
 FOLDERS = {"baseline": "baseline", "updates": "updatefiles"}
 STATE_NAME = ".medcite-sync.json"
+LOCK_NAME = ".medcite-sync.lock"
 QUARANTINE = "quarantine"
 STATE_KIND = "medcite-pubmed-sync"
 STATE_VERSION = 1
@@ -257,9 +260,16 @@ def sync(dest: str | Path, base_url: str = DEFAULT_BASE_URL, options: SyncOption
     dest.mkdir(parents=True, exist_ok=True)
     base = base_url.rstrip("/") + "/"
     transport = httpx.HTTPTransport(retries=opts.retries)  # connect errors; the rest is retried below
-    headers = {"User-Agent": "medcite-pubmed-sync (+https://github.com/medcite)"}
-    with httpx.Client(transport=transport, timeout=opts.timeout_s, follow_redirects=True, headers=headers) as client:
-        return _Syncer(client, dest, base, opts).run()
+    headers = {"User-Agent": "medcite-pubmed-sync"}
+    # one run per mirror at a time: two would write the same .part files (the kernel drops the lock on kill -9)
+    lock = WriterLock(dest, 0, name=LOCK_NAME, what="pubmed mirror",
+                      hint="another `medcite pubmed sync` is writing to it: wait for it to finish")
+    try:
+        with httpx.Client(transport=transport, timeout=opts.timeout_s, follow_redirects=True,
+                          headers=headers) as client:
+            return _Syncer(client, dest, base, opts).run()
+    finally:
+        lock.release()
 
 
 class _Syncer:

@@ -145,6 +145,22 @@ def test_a_file_already_on_disk_is_checked_not_downloaded(mirror, tmp_path: Path
         assert (dest / "baseline" / "pubmed26n0002.xml.gz").read_bytes() == mirror.sources["pubmed26n0002.xml.gz"]
 
 
+def test_one_sync_at_a_time_per_mirror(mirror, tmp_path: Path) -> None:
+    from medcite.corpus.nlm_sync import LOCK_NAME
+    from medcite.corpus.store import WriterLock
+
+    dest = tmp_path / "mirror"
+    dest.mkdir()
+    held = WriterLock(dest, 0, name=LOCK_NAME)
+    try:
+        with NLMServer(mirror) as server:
+            res = sync(server, dest)
+            assert res.exit_code == 1 and f"pubmed mirror {dest} is busy (held by pid {os.getpid()})" in res.output
+            assert server.log == []
+    finally:
+        held.release()
+
+
 def test_an_unreachable_server_is_a_clean_error(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
