@@ -51,7 +51,6 @@ def sync(
     """
     from ..corpus import nlm_sync as ns
 
-    settings = resolve(preset, overrides)
     opts = ns.SyncOptions(folders=ns.select_folders(baseline, updates), since=since, limit=limit,
                           retries=retries, backoff_s=backoff_s, timeout_s=timeout_s,
                           retry_quarantined=retry_quarantined)
@@ -67,7 +66,8 @@ def sync(
         f"({mb:.1f} MB), {report.count('adopted')} verified on disk, {report.count('present')} already present, "
         f"{len(report.problems)} not verified"
     )
-    if store_dir is not None:
+    if store_dir is not None:  # the settings (corpus.on_error, corpus.batch_size) matter only to the ingest
+        settings = resolve(preset, overrides)
         _ingest(dest, store_dir, settings.corpus.on_error, settings.corpus.batch_size, wait_s)
     if report.problems:
         from ..errors import MedciteError
