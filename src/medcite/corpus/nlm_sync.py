@@ -450,7 +450,7 @@ class _Syncer:
                                      "md5": expected, "received_md5": got, "size": size,
                                      "quarantined_as": f"{QUARANTINE}/{target.name}"})
         return Outcome(remote.name, remote.folder, "quarantined", size,
-                       f"MD5 mismatch after {tries} downloads; kept in {QUARANTINE}/ with a report")
+                       f"MD5 mismatch after {tries} download(s); kept in {QUARANTINE}/ with a report")
 
 
 def _check_status(code: int, url: str) -> None:
