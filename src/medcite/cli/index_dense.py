@@ -1,61 +1,29 @@
-"""`medcite index dense`: build, resume, update or import a dense (embedding) index."""
+"""`medcite index dense`: build, resume, update or import a dense (embedding) index; `medcite index dense
+encode --shard I/N`: encode one shard of the store, for a merge by `--from-embeddings`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import InputError
 from .options import resolve, settings_options
 
+if TYPE_CHECKING:
+    from ..index.dense.faiss_backend import FaissConfig
 
-@click.command("dense")
-@click.option("--store", type=click.Path(path_type=Path), default=None,
-              help="Document store folder to index (optional with --from-embeddings).")
-@click.option("--out", default=None, type=click.Path(path_type=Path),
-              help="Index folder: created, resumed after an interruption, or updated to the store (default: the "
-                   "folder under STORE/indexes/ that presets use for this encoder).")
-@click.option("--index", "name", default="dense", show_default=True,
-              help="Which entry of the settings' `indexes` to build (a vector one).")
-@click.option("--encoder", default=None,
-              help="Article/symmetric encoder: minilm (default, offline), minilm-onnx, medcpt, a Hugging Face "
-                   "name or a local model folder.")
-@click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
-@click.option("--index-type", type=click.Choice(["flat", "hnsw", "ivfpq"]), default=None,
-              help="FAISS layout (default from settings: flat). On an existing index: re-layout it.")
-@click.option("--from-embeddings", "from_embeddings", type=click.Path(path_type=Path), default=None,
-              help="Import precomputed embeddings: a folder of embeds_chunk_N.npy + pmids_chunk_N.json.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Texts per encoder batch.")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=None,
-              help="Articles per build chunk (memory bound and resume unit).")
-@click.option("--rebuild", is_flag=True, help="Discard what --out holds and build from scratch.")
-@settings_options
-def dense(
-    store: Path | None,
-    out: Path | None,
-    name: str,
-    encoder: str | None,
-    query_encoder: str | None,
-    index_type: str | None,
-    from_embeddings: Path | None,
-    batch_size: int | None,
-    chunk_size: int | None,
-    rebuild: bool,
-    preset: str,
-    overrides: tuple[str, ...],
-) -> None:
-    """Build or update the dense index of a document store, or import precomputed embeddings."""
+
+def _settings(
+    name: str, preset: str, overrides: tuple[str, ...], encoder: str | None, query_encoder: str | None,
+    index_type: str | None = None, chunk_size: int | None = None, batch_size: int | None = None,
+) -> FaissConfig:
+    """The FAISS settings of index ``name`` with the command's encoder and layout options applied."""
     import json
 
-    from ..corpus.store import DocumentStore
     from ..errors import ConfigError
-    from ..index.base import index_folder
-    from ..index.dense import folder as fo
-    from ..index.dense.build import build_dense_index
-    from ..index.dense.encoders import load_encoder
     from ..index.dense.faiss_backend import FaissConfig
-    from ..index.dense.importer import import_embeddings
 
     extra: list[str] = []
     if query_encoder is not None:
@@ -71,17 +39,89 @@ def dense(
     if not isinstance(settings, FaissConfig):
         raise ConfigError(f"the settings have no FAISS index named {name!r}",
                           hint="use --index dense, or define it: --set indexes.NAME.backend=faiss")
+    return settings
+
+
+@click.group("dense", invoke_without_command=True)
+@click.option("--store", type=click.Path(path_type=Path), default=None,
+              help="Document store folder to index (optional with --from-embeddings).")
+@click.option("--out", default=None, type=click.Path(path_type=Path),
+              help="Index folder: created, resumed after an interruption, or updated to the store (default: the "
+                   "folder under STORE/indexes/ that presets use for this encoder).")
+@click.option("--index", "name", default="dense", show_default=True,
+              help="Which entry of the settings' `indexes` to build (a vector one).")
+@click.option("--encoder", default=None,
+              help="Article/symmetric encoder: minilm (default, offline), minilm-onnx, medcpt, a Hugging Face "
+                   "name or a local model folder.")
+@click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
+@click.option("--index-type", type=click.Choice(["flat", "hnsw", "ivfpq"]), default=None,
+              help="FAISS layout (default from settings: flat). On an existing index: re-layout it.")
+@click.option("--from-embeddings", "from_embeddings", type=click.Path(path_type=Path), multiple=True,
+              help="Import precomputed embeddings: a folder of embeds_chunk_N.npy + pmids_chunk_N.json (NCBI's "
+                   "MedCPT layout). Repeat it to merge the N shard folders of `medcite index dense encode`: all "
+                   "N must be there, from one store state and one encoder, each PMID once.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Texts per encoder batch.")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=None,
+              help="Articles per build chunk (memory bound and resume unit).")
+@click.option("--rebuild", is_flag=True, help="Discard what --out holds and build from scratch.")
+@settings_options
+@click.pass_context
+def dense(
+    ctx: click.Context,
+    store: Path | None,
+    out: Path | None,
+    name: str,
+    encoder: str | None,
+    query_encoder: str | None,
+    index_type: str | None,
+    from_embeddings: tuple[Path, ...],
+    batch_size: int | None,
+    chunk_size: int | None,
+    rebuild: bool,
+    preset: str,
+    overrides: tuple[str, ...],
+) -> None:
+    """Build or update the dense index of a document store, or import precomputed embeddings.
+
+    `encode --shard I/N` encodes one Nth of a store (on any machine); --from-embeddings, repeated, merges the
+    N shard folders into the index.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..corpus.store import DocumentStore
+    from ..index.base import index_folder
+    from ..index.dense import folder as fo
+    from ..index.dense.build import build_dense_index, update_dense_index
+    from ..index.dense.encoders import load_encoder
+    from ..index.dense.importer import import_embeddings
+    from ..index.dense.shards import import_shards, is_shard
+
+    settings = _settings(name, preset, overrides, encoder, query_encoder, index_type, chunk_size, batch_size)
     if out is None:
         if store is None:
             raise InputError("give --out DIR (there is no --store to put the index under)")
         out = index_folder(store, settings)
     docs = DocumentStore.open(store) if store is not None else None
     try:
-        if from_embeddings is not None:
+        if from_embeddings:
             if fo.has_index(out) and not rebuild:
                 raise InputError(f"{out} already holds a dense index",
                                  hint="pass --rebuild to replace it, or choose another --out")
-            manifest = import_embeddings(from_embeddings, out, settings, store=docs)
+            sharded = [is_shard(f) for f in from_embeddings]
+            if any(sharded):
+                if not all(sharded):
+                    plain = from_embeddings[sharded.index(False)]
+                    raise InputError(f"{plain} is not a shard of `medcite index dense encode`, the other folders are",
+                                     hint="merge shard folders together, or import one NCBI folder at a time")
+                manifest = import_shards(from_embeddings, out, settings, store=docs)
+                if docs is not None and docs.seq != manifest["corpus"]["seq"]:  # ingested since: catch up
+                    manifest = update_dense_index(docs, out, settings)
+            elif len(from_embeddings) > 1:
+                raise InputError("several --from-embeddings folders are merged only when they are the shards of "
+                                 "`medcite index dense encode`",
+                                 hint="give one folder of embeds_chunk_N.npy / pmids_chunk_N.json files")
+            else:
+                manifest = import_embeddings(from_embeddings[0], out, settings, store=docs)
         elif docs is None:
             raise InputError("give --store (to encode its articles) or --from-embeddings DIR (to import vectors)",
                              hint="e.g. medcite index dense --store corpus/ --out indexes/dense")
@@ -99,3 +139,45 @@ def dense(
         f"{idx['type']}, encoder {manifest['encoder']['name']}, "
         f"{manifest['bytes_per_doc_in_ram']} bytes/document in RAM"
     )
+
+
+@dense.command("encode")
+@click.option("--store", type=click.Path(path_type=Path), required=True, help="Document store folder to encode.")
+@click.option("--shard", "shard_text", required=True, metavar="I/N",
+              help="Which part: shard I of N takes the articles with PMID % N == I-1 (e.g. 3/16; a Slurm array "
+                   "passes $((SLURM_ARRAY_TASK_ID+1))/N).")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="Folder for this shard's embeds_chunk_K.npy + pmids_chunk_K.json (resumed after an "
+                   "interruption); merge the N folders with `medcite index dense --from-embeddings DIR ...`.")
+@click.option("--index", "name", default="dense", show_default=True,
+              help="Which entry of the settings' `indexes` gives the encoder and chunk size.")
+@click.option("--encoder", default=None, help="Article/symmetric encoder (as for `medcite index dense`).")
+@click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Texts per encoder batch.")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=None,
+              help="Articles per chunk file (memory bound and resume unit).")
+@click.option("--rebuild", is_flag=True, help="Discard what --out holds and encode the shard from scratch.")
+@settings_options
+def encode(
+    store: Path, shard_text: str, out: Path, name: str, encoder: str | None, query_encoder: str | None,
+    batch_size: int | None, chunk_size: int | None, rebuild: bool, preset: str, overrides: tuple[str, ...],
+) -> None:
+    """Encode shard I/N of a store's articles into a folder of embedding chunks (no index is built).
+
+    Run the N shards anywhere (each needs a copy of the same store), then merge them:
+
+    \b
+    medcite index dense --store STORE --out INDEX \\
+        --from-embeddings SHARD1 ... --from-embeddings SHARDN
+    """
+    from ..corpus.store import DocumentStore
+    from ..index.dense.shards import encode_shard, parse_shard
+
+    shard = parse_shard(shard_text)
+    settings = _settings(name, preset, overrides, encoder, query_encoder, chunk_size=chunk_size,
+                         batch_size=batch_size)
+    with DocumentStore.open(store) as docs:
+        record = encode_shard(docs, out, settings, shard, rebuild=rebuild)
+    enc = record["encoder"]
+    click.echo(f"shard {shard[0]}/{shard[1]} of {store} (sequence {record['seq']}): {record['rows']} articles, "
+               f"{enc['dim']}-d, encoder {enc['name']}, in {out}")

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .options import resolve, settings_options
+
+if TYPE_CHECKING:
+    from ..corpus.store import FileStats
 
 _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "warnings")
 
@@ -54,6 +58,11 @@ def ingest(
                 shutil.rmtree(store_dir, ignore_errors=True)
             raise
         total = len(store)
+    echo_results(results, store_dir, total)
+
+
+def echo_results(results: list[FileStats], store_dir: str, total: int) -> None:
+    """The per-file table of an ingest run (also printed by `medcite pubmed sync --ingest`)."""
     name_width = min(60, max([len(r.path) for r in results] + [4]))
     click.echo(f"{'file':<{name_width}}  " + "  ".join(f"{c:>10}" for c in _COLUMNS))
     sums = dict.fromkeys(_COLUMNS[1:], 0)

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "view": "view:view",
     "train": "train:train",
     "bioasq": "bioasq:bioasq_group",
+    "pubmed": "pubmed:pubmed_group",
 }
 
 

@@ -92,8 +92,12 @@ class WriterLock:
 
     POLL_S = 0.1
 
-    def __init__(self, folder: Path, wait_s: float | None) -> None:
-        self.path = folder / LOCK_NAME
+    def __init__(
+        self, folder: Path, wait_s: float | None, *, name: str = LOCK_NAME, what: str = "store",
+        hint: str = "another `medcite ingest` is writing to it: wait for it to finish, or pass --wait SECONDS to "
+        "wait longer",
+    ) -> None:
+        self.path = folder / name
         self._fd: int | None = None
         try:
             import fcntl
@@ -110,13 +114,10 @@ class WriterLock:
                 holder = self.holder()
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
-                    raise InputError(
-                        f"store {folder} is busy (held by pid {holder or 'unknown'})",
-                        hint="another `medcite ingest` is writing to it: wait for it to finish, or pass "
-                        "--wait SECONDS to wait longer",
-                    ) from None
+                    raise InputError(f"{what} {folder} is busy (held by pid {holder or 'unknown'})",
+                                     hint=hint) from None
                 if not said:
-                    log.warning("store %s is busy (held by pid %s); waiting%s", folder, holder or "unknown",
+                    log.warning("%s %s is busy (held by pid %s); waiting%s", what, folder, holder or "unknown",
                                 "" if wait_s is None else f" up to {wait_s:g} s")
                     said = True
                 time.sleep(self.POLL_S)
@@ -283,6 +284,23 @@ class DocumentStore:
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0])
 
+    def count(self, *, shard: tuple[int, int] | None = None) -> int:
+        """Number of articles, or of those in ``shard`` (see :meth:`iter_articles`)."""
+        where, extra = _shard_sql(shard)
+        return int(self._conn.execute(f"SELECT COUNT(*) FROM articles WHERE 1{where}", extra).fetchone()[0])
+
+    def iter_pmids(self, batch: int = 100_000) -> Iterator[int]:
+        """Every PMID in ascending order, read in bounded batches."""
+        last = -1
+        while True:
+            rows = self._conn.execute(
+                "SELECT pmid FROM articles WHERE pmid>? ORDER BY pmid LIMIT ?", (last, batch)
+            ).fetchall()
+            if not rows:
+                return
+            yield from (int(r[0]) for r in rows)
+            last = rows[-1][0]
+
     def __contains__(self, pmid: object) -> bool:
         try:
             key = _pmid_int(pmid)  # type: ignore[arg-type]
@@ -326,13 +344,15 @@ class DocumentStore:
         """The subset of ``pmids`` present in the store."""
         return set(self.get_many(list(pmids)))
 
-    def iter_articles(self, batch: int = 5000) -> Iterator[Article]:
-        """Every article in PMID order, read in bounded batches."""
+    def iter_articles(self, batch: int = 5000, *, shard: tuple[int, int] | None = None) -> Iterator[Article]:
+        """Every article in PMID order, read in bounded batches; ``shard=(i, n)``: only those with
+        ``pmid % n == i - 1`` (shard i of n, 1-based), a split that needs no coordination between shards."""
         last = -1
+        where, extra = _shard_sql(shard)
         while True:
             rows = self._conn.execute(
-                "SELECT pmid, version, title, abstract, meta FROM articles WHERE pmid>? ORDER BY pmid LIMIT ?",
-                (last, batch),
+                f"SELECT pmid, version, title, abstract, meta FROM articles WHERE pmid>?{where} ORDER BY pmid LIMIT ?",
+                (last, *extra, batch),
             ).fetchall()
             if not rows:
                 return
@@ -488,6 +508,15 @@ class StoreTransaction:
             (key, stats.path, size, stats.status, stats.added, stats.replaced, stats.deleted,
              stats.skipped, stats.warnings, stats.error, self.seq, _now()),
         )
+
+
+def _shard_sql(shard: tuple[int, int] | None) -> tuple[str, tuple[int, ...]]:
+    if shard is None:
+        return "", ()
+    index, of = shard
+    if not 1 <= index <= of:
+        raise InputError(f"shard {index}/{of} does not exist", hint="shards are numbered 1/N to N/N")
+    return " AND pmid % ? = ?", (of, index - 1)
 
 
 def _now() -> str:

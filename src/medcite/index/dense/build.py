@@ -247,21 +247,25 @@ def compact(
 
 # -- encode phase ----------------------------------------------------------------------------
 def _start_or_resume(
-    chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: FaissConfig
+    chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: FaissConfig,
+    shard: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    want = {
+    want: dict[str, Any] = {
         "fingerprint": encoder.fingerprint,
         "dim": encoder.dim,
         "store_id": store.store_id,
         "chunk_size": settings.chunk_size,
     }
+    if shard is not None:
+        want["shard"] = list(shard)
     state_path = chunk_dir / "state.json"
     if state_path.exists():
         state: dict[str, Any] = json.loads(state_path.read_text(encoding="utf-8"))
-        if {k: state.get(k) for k in want} != want:
+        if {k: state.get(k) for k in want} != want or ("shard" in state) != (shard is not None):
             raise IndexMismatchError(
                 f"{chunk_dir} holds an unfinished build with other settings ({state})",
-                hint="re-run with the same encoder, store and chunk size to resume, or discard it: --rebuild",
+                hint="re-run with the same encoder, store, chunk size (and shard) to resume, or discard it: "
+                "--rebuild",
             )
         log.info("resuming the dense build in %s", chunk_dir)
         return state
@@ -281,7 +285,11 @@ def _finished(chunk_dir: Path) -> list[int]:
     return done
 
 
-def _encode_chunks(store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int) -> None:
+def _encode_chunks(
+    store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int, shard: tuple[int, int] | None = None
+) -> int:
+    """Encode the store's articles (those of ``shard`` only, if given) into finished chunk files, after the
+    ones already there; returns the number of rows in all the chunks."""
     done = _finished(chunk_dir)
     after = -1
     if done:
@@ -290,10 +298,15 @@ def _encode_chunks(store: DocumentStore, encoder: Encoder, chunk_dir: Path, size
         log.info("%d chunks already encoded; continuing after PMID %d", len(done), after)
     number = len(done)
     batch: list[Any] = []
-    bar = progress(total=len(store), initial=min(len(done) * size, len(store)), desc="dense build", unit="doc")
+    total = store.count(shard=shard) if shard else len(store)
+    desc = f"dense encode {shard[0]}/{shard[1]}" if shard else "dense build"
+    bar = progress(total=total, initial=min(len(done) * size, total), desc=desc, unit="doc")
+    rows = 0
+    for n in done:
+        rows += len(json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8")))
 
     def flush() -> None:
-        nonlocal number, batch
+        nonlocal number, batch, rows
         vecs = encoder.encode_documents(batch)
         _check_vectors(vecs, encoder.dim, "the encoder output")
         with atomic_write(chunk_dir / f"embeds_chunk_{number}.npy", "wb") as fh:
@@ -302,11 +315,12 @@ def _encode_chunks(store: DocumentStore, encoder: Encoder, chunk_dir: Path, size
         with atomic_write(chunk_dir / f"pmids_chunk_{number}.json") as fh:
             json.dump([a.pmid for a in batch], fh)
         number += 1
+        rows += len(batch)
         bar.update(len(batch))
         batch = []
 
     with bar:
-        for article in store.iter_articles():
+        for article in store.iter_articles(shard=shard):
             if int(article.pmid) <= after:
                 continue
             batch.append(article)
@@ -314,6 +328,7 @@ def _encode_chunks(store: DocumentStore, encoder: Encoder, chunk_dir: Path, size
                 flush()
         if batch:
             flush()
+    return rows
 
 
 def chunk_files(chunk_dir: Path) -> Iterator[Chunk]:
