@@ -7,6 +7,7 @@ folder works; the default ``minilm`` is the packaged all-MiniLM-L6-v2, loaded wi
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +33,27 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+#: model-name pattern -> (query prefix, document prefix) as each family's model card prescribes; the model was
+#: trained with them, and without them its queries and passages land in the wrong places of its space
+FAMILY_PREFIXES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    # E5 (Wang et al. 2022): "query: " / "passage: " on every input
+    (re.compile(r"(^|/)(multilingual-)?e5-", re.I), "query: ", "passage: "),
+    # nomic-embed and nomic's ModernBERT embedders: task prefixes
+    (re.compile(r"^nomic-ai/(nomic-embed-text|modernbert-embed)", re.I), "search_query: ", "search_document: "),
+    # BGE v1 / v1.5 English (Xiao et al. 2023): an instruction on short retrieval queries, none on passages
+    (re.compile(r"^BAAI/bge-(small|base|large)-en", re.I),
+     "Represent this sentence for searching relevant passages: ", ""),
+)
+
+
+def known_prefixes(model: str) -> tuple[str, str]:
+    """The (query, document) prefixes of ``model``'s family, or ("", "") for a model that uses none."""
+    for pattern, query, document in FAMILY_PREFIXES:
+        if pattern.search(model.strip()):
+            return query, document
+    return "", ""
+
+
 class STEncoderConfig(EncoderConfig):
     """A symmetric sentence-transformers bi-encoder."""
 
@@ -39,6 +61,14 @@ class STEncoderConfig(EncoderConfig):
     model: str = Field(
         "minilm", description="'minilm' (the packaged all-MiniLM-L6-v2, offline), a Hugging Face name, a local "
         "folder, or models:NAME (trained by `medcite train encoder`)."
+    )
+    query_prefix: str | None = Field(
+        None, description="Text put before every query; None = the model family's own (e5: 'query: ', nomic: "
+        "'search_query: ', BGE v1/v1.5 English: its retrieval instruction; others: none); '' = none."
+    )
+    document_prefix: str | None = Field(
+        None, description="Text put before every article; None = the model family's own (e5: 'passage: ', "
+        "nomic: 'search_document: ', others: none); '' = none."
     )
 
     def model_names(self) -> list[str]:
@@ -59,7 +89,12 @@ class SentenceTransformerEncoder:
         doc_max_length: int | None = None,
         batch_size: int = 32,
         device: str = "cpu",
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
     ) -> None:
+        family = known_prefixes(model)
+        self.query_prefix = family[0] if query_prefix is None else query_prefix
+        self.document_prefix = family[1] if document_prefix is None else document_prefix
         st = require("sentence_transformers", "dense", "the sentence-transformers encoder")
         if model.strip().lower() in MINILM_ALIASES:
             folder = str(packaged_minilm_dir())
@@ -95,13 +130,19 @@ class SentenceTransformerEncoder:
             query_max_length=self.query_max_length,
             normalize=self.normalize,
             dim=self.dim,
+            # only when set, so the vector space of a model without prefixes keeps its fingerprint
+            **({"query_prefix": self.query_prefix} if self.query_prefix else {}),
+            **({"document_prefix": self.document_prefix} if self.document_prefix else {}),
         )
-        log.info("loaded sentence-transformers encoder %s (dim %d)", model, self.dim)
+        log.info("loaded sentence-transformers encoder %s (dim %d%s)", model, self.dim,
+                 f", prefixes {self.query_prefix!r} / {self.document_prefix!r}"
+                 if self.query_prefix or self.document_prefix else "")
 
     @classmethod
     def from_config(cls, cfg: STEncoderConfig, ctx: BuildContext | None = None) -> SentenceTransformerEncoder:
         return cls(cfg.model, normalize=cfg.normalize, query_max_length=cfg.query_max_length,
-                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device)
+                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device,
+                   query_prefix=cfg.query_prefix, document_prefix=cfg.document_prefix)
 
     def _encode(self, texts: list[str], max_length: int | None = None) -> np.ndarray:
         """Encode; a ``max_length`` other than the model's is passed per call (the shared model is not changed)."""
@@ -120,7 +161,7 @@ class SentenceTransformerEncoder:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return encode_batched(
-            list(texts),
+            [self.query_prefix + t for t in texts],
             lambda batch: self._encode(batch, self.query_max_length),
             length=len,
             batch_size=self.batch_size,
@@ -129,7 +170,7 @@ class SentenceTransformerEncoder:
         )
 
     def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
-        texts = [a.text for a in articles]
+        texts = [self.document_prefix + a.text for a in articles]
         return encode_batched(
             texts, self._encode, length=len, batch_size=self.batch_size, dim=self.dim, desc="encode articles"
         )

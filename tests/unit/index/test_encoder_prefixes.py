@@ -1,0 +1,46 @@
+"""Encoders carry their family's query/document prefixes: e5, nomic, BGE (issue 15, PJs and DS@GT)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from medcite.config import load_settings
+from medcite.index.dense.st_encoder import SentenceTransformerEncoder, known_prefixes
+from medcite.types import Article
+
+
+@pytest.mark.parametrize(("model", "query", "document"), [
+    ("intfloat/e5-base-v2", "query: ", "passage: "),               # PJs' first stage
+    ("intfloat/multilingual-e5-large", "query: ", "passage: "),
+    ("nomic-ai/modernbert-embed-base", "search_query: ", "search_document: "),  # a PJs reranker
+    ("nomic-ai/nomic-embed-text-v1.5", "search_query: ", "search_document: "),
+    ("BAAI/bge-large-en", "Represent this sentence for searching relevant passages: ", ""),  # DS@GT
+    ("BAAI/bge-base-en-v1.5", "Represent this sentence for searching relevant passages: ", ""),
+    ("thenlper/gte-large", "", ""),
+    ("ibm-granite/granite-embedding-125m-english", "", ""),
+    ("minilm", "", ""),
+    ("BAAI/bge-m3", "", ""),  # no instruction for m3
+])
+def test_family_prefixes(model: str, query: str, document: str) -> None:
+    assert known_prefixes(model) == (query, document)
+
+
+def test_the_encoder_puts_the_prefixes_on_what_it_encodes() -> None:
+    enc = SentenceTransformerEncoder("minilm", query_prefix="query: ", document_prefix="passage: ")
+    plain = SentenceTransformerEncoder("minilm")
+    assert plain.query_prefix == plain.document_prefix == ""
+    q = enc.encode_queries(["statins lower LDL"])
+    assert np.allclose(q, plain.encode_queries(["query: statins lower LDL"]), atol=1e-5)
+    assert not np.allclose(q, plain.encode_queries(["statins lower LDL"]), atol=1e-3)
+    art = Article("1", "Statins", "Statins lower LDL.")
+    d = enc.encode_documents([art])
+    assert np.allclose(d, plain._encode(["passage: " + art.text]), atol=1e-5)
+    assert enc.fingerprint != plain.fingerprint  # another vector space, another index
+
+
+def test_presets_name_encoders_whose_prefixes_apply() -> None:
+    pjs = load_settings("pjs-ensemble")
+    assert known_prefixes(pjs.indexes["dense"].encoder.model) == ("query: ", "passage: ")
+    dsgt = load_settings("dsgt-ensemble")
+    assert known_prefixes(dsgt.indexes["dense"].encoder.model)[0].startswith("Represent this sentence")
