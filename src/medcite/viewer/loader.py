@@ -299,4 +299,7 @@ def as_int(value: Any) -> int | None:
 def as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float (JSON allows any number of digits)
+        return None

@@ -103,7 +103,7 @@ def flat_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
         if isinstance(value, dict) and not prefix.count(".") >= 2:
             out.update(flat_metrics(value, name + "."))
         elif (v := as_float(value)) is not None and math.isfinite(v):
-            out[name] = v
+            out[name] = value if isinstance(value, int) else v  # a count stays an integer ("85", not "85.0000")
         if len(out) >= MAX_METRICS:
             break
     return out

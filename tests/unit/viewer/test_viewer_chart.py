@@ -148,3 +148,14 @@ def test_hostile_labels_and_values_are_escaped(tmp_path: Path, client_for) -> No
     html = client_for(tmp_path / "runs").get("/run/r1").text
     assert SCRIPT not in html and '"/><svg' not in html
     assert "a&lt;script&gt;alert(1)&lt;/script&gt;" in html  # an unknown stance label is shown as text
+
+
+def test_counts_show_as_integers_and_huge_numbers_do_not_break_the_page(tmp_path: Path, client_for) -> None:
+    run = write_run(tmp_path / "runs" / "r1")
+    write_json_file(run / "metrics.json", {"citations": {"counts": {"supports": 85}, "coverage": 0.5}})
+    (run / "metrics_task_b.json").write_text('{"nuggets": {"big": 1' + "0" * 400 + "}}", encoding="utf-8")
+    r = client_for(tmp_path / "runs").get("/run/r1")
+    assert r.status_code == 200
+    assert re.search(r"<th>citations.counts.supports</th><td class=\"num\">85</td>", r.text)
+    assert "<th>citations.coverage</th><td class=\"num\">0.5000</td>" in r.text
+    assert "nuggets.big" not in r.text
