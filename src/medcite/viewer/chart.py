@@ -27,9 +27,9 @@ from typing import Any
 from .files import Problem
 
 #: pixels of the longest bar; the SVG is ``LABEL_W + BAR_W + VALUE_W`` wide
-BAR_W = 160
-LABEL_W = 120
-VALUE_W = 44
+BAR_W = 150
+LABEL_W = 134
+VALUE_W = 42
 ROW_H = 22
 #: (metrics key, bar label, the stance whose colour it takes)
 RATES = (("coverage", "coverage", ""), ("support_rate", "support rate", "supports"),
