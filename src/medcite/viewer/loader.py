@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 VALIDATION_STATES = ("valid", "invalid", "not validated")
-LAZY_FILES = ("queries.jsonl", "evidence.jsonl", "articles.jsonl", "timings.jsonl", "trace.jsonl")
+LAZY_FILES = ("queries.jsonl", "evidence.jsonl", "articles.jsonl", "timings.jsonl", "trace.jsonl",
+              "verification.jsonl")
 #: metrics files and the top-level keys taken from each (None: all); an earlier file wins a key.
 #: ``medcite eval biogen-b`` writes metrics_task_b.json (its "run" and "judge" entries are not scores).
 METRICS_FILES: tuple[tuple[str, frozenset[str] | None], ...] = (
