@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bioasq_corpus  # noqa: E402
 import common  # noqa: E402
+import plot_results  # noqa: E402
 import retrieval_corpus  # noqa: E402
 
 from medcite.config import load_settings  # noqa: E402
@@ -150,6 +151,7 @@ def main() -> None:
     results_path = common.RESULTS_DIR / f"{NAME}.json"
     if args.report_only:
         common.update_markdown_section(NAME, markdown(json.loads(results_path.read_text(encoding="utf-8"))))
+        plot_results.main([NAME])
         return
     start = time.perf_counter()
     data_dir = shared_data_dir()
@@ -169,6 +171,7 @@ def main() -> None:
               "seconds": round(time.perf_counter() - start, 1)}
     common.write_result(NAME, result)
     common.update_markdown_section(NAME, markdown(json.loads(results_path.read_text(encoding="utf-8"))))
+    plot_results.main([NAME])
 
 
 def markdown(result: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import plot_results  # noqa: E402
 
 NAME = "bioasq_b"
 DEV = common.REPO.parent / "shared" / "data" / "bioasq" / "bioasq_taskb_golden_7b-11b_dev.json.gz"
@@ -51,6 +52,7 @@ def main() -> None:
     if args.render:
         saved = json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text(encoding="utf-8"))
         common.update_markdown_section(NAME, markdown(saved))
+        plot_results.main([NAME])
         return
 
     import torch
@@ -112,6 +114,7 @@ def main() -> None:
                         "seconds_per_400": round(seconds * 400 / max(1, len(gold)), 2)}}
     common.write_result(NAME, result)
     common.update_markdown_section(NAME, markdown(result))
+    plot_results.main([NAME])
     print(markdown(result))
 
 

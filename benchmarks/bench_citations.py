@@ -23,6 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import plot_results  # noqa: E402
 
 from medcite.evaluate.citations import citation_metrics  # noqa: E402
 from medcite.pipeline import build_stage  # noqa: E402
@@ -75,6 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.report_only:
         common.update_markdown_section(NAME, markdown(json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text())))
+        plot_results.main([NAME])
         return
     runs = sorted(p for p in args.runs.iterdir() if p.is_dir() and p.name.endswith(args.suffix)
                   and (p / "answers.jsonl").exists()) if args.runs.is_dir() else []
@@ -90,6 +92,7 @@ def main() -> None:
               "commit": common.git_commit()}
     common.write_result(NAME, result)
     common.update_markdown_section(NAME, markdown(result))
+    plot_results.main([NAME])
 
 
 def markdown(result: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import bioasq_corpus
+import plot_results
 import retrieval_corpus as rc
 import retrieval_report
 import retrieval_systems as rs
@@ -315,6 +316,7 @@ def full_corpus(args: argparse.Namespace, questions: list[Any], started: float) 
 def write_full_docs(path: Path) -> None:
     """The ``retrieval_full`` docs section from its results file."""
     update_markdown_section("retrieval_full", retrieval_report.markdown_full(json.loads(path.read_text())))
+    plot_results.main(["retrieval_full"])
 
 
 def _training_summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -337,6 +339,7 @@ def write_docs(path: Path) -> None:
     result = json.loads(path.read_text(encoding="utf-8"))
     retrieval_report.plot(result["systems"], REPO / "docs" / "img" / "recall_at_k.png")
     update_markdown_section("retrieval", retrieval_report.markdown(result))
+    plot_results.main(["retrieval"])
     write_best_preset(result["best"])
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import plot_results  # noqa: E402
 
 from medcite.config import load_settings  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
@@ -217,6 +218,7 @@ def main() -> None:
             print(f"{preset}/{args.stack}: valid={result['valid']} outside={result['pmids_outside_evidence']} "
                   f"total p50={ms(result['latency']['total'], 'p50_ms')}s wall={result['wall_s']}s", flush=True)
     common.update_markdown_section(NAME, markdown(results))
+    plot_results.main([NAME])
 
 
 if __name__ == "__main__":

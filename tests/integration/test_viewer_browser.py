@@ -111,3 +111,26 @@ def test_topic_chip_opens_the_abstract_and_compare_works(browser, runs: Path) ->
         assert page.evaluate("window.__pwned === undefined")
         assert errors == []
         page.close()
+
+
+def test_run_summary_chart_is_drawn_to_scale_under_the_csp(browser, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    write_synthetic_run(root / "run-c", 2, seed=3, preset="offline", llm_calls=0)
+    (root / "run-c" / "metrics_task_b.json").write_text(json.dumps(
+        {"citations": {"micro": {"coverage": 1.0, "support_rate": 0.5, "contradiction_rate": 0.25}}}))
+    with serve_in_thread(root) as base:
+        page = browser.new_page()
+        console: list[str] = []
+        page.on("console", lambda msg: console.append(msg.text))
+        page.goto(base + "/run/run-c")
+        bars = page.locator("#citation-chart figure").first.locator("rect.fill")
+        assert bars.count() == 3
+        widths = [bars.nth(i).bounding_box()["width"] for i in range(3)]
+        assert widths[0] > 50
+        assert widths[1] == pytest.approx(widths[0] / 2, rel=0.02)
+        assert widths[2] == pytest.approx(widths[0] / 4, rel=0.03)
+        # colours come from viewer.css (no inline style, which the CSP would block)
+        fills = [bars.nth(i).evaluate("e => getComputedStyle(e).fill") for i in range(3)]
+        assert len(set(fills)) == 3 and "rgb(0, 0, 0)" not in fills
+        assert not [m for m in console if "Content Security Policy" in m]
+        page.close()

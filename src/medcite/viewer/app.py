@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from .. import __version__
+from .chart import citation_chart
 from .compare import compare_runs, compare_topic
 from .loader import CACHE, VALIDATION_STATES, Run, list_run_dirs, resolve_run
 from .summary import RunRow, flat_metrics, run_row, topic_rows
@@ -177,8 +178,10 @@ def create_app(runs_dir: Path, *, allowed_hosts: Sequence[str] | None = None) ->
         def build() -> HTMLResponse:
             rows = topic_rows(run)
             others = [r.name for r in list_run_dirs(runs_dir) if r.name != run.name]
+            chart, chart_problems = citation_chart(run.metrics, run.metrics_source("citations"), run.verification())
+            run.report(chart_problems)
             return page(request, "run.html", run=run, row=run_row(run), topics=rows,
-                        metrics=flat_metrics(run.metrics), states=VALIDATION_STATES, others=others,
+                        metrics=flat_metrics(run.metrics), chart=chart, states=VALIDATION_STATES, others=others,
                         problems=run.problems)
         return guarded(request, run, build)
 

@@ -123,6 +123,10 @@ ROW_TYPES: dict[str, dict[str, Any]] = {
     "articles.jsonl": {"pmid": _S, "title": _S, "abstract": _S, "journal": _S, "year": _I, "retracted": _B,
                        "doi": _S, "publication_types": [_S]},
     "queries.jsonl": {"queries": [{"id": _S, "text": _S, "stage": _S}]},
+    "verification.jsonl": {
+        "citations": {"checks": [{"sentence": _I, "pmid": _S, "stance": _S, "kept": _B, "reason": _S}]},
+        "grounding": [{"verdicts": {"*": {"stance": _S}}}],
+    },
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 

@@ -32,7 +32,14 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 VALIDATION_STATES = ("valid", "invalid", "not validated")
-LAZY_FILES = ("queries.jsonl", "evidence.jsonl", "articles.jsonl", "timings.jsonl", "trace.jsonl")
+LAZY_FILES = ("queries.jsonl", "evidence.jsonl", "articles.jsonl", "timings.jsonl", "trace.jsonl",
+              "verification.jsonl")
+#: metrics files and the top-level keys taken from each (None: all); an earlier file wins a key.
+#: ``medcite eval biogen-b`` writes metrics_task_b.json (its "run" and "judge" entries are not scores).
+METRICS_FILES: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("metrics.json", None),
+    ("metrics_task_b.json", frozenset({"citations", "nuggets", "completeness"})),
+)
 
 
 @dataclass(slots=True)
@@ -146,6 +153,10 @@ class Run:
         self._add(table.problems)
         return table
 
+    def report(self, problems: list[Problem]) -> None:
+        """Add problems found by a page while interpreting this run's content (shown under Problems)."""
+        self._add(problems)
+
     @property
     def problems(self) -> list[Problem]:
         """Problems met by everything read so far (read the parts a page shows, then ask)."""
@@ -183,12 +194,35 @@ class Run:
         return v
 
     @cached_property
+    def _metrics(self) -> tuple[dict[str, Any], dict[str, str]]:
+        merged: dict[str, Any] = {}
+        source: dict[str, str] = {}
+        for name, keys in METRICS_FILES:
+            value = self._json(name)
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                self._add([Problem(name, "expected a JSON object")])
+                continue
+            for key, v in value.items():
+                if (keys is None or key in keys) and key not in merged:
+                    merged[key] = v
+                    source[key] = name
+        return merged, source
+
+    @property
     def metrics(self) -> dict[str, Any]:
-        value = self._json("metrics.json")
-        if value is not None and not isinstance(value, dict):
-            self._add([Problem("metrics.json", "expected a JSON object")])
-            return {}
-        return value or {}
+        """``metrics.json``, plus the scores of ``metrics_task_b.json`` that it does not hold itself."""
+        return self._metrics[0]
+
+    def metrics_source(self, key: str) -> str:
+        """The file a top-level key of :attr:`metrics` came from."""
+        return self._metrics[1].get(key, "metrics.json")
+
+    def verification(self) -> list[dict[str, Any]]:
+        """The last ``verification.jsonl`` row of every topic (a resumed run's rewrite wins)."""
+        table = self._table("verification.jsonl")
+        return [rows[-1] for rows in table.by_topic.values() if rows]
 
     @cached_property
     def topics(self) -> Table:
@@ -266,4 +300,7 @@ def as_int(value: Any) -> int | None:
 def as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float (JSON allows any number of digits)
+        return None

@@ -94,23 +94,32 @@ def topic_rows(run: Run) -> list[TopicRow]:
 
 
 def flat_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
-    """Numeric values of metrics.json as dotted keys; per-topic tables are left out."""
+    """Numeric values of metrics.json as dotted keys; per-topic tables (at any level) are left out."""
     out: dict[str, float] = {}
     for key, value in metrics.items():
-        if not prefix and key in PER_TOPIC_KEYS:
+        if key in PER_TOPIC_KEYS:
             continue
         name = f"{prefix}{key}"
         if isinstance(value, dict) and not prefix.count(".") >= 2:
             out.update(flat_metrics(value, name + "."))
         elif (v := as_float(value)) is not None and math.isfinite(v):
-            out[name] = v
+            out[name] = value if isinstance(value, int) else v  # a count stays an integer ("85", not "85.0000")
         if len(out) >= MAX_METRICS:
             break
     return out
 
 
 def topic_metrics(metrics: dict[str, Any], topic_id: str) -> dict[str, float]:
-    """Per-topic metrics when metrics.json has a table keyed by topic id (e.g. ``per_topic``)."""
+    """Per-topic metrics when metrics.json has a table keyed by topic id (e.g. ``per_topic``), at the top or
+    one level down (``citations.per_topic`` of ``medcite eval biogen-b``, shown as ``citations.coverage``)."""
+    found = _topic_table(metrics, topic_id)
+    for group, value in metrics.items():
+        if isinstance(value, dict) and group not in PER_TOPIC_KEYS and len(found) < MAX_METRICS:
+            found.update({f"{group}.{k}": v for k, v in _topic_table(value, topic_id).items()})
+    return found
+
+
+def _topic_table(metrics: dict[str, Any], topic_id: str) -> dict[str, float]:
     for key in PER_TOPIC_KEYS:
         table = metrics.get(key)
         if isinstance(table, dict) and isinstance(table.get(topic_id), dict):

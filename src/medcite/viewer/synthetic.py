@@ -1,4 +1,4 @@
-"""Synthetic run directories written with :class:`medcite.rundir.RunWriter` (benchmarks, screenshots, tests).
+"""Synthetic run directories written with :class:`medcite.rundir.RunWriter` (benchmarks, tests).
 
 The text is made up from templates and is not medical information; the structure is exactly what a real
 run writes: topics, queries, TREC rankings, evidence spans with section offsets into the articles,

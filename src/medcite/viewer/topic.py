@@ -43,6 +43,17 @@ class EvidenceRow:
 
 
 @dataclass(slots=True)
+class StancePill:
+    """The stance of one citing sentence toward an article; the probability and the judged passage come from
+    the run's stance check (``verification.jsonl``) when it recorded one."""
+
+    number: int  # the citing sentence, 1-based
+    label: str
+    score: float | None = None
+    passage: str = ""
+
+
+@dataclass(slots=True)
 class ArticleView:
     pmid: str
     title: list[Segment]
@@ -53,7 +64,7 @@ class ArticleView:
     retracted: bool
     publication_types: list[str]
     pubmed_url: str | None
-    stances: list[tuple[int, str]]  # (sentence number, label)
+    stances: list[StancePill]
     evidence: list[int]
 
 
@@ -116,7 +127,8 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
 
     sentences: list[SentenceView] = []
     cited_in: dict[int, list[int]] = {}
-    stances: dict[str, list[tuple[int, str]]] = {}
+    stances: dict[str, list[StancePill]] = {}
+    checks = _checks(run.last("verification.jsonl", topic_id))
     articles_raw: dict[str, dict[str, Any]] = {}
     for row in run.rows("articles.jsonl", topic_id):
         articles_raw[as_str(row.get("pmid"))] = row
@@ -129,7 +141,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         for p in (as_str(x) for x in as_list(s.get("pmids"))):
             label = as_str(st.get(p)) or None
             if label:
-                stances.setdefault(p, []).append((n, label))
+                stances.setdefault(p, []).append(_pill(n, p, label, checks.get((n, p)), articles_raw.get(p)))
             mine = [i for i in ev_idx if as_str(by_index.get(i, {}).get("pmid")) == p]
             chips.append(Chip(p, label, mine, p in articles_raw,
                               as_dict(articles_raw.get(p)).get("retracted") is True))
@@ -191,8 +203,45 @@ def _evidence_row(e: dict[str, Any], articles: dict[str, dict[str, Any]], cited_
     )
 
 
+MAX_PASSAGE = 400
+
+
+def _checks(record: dict[str, Any] | None) -> dict[tuple[int, str], dict[str, Any]]:
+    """(sentence number, PMID) -> the stance check of that citation in a ``verification.jsonl`` row: the
+    ``citations.checks`` of ``verify.citations`` and the ``grounding[].verdicts`` of Task A."""
+    rec = as_dict(record)
+    out: dict[tuple[int, str], dict[str, Any]] = {}
+    for c in (as_dict(x) for x in as_list(as_dict(rec.get("citations")).get("checks"))):
+        if (i := as_int(c.get("sentence"))) is not None:
+            out.setdefault((i + 1, as_str(c.get("pmid"))), c)
+    for i, g in enumerate(as_dict(x) for x in as_list(rec.get("grounding"))):
+        for pmid, v in as_dict(g.get("verdicts")).items():
+            out.setdefault((i + 1, pmid), as_dict(v))
+    return out
+
+
+def _pill(n: int, pmid: str, label: str, check: dict[str, Any] | None,
+          article: dict[str, Any] | None) -> StancePill:
+    """A stance pill; the check's figures are used only when it judged the same label (a check of a sentence
+    that a 'drop' later removed can sit at a shifted index: it must not lend its numbers to another)."""
+    c = as_dict(check)
+    if as_str(c.get("stance")).strip().lower() != label.strip().lower():
+        return StancePill(n, label)
+    score = as_float(as_dict(c.get("scores")).get(label))
+    span = as_list(c.get("span"))
+    passage = ""
+    if len(span) == 3 and span[0] in ("title", "abstract"):
+        start, end = as_int(span[1]), as_int(span[2])
+        text = as_str(as_dict(article).get(span[0]))
+        if start is not None and end is not None and 0 <= start < end <= len(text):
+            passage = text[start:end]
+            if len(passage) > MAX_PASSAGE:
+                passage = passage[:MAX_PASSAGE] + "…"
+    return StancePill(n, label, score, passage)
+
+
 def _article_view(pmid: str, a: dict[str, Any], ev_rows: list[dict[str, Any]],
-                  stances: dict[str, list[tuple[int, str]]]) -> ArticleView:
+                  stances: dict[str, list[StancePill]]) -> ArticleView:
     title, abstract = as_str(a.get("title")), as_str(a.get("abstract"))
     spans: dict[str, list[Span]] = {"title": [], "abstract": []}
     mine: list[int] = []

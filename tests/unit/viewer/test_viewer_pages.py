@@ -135,3 +135,56 @@ def test_a_retracted_article_is_marked_on_its_citation_chip_and_its_abstract(tmp
     assert other and "RETRACTED" not in other.group(1)
     art = re.search(r'<article class="abstract" id="pmid-222".*?</article>', html, re.S)
     assert art and "RETRACTED" in art.group(0)
+
+
+def test_stance_pills_show_the_checks_probability_and_the_passage_it_judged(tmp_path: Path, client_for) -> None:
+    import json
+
+    from viewer_runs import write_run
+
+    run = write_run(tmp_path / "runs" / "r")
+    checks = [
+        # sentence 1 cites 111 (answers.jsonl: supports), judged on ABSTRACT[0:30]
+        {"sentence": 0, "pmid": "111", "stance": "supports", "scores": {"supports": 0.875, "contradicts": 0.1},
+         "span": ["abstract", 0, 30], "kept": True, "reason": ""},
+        # sentence 2 cites 222 as contradicts, but this check says neutral: its numbers are not lent to the pill
+        {"sentence": 1, "pmid": "222", "stance": "neutral", "scores": {"neutral": 0.6}, "span": ["title", 0, 6],
+         "kept": False, "reason": "neutral"},
+    ]
+    (run / "verification.jsonl").write_text(json.dumps({"topic_id": "t1", "citations": {"checks": checks}}) + "\n")
+    html = client_for(tmp_path / "runs").get("/run/r/topic/t1").text
+    art = re.search(r'<article class="abstract" id="pmid-111".*?</article>', html, re.S).group(0)
+    assert ('<span class="stance-pill st-supports" title="P(supports) = 0.88; judged on: '
+            f'{ABSTRACT[0:30]}"><a href="#s1">s1</a> supports <span class="p">0.88</span></span>') in art
+    assert f"<dt>s1 judged on</dt><dd>{ABSTRACT[0:30]}</dd>" in art
+    other = re.search(r'<article class="abstract" id="pmid-222".*?</article>', html, re.S).group(0)
+    assert '<span class="stance-pill st-contradicts"><a href="#s2">s2</a> contradicts</span>' in other
+    assert "judged on" not in other
+
+
+def test_stance_check_passage_is_escaped_and_bad_spans_are_ignored(tmp_path: Path, client_for) -> None:
+    import json
+
+    from viewer_runs import write_run
+
+    payload = '"><script>alert(1)</script>'
+    run = write_run(tmp_path / "runs" / "r", extra_text=payload)
+    title = f"Statin trial{payload}"
+
+    def page_with(check: dict) -> str:
+        (run / "verification.jsonl").write_text(
+            json.dumps({"topic_id": "t1", "citations": {"checks": [check]}}) + "\n")
+        r = client_for(tmp_path / "runs").get("/run/r/topic/t1")
+        assert r.status_code == 200 and "<script>alert(1)" not in r.text
+        return r.text
+
+    # a score that is not a number is not shown; the passage (from the title here) is shown escaped
+    html = page_with({"sentence": 0, "pmid": "111", "stance": "supports", "scores": {"supports": "high"},
+                      "span": ["title", 0, len(title)]})
+    assert ('<a href="#s1">s1</a> supports</span>' in html
+            and "<dd>Statin trial&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;</dd>" in html)
+    # a span outside the text, or naming no known section, shows no passage
+    for span in (["title", 0, 10_000], ["body", 0, 5], "abstract", ["abstract", 5, 2]):
+        html = page_with({"sentence": 0, "pmid": "111", "stance": "supports", "scores": {"supports": 0.5},
+                          "span": span})
+        assert "judged on" not in html and '<span class="p">0.50</span>' in html
