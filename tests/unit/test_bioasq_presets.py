@@ -28,6 +28,8 @@ def test_dsgt_ensemble_is_a_cross_encoder_then_its_weighted_ensemble_with_a_list
     assert ensemble.backend == "ensemble-weighted" and ensemble.weights == [0.125, 0.875] and ensemble.k == 10
     assert [m.backend for m in ensemble.members] == ["cross-encoder", "llm-listwise"]
     assert ensemble.members[1].window == 30 and s.rerank.llm_names() == {None}
+    # DS@GT fine-tuned its cross-encoder on negatives mined from its dense index: the command that does so
+    assert "medcite train reranker --negatives-from dense" in preset_description("dsgt-ensemble")
 
 
 def test_the_documented_offline_swaps_are_what_offline_overrides_gives() -> None:
