@@ -28,8 +28,8 @@ START_HINT = (
     "start one (single node: `milvus-lite server --data-dir DIR --host 127.0.0.1 --port 19530`, or Milvus "
     "standalone in Docker; see docs/SEARCH.md, 'Milvus'), or point --set index.milvus.uri=... at a running one"
 )
-#: Milvus status codes (milvus.proto common.ErrorCode and the 2.x merr codes) that mean "not authenticated"
-_AUTH_CODES = {1800, 1801, 1802, 1803, 5, 65535}
+#: Milvus 2.x status codes (merr) of authentication failures
+_AUTH_CODES = {1800, 1801, 1802, 1803}
 
 
 def pymilvus() -> Any:
@@ -113,11 +113,18 @@ def call(server: MilvusSettings, doing: str, fn: Callable[[], T], collection: st
 
 
 def _code_and_message(exc: BaseException) -> tuple[int | None, str]:
+    cause = exc.__cause__
+    if cause is not None and callable(getattr(cause, "code", None)):
+        # pymilvus wraps a refused handshake as "Fail connecting ...": the gRPC status under it says why
+        status = cause.code()  # type: ignore[attr-defined]
+        if getattr(status, "name", "") in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
+            exc = cause
     code = getattr(exc, "code", None)
     if callable(code):  # a grpc.RpcError: code() is a grpc.StatusCode
         status = code()
         details = getattr(exc, "details", lambda: "")() or ""
-        return (16 if getattr(status, "name", "") == "UNAUTHENTICATED" else None), f"{status.name}: {details}"
+        auth = getattr(status, "name", "") in ("UNAUTHENTICATED", "PERMISSION_DENIED")
+        return (16 if auth else None), f"{status.name}: {details}"
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return (code if isinstance(code, int) else None), str(message)
 
@@ -125,4 +132,4 @@ def _code_and_message(exc: BaseException) -> tuple[int | None, str]:
 def _is_auth(code: int | None, low: str) -> bool:
     if code == 16 or "unauthenticated" in low or "auth check fail" in low or "authenticat" in low:
         return True
-    return code in _AUTH_CODES and ("auth" in low or "password" in low or "credential" in low or "token" in low)
+    return code in _AUTH_CODES
