@@ -137,8 +137,9 @@ def test_hybrid_preset_runs_on_milvus_through_the_cli(store: Path, milvus_server
     for preset in ("hybrid", "bm25", "dal25-rrf"):
         out = tmp_path / f"{preset}.trec"
         _invoke(["--quiet", "search", "--preset", preset, "--corpus", str(store), "--topics", str(topics),
-                 "--output", str(out), "-k", "10", *_flag_sets(_sets(milvus_server, "llm.backend=rules", "llms.deepseek.backend=rules",
-                                                                      "rerank.backend=none"))])
+                 "--output", str(out), "-k", "10",
+                 *_flag_sets(_sets(milvus_server, "llm.backend=rules", "llms.deepseek.backend=rules",
+                                   "rerank.backend=none"))])
         lines = out.read_text(encoding="utf-8").splitlines()
         assert {ln.split()[0] for ln in lines} == {"t1", "t2"}, preset
 
