@@ -78,3 +78,21 @@ def test_unsupported_options_are_refused_with_the_reason() -> None:
         load_settings("bm25", ["index.backend=milvus", "indexes.bm25.backend=bm25s", "indexes.bm25.stemmer=porter"])
     with pytest.raises(ConfigError, match="contents"):
         load_settings("bm25", ["index.backend=milvus", 'indexes.bm25.fields=["title"]'])
+
+
+def test_server_errors_become_medcite_errors() -> None:
+    pm = pytest.importorskip("pymilvus")
+    from medcite.config import MilvusSettings
+    from medcite.errors import IndexMismatchError, InputError
+    from medcite.index.milvus.client import translate
+
+    server = MilvusSettings(uri="http://db.example:19530")
+    gone = translate(pm.MilvusException(code=100, message="collection 'c1' does not exist"), server, "searching", "c1")
+    assert isinstance(gone, InputError) and "'c1'" in gone.message and "medcite index milvus" in (gone.hint or "")
+    dim = translate(pm.MilvusException(code=6, message="vector field 'vec_dense' expected dim 384, got 768"),
+                    server, "upserting articles", "c1")
+    assert isinstance(dim, IndexMismatchError) and "dimension mismatch" in dim.message
+    auth = translate(pm.MilvusException(code=1800, message="user hasn't authenticated"), server, "searching")
+    assert isinstance(auth, ConfigError) and "MILVUS_TOKEN" in (auth.hint or "")
+    other = translate(pm.MilvusException(code=1, message="disk quota"), server, "flushing")
+    assert isinstance(other, InputError) and "db.example" in other.message and "disk quota" in other.message
