@@ -220,7 +220,9 @@ def report(data: dict[str, Any]) -> str:
                         "hybrid Milvus (server RRF)"], maps),
         f"Build ({main['docs']['store']} documents; the dense builds include encoding with MiniLM):",
         markdown_table(["index", "seconds"], build),
-        "Latency of one query (top-100; `stemmer=none` run):",
+        "Latency of one query (top-100; `stemmer=none` run; the dense and hybrid searches include encoding the "
+        "query with MiniLM on the CPU, most of their time; Milvus Lite answers over gRPC on the same machine, "
+        "so the BM25 row is mostly the round trip):",
         markdown_table(["search", "p50 ms", "p95 ms"], lat_rows),
         "Why BM25 differs at all (same analysis): tantivy stores document lengths as Lucene's one-byte quantised "
         "norms, Milvus exact lengths, so near-tied documents swap at the edge of the top 10 "
