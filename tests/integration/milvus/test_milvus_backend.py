@@ -191,3 +191,30 @@ def test_dimension_mismatch_is_refused(store: Path, milvus_server: str) -> None:
 
             with pytest.raises(IndexMismatchError, match="dimension mismatch"):
                 ctx.index("dense").search_vectors(np.ones((1, 16), dtype=np.float32), 5)
+
+
+def test_interrupted_first_build_resumes_where_it_stopped(store: Path, milvus_server: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite.index.milvus.collection import MilvusCollection
+
+    sets = _sets(milvus_server, "index.milvus.collection=resume_test", "index.milvus.batch_size=40")
+    real = DocumentStore.iter_articles
+
+    def dies_after_100(self: DocumentStore, batch: int = 5000) -> Iterator[Article]:
+        for i, article in enumerate(real(self, batch)):
+            if i == 100:
+                raise KeyboardInterrupt  # the process is stopped in the middle of the build
+            yield article
+
+    with DocumentStore.open(store) as docs:
+        monkeypatch.setattr(DocumentStore, "iter_articles", dies_after_100)
+        with Context(load_settings("hybrid", sets), docs) as ctx, pytest.raises(KeyboardInterrupt):
+            MilvusCollection.open(ctx, create=True)
+        monkeypatch.setattr(DocumentStore, "iter_articles", real)
+        with Context(load_settings("hybrid", sets), docs) as ctx:
+            coll = MilvusCollection.open(ctx, create=True)
+            report = coll.last_report
+            last = max(int(a.pmid) for a in docs.iter_articles())
+            assert coll.properties()["medcite.build_after"] == str(last)
+        # two batches of 40 were upserted before the stop: the second run sends only the rest
+        assert report["full"] and report["added"] == len(docs) - 80 and report["docs"] == len(docs)

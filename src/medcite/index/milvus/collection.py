@@ -11,8 +11,9 @@ vec_<name>      FLOAT_VECTOR (dim of the index's encoder), one per vector index;
 ```
 
 The sync state lives on the server, in the collection's properties: ``medcite.store_id``, ``medcite.seq``
-(the store sequence number last applied; -1 while the first build runs) and ``medcite.layout`` (what the
-collection holds). :meth:`MilvusCollection.sync` applies the store's changes after that sequence number:
+(the store sequence number last applied; -1 while the first build runs, which records its progress in
+``medcite.build_seq`` and ``medcite.build_after`` so an interrupted build resumes) and ``medcite.layout``
+(what the collection holds). :meth:`MilvusCollection.sync` applies the store's changes after that sequence number:
 added and replaced articles are upserted, deleted PMIDs deleted, then the sequence number is recorded.
 """
 
@@ -47,6 +48,8 @@ log = logging.getLogger(__name__)
 
 FORMAT = "1"
 PROP_FORMAT, PROP_STORE, PROP_SEQ, PROP_LAYOUT = "medcite.format", "medcite.store_id", "medcite.seq", "medcite.layout"
+#: an unfinished first build: the store sequence number it indexes and the last PMID it upserted
+PROP_BUILD_SEQ, PROP_RESUME = "medcite.build_seq", "medcite.build_after"
 PK = "pmid"
 #: VARCHAR limit of Milvus (bytes); longer texts are cut at a character boundary
 MAX_TEXT_BYTES = 65_535
@@ -261,30 +264,43 @@ class MilvusCollection:
 
     # -- sync ------------------------------------------------------------------------------------------------
     def sync(self, store: DocumentStore) -> dict[str, Any]:
-        """Apply the store's changes since the recorded sequence number (all of it after a fresh create)."""
+        """Apply the store's changes since the recorded sequence number (all of it after a fresh create).
+
+        A first build upserts the store in PMID order and records after each batch the last PMID done
+        (``medcite.build_after``) and the store sequence number it indexes (``medcite.build_seq``), so an
+        interrupted build goes on where it stopped; the changes made to the store meanwhile are applied next,
+        as an ordinary update from that sequence number.
+        """
         start = time.perf_counter()
         props = self.properties()
         if props.get(PROP_STORE) != store.store_id:
             self._check(store)  # raises, naming both stores
         since = int(props.get(PROP_SEQ, "-1"))
-        target = store.seq
+        full = since < 0
+        target, after = store.seq, -1
+        if full and props.get(PROP_BUILD_SEQ, "") != "":
+            target, after = int(props[PROP_BUILD_SEQ]), int(props.get(PROP_RESUME) or -1)
+            log.info("Milvus collection %s: resuming its first build after PMID %d", self.name, after)
+        elif full:
+            self._set({PROP_BUILD_SEQ: str(target), PROP_RESUME: "-1"})
         report: dict[str, Any] = {"collection": self.name, "added": 0, "replaced": 0, "deleted": 0, "seq": target,
-                  "full": since < 0, "seconds": 0.0}
+                                  "full": full, "seconds": 0.0}
         if since >= target:
             report["docs"] = len(self)
             self.last_report = report
             return report
-        full = since < 0
         total = len(store) if full else store.count_changes_since(since)
         articles = store.iter_articles() if full else store.iter_changes(since)
         log.info("Milvus collection %s: %s %d articles (store seq %d -> %d)", self.name,
                  "indexing" if full else "upserting", total, max(since, 0), target)
         with progress(total=total, desc="milvus sync", unit="doc") as bar:
-            for batch in _batches(articles, self.server.batch_size):
+            for batch in _batches((a for a in articles if int(a.pmid) > after), self.server.batch_size):
                 present = set() if full else self._present([int(a.pmid) for a in batch])
                 report["replaced"] += len(present)
                 report["added"] += len(batch) - len(present)
                 self._call("upserting articles", self.client.upsert, self.name, self._rows(batch))
+                if full:
+                    self._set({PROP_RESUME: batch[-1].pmid})
                 bar.update(len(batch))
         if not full:
             gone = self._present([int(p) for p in store.deleted_since(since)])
@@ -294,13 +310,22 @@ class MilvusCollection:
                     self._call("deleting articles", self.client.delete, self.name, ids=ids[i : i + 10_000])
             report["deleted"] = len(gone)
         self._call("flushing", self.client.flush, self.name)
-        self._call("recording the sync state", self.client.alter_collection_properties, self.name,
-                   properties={PROP_SEQ: str(target)})
+        self._set({PROP_SEQ: str(target)})
         report["docs"] = len(self)
         report["seconds"] = round(time.perf_counter() - start, 3)
         log.info("Milvus collection %s: %s", self.name, report)
         self.last_report = report
+        if full and store.seq > target:  # the store moved on during the build: apply that as an update
+            more = self.sync(store)
+            for key in ("added", "replaced", "deleted"):
+                report[key] += more[key]
+            report.update(seq=more["seq"], docs=more["docs"], seconds=round(time.perf_counter() - start, 3))
+            self.last_report = report
         return report
+
+    def _set(self, properties: dict[str, str]) -> None:
+        self._call("recording the sync state", self.client.alter_collection_properties, self.name,
+                   properties=properties)
 
     def _rows(self, batch: list[Article]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = [{PK: int(a.pmid)} for a in batch]
