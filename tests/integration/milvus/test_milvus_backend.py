@@ -218,3 +218,27 @@ def test_interrupted_first_build_resumes_where_it_stopped(store: Path, milvus_se
             assert coll.properties()["medcite.build_after"] == str(last)
         # two batches of 40 were upserted before the stop: the second run sends only the rest
         assert report["full"] and report["added"] == len(docs) - 80 and report["docs"] == len(docs)
+
+
+def test_every_preset_retrieves_from_milvus(store: Path, milvus_server: str, built: dict[str, Any]) -> None:
+    """Each shipped preset (with its no-LLM swaps, no reranker) retrieves with every index on the server."""
+    from medcite.config import preset_names
+    from medcite.pipeline import offline_overrides
+    from medcite.pipeline.retrieval import RetrievalPipeline
+    from medcite.types import Topic
+
+    topic = Topic("t1", "Does the pineal body produce melatonin?", "melatonin and the pineal gland", "pineal")
+    failures = []
+    with DocumentStore.open(store) as docs:
+        for preset in preset_names():
+            swaps = [o for o in offline_overrides(load_settings(preset), "none") if o != "--set"]
+            settings = load_settings(preset, [*swaps, *_sets(milvus_server, "rerank.backend=none")])
+            assert all(c.backend.startswith("milvus") for c in settings.indexes.values()), preset
+            pipeline = RetrievalPipeline.from_settings(settings, store=docs)
+            try:
+                hits = pipeline.retrieve(topic).final
+            finally:
+                pipeline.close()
+            if not hits:
+                failures.append(preset)
+    assert not failures, failures
