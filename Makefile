@@ -45,6 +45,7 @@ bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/bench_bm25.py
 	$(PY) benchmarks/bench_dense.py
 	$(PY) benchmarks/bench_retrieval.py
+	$(PY) benchmarks/bench_milvus.py
 	$(PY) benchmarks/bench_task_b.py
 	$(PY) benchmarks/bench_viewer.py
 

@@ -39,3 +39,15 @@ def _reset_medcite_logging() -> Iterator[None]:
     from medcite.progress import set_quiet
 
     set_quiet(False)
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URI of a loopback Milvus Lite server (``milvus-lite server`` on 127.0.0.1, a free port, a temporary
+    folder), started once per session and stopped at its end. Skipped only when the [milvus] extra is missing."""
+    for module in ("pymilvus", "milvus_lite"):
+        pytest.importorskip(module, reason=f"{module} is not installed: pip install 'medcite[milvus]'")
+    from milvus_server import running
+
+    with running(tmp_path_factory.mktemp("milvus") / "data") as uri:
+        yield uri

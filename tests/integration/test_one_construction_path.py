@@ -114,8 +114,11 @@ def _with_branch(base: Any, name: str) -> list[str]:
     return [_set("retrieve.branches", branches)]
 
 
-def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[[Any], list[str]]]]:
-    """stage -> backend -> the overrides that make a preset use that backend (given the preset's settings)."""
+def variants(tiny: dict[str, str], server: str, milvus: str | None = None
+             ) -> dict[str, dict[str, Callable[[Any], list[str]]]]:
+    """stage -> backend -> the overrides that make a preset use that backend (given the preset's settings).
+    ``milvus``: the URI of the loopback Milvus server (None: the [milvus] extra is missing here)."""
+    at = f"index.milvus.uri={milvus or 'http://127.0.0.1:9'}"
     pair = {"backend": "hf-asymmetric", "model": tiny["a"], "query_model": tiny["q"]}
     members = [f"cross-encoder:{tiny['ce']}", f"embedding:{tiny['st']}"]
     llm = "generate.backend=llm"
@@ -129,6 +132,10 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
             "bm25s": lambda b: ["indexes.bm25.backend=bm25s", *_with_branch(b, "bm25")],
             "faiss": lambda b: [_set("indexes.dense", {"backend": "faiss", "encoder": {"backend": "hash-bow"}}),
                                 *_with_branch(b, "dense")],
+            "milvus-bm25": lambda b: ["indexes.bm25.backend=milvus-bm25", at, *_with_branch(b, "bm25")],
+            "milvus-dense": lambda b: [_set("indexes.dense", {"backend": "milvus-dense",
+                                                              "encoder": {"backend": "hash-bow"}}),
+                                       at, *_with_branch(b, "dense")],
         },
         "encoder": {
             "sentence-transformers": lambda b: [f"indexes.dense.encoder={tiny['st']}", *_with_branch(b, "dense")],
@@ -141,7 +148,9 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
                                   "llm_decompose", "llm_stance_queries", "llm_keywords")},
         "retriever": {name: (lambda n: lambda b: [_set("retrieve.branches", [n]), "indexes.dense.encoder.backend"
                                                                                   "=hash-bow"])(name)
-                      for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")},
+                      for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")}
+        | {"milvus-hybrid": lambda b: ["index.backend=milvus", at, "indexes.dense.encoder.backend=hash-bow",
+                                       _set("retrieve.branches", ["bm25", "dense"]), "retrieve.fusion=rrf"]},
         "rerank": {
             "none": lambda b: ["rerank.backend=none"],
             "cross-encoder": lambda b: [_set("rerank", {"backend": "cross-encoder", "model": tiny["ce"]})],
@@ -187,6 +196,25 @@ def variants(tiny: dict[str, str], server: str) -> dict[str, dict[str, Callable[
     }
 
 
+@pytest.fixture(scope="module")
+def milvus(request: pytest.FixtureRequest) -> str | None:
+    """The loopback Milvus server's URI, or None where the [milvus] extra is missing (its backends must then
+    fail with the pip command)."""
+    try:
+        return str(request.getfixturevalue("milvus_server"))
+    except pytest.skip.Exception:
+        return None
+
+
+def _build_milvus(settings: Any, store: Path) -> None:
+    """Make the Milvus collection the settings' indexes need (as `medcite index milvus` does)."""
+    from medcite.index.milvus.collection import MilvusCollection
+    from medcite.pipeline.context import Context
+
+    with DocumentStore.open(store) as docs, Context(settings, docs) as ctx:
+        MilvusCollection.open(ctx, create=True)
+
+
 def _qa_models_here(settings: Any) -> bool:
     """The qa backend's trained folders (``models:NAME``: medcite's models folder) are on this machine."""
     from medcite.paths import MODELS_PREFIX, models_dir
@@ -214,8 +242,9 @@ def built(pipeline: Pipeline, stage: str, backend: str, settings: Any) -> list[A
 
 
 def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: dict[str, str], server: str,
-                                                           models: ModelCache) -> None:
-    table = variants(tiny, server)
+                                                           models: ModelCache, milvus: str | None) -> None:
+    table = variants(tiny, server, milvus)
+    milvus_layouts: set[str] = set()
     for stage in registry.stages():
         if stage.name != "task":
             assert set(table[stage.name]) == set(registry.names(stage.name)), f"stage {stage.name}: add its variant"
@@ -239,6 +268,11 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
                                 or (stage, backend) == ("stance", "none") and uses_stance(settings)
                                 or stage == "qa" and not _qa_models_here(settings))
                 try:
+                    layout = json.dumps({n: c.model_dump(mode="json") for n, c in settings.indexes.items()
+                                         if c.backend.startswith("milvus")}, sort_keys=True)
+                    if milvus and layout != "{}" and layout not in milvus_layouts:
+                        _build_milvus(settings, store)
+                        milvus_layouts.add(layout)
                     with Pipeline(settings, store, models=models) as pipeline:
                         builds += 1
                         objects = built(pipeline, stage, backend, settings)
@@ -252,7 +286,7 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
                         if expect_error:
                             failures.append(f"{where}: built, but it should have failed")
                 except MissingExtraError as exc:
-                    if backend != "llamacpp":
+                    if backend != "llamacpp" and not (milvus is None and "milvus" in backend):
                         failures.append(f"{where}: {exc}")
                     assert "pip install" in (exc.hint or "")
                 except ConfigError as exc:
