@@ -44,3 +44,10 @@ def test_presets_name_encoders_whose_prefixes_apply() -> None:
     assert known_prefixes(pjs.indexes["dense"].encoder.model) == ("query: ", "passage: ")
     dsgt = load_settings("dsgt-ensemble")
     assert known_prefixes(dsgt.indexes["dense"].encoder.model)[0].startswith("Represent this sentence")
+
+
+def test_unset_prefixes_leave_existing_index_folders_where_they_were() -> None:
+    from medcite.index.dense.st_encoder import STEncoderConfig
+
+    assert "query_prefix" not in STEncoderConfig(model="minilm").identity()
+    assert STEncoderConfig(model="minilm", query_prefix="q: ").identity()["query_prefix"] == "q: "

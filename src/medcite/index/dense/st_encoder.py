@@ -74,6 +74,15 @@ class STEncoderConfig(EncoderConfig):
     def model_names(self) -> list[str]:
         return [] if self.model.strip().lower() in MINILM_ALIASES else [self.model]
 
+    def identity(self) -> dict[str, Any]:
+        # unset prefixes (the family's own, decided by the model name) leave the identity, and so every existing
+        # index folder name, as it was before prefixes were settable
+        data = super().identity()
+        for key in ("query_prefix", "document_prefix"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
 
 class SentenceTransformerEncoder:
     """A sentence-transformers bi-encoder used for both queries and documents."""
