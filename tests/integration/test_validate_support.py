@@ -63,3 +63,19 @@ def test_gate_and_validate_lines(store: Path, tmp_path: Path) -> None:
     assert "citation support: 1 of 1 citations pass" in res.output and "(100.0%" in res.output
     res = CliRunner().invoke(cli, ["validate", "biogen-b", str(sub)])
     assert "citation support: not checked (give --run-dir DIR" in res.output
+
+
+def test_an_answer_the_gate_empties_falls_back_to_the_extractive_one(store: Path, tmp_path: Path) -> None:
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"topics": [{"id": "1", "question": "Do statins lower LDL cholesterol?"}]}))
+    args = ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(tmp_path / "run"), "--preset",
+            "offline", "--set", "generate.backend=llm", "--set", "llm.backend=replies", "--set",
+            "llm.replies=" + json.dumps(["Statins also reverse Alzheimer's disease in children [1]."]),
+            "--set", "evidence.docs=1"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output  # the submission validates: the answer is not empty
+    answer = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
+    assert answer["generator"] == "llm+extractive-fallback" and answer["sentences"]
+    assert any(d["what"] == "answer" and "gate left no supported sentence" in d["reason"] for d in answer["dropped"])
+    gate = json.loads((tmp_path / "run" / "verification.jsonl").read_text())["gate"]
+    assert gate["rejected"] == 1 and "extractive answer used" in gate["fallback"]

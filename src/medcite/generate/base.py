@@ -10,6 +10,9 @@ from pydantic import Field
 from ..settings_base import BackendConfig, Section
 from ..types import Answer, Evidence, Query, Topic
 
+#: ``Answer.generator`` of an LLM answer replaced by the extractive one (invalid, failed, or emptied by a check)
+FALLBACK = "llm+extractive-fallback"
+
 
 class GenerateConfig(BackendConfig):
     """Base of every generator's settings: the caps every answer obeys."""

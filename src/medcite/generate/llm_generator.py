@@ -35,7 +35,7 @@ from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
 from .attribution import SupportJudge, attribute, attribute_judged
-from .base import ExtractiveOptions, GenerateConfig
+from .base import FALLBACK, ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence, split_cited_sentences
 from .extractive import ExtractiveGenerator
 from .postprocess import finalize, word_count
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FALLBACK = "llm+extractive-fallback"
 
 
 class LLMGenerateConfig(UsesLLM, GenerateConfig):

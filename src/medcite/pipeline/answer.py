@@ -145,7 +145,7 @@ class Pipeline:
         answer = self.generator.generate(topic, queries, evidence)
         timings["generation_s"] = time.perf_counter() - t2
         if self.gate is not None:
-            answer, record["gate"] = loops.gate_citations(self, answer, articles)
+            answer, record["gate"] = loops.gate_citations(self, topic, queries, evidence, answer, articles)
         if self.stance is not None:
             t3 = time.perf_counter()
             answer, record["citations"] = loops.verify_citations(self, topic, queries, evidence, articles, answer)

@@ -69,9 +69,14 @@ def sufficient_evidence(pipe: Pipeline, topic: Topic, queries: list[Query], hits
     return queries, hits, articles, evidence, rounds
 
 
-def gate_citations(pipe: Pipeline, answer: Answer, articles: Mapping[str, Article]) -> tuple[Answer, dict[str, Any]]:
+def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+                   answer: Answer, articles: Mapping[str, Article]) -> tuple[Answer, dict[str, Any]]:
     """The support gate (``verify.gate``): every citation of a sentence that does not quote the cited abstract
-    verbatim is judged; a rejected one is removed (and a sentence left uncited dropped), each with its reason."""
+    verbatim is judged; a rejected one is removed (and a sentence left uncited dropped), each with its reason.
+
+    When the gate leaves no sentence at all and the generator has an extractive fallback, the extractive
+    answer (quotes, which the gate passes) replaces it, and ``dropped`` says why: an empty answer would fail
+    the track's validation and tell the reader nothing."""
     cfg = pipe.settings.verify
     kind = "overlap" if pipe.gate is not pipe.stance else "stance"
     min_support = 0.0 if kind == "overlap" else cfg.min_support  # the overlap judge's label holds its threshold
@@ -85,6 +90,15 @@ def gate_citations(pipe: Pipeline, answer: Answer, articles: Mapping[str, Articl
         log.info("topic %s: the %s gate removed %d of %d generated citations", answer.topic_id, kind,
                  record["rejected"], len(checks))
     gated = apply_checks(answer, checks, (), (), record_stance=kind == "stance", check_name=f"the {kind} gate")
+    backup = getattr(pipe.generator, "extractive", None)
+    if answer.sentences and not gated.sentences and backup is not None:
+        from ..generate.base import FALLBACK
+
+        extractive = backup.generate(topic, queries, evidence)
+        why = f"the {kind} gate left no supported sentence: extractive answer used"
+        record["fallback"] = why
+        gated = Answer(topic.id, extractive.sentences,
+                       [*gated.dropped, Dropped("answer", answer.text, why), *extractive.dropped], FALLBACK)
     return gated, record
 
 
