@@ -599,14 +599,23 @@ def project(sizes: list[dict[str, Any]], encode: dict[str, Any], terms_per_doc: 
     p["store_disk"] = lin(lambda s: s["store"]["disk_bytes"])
     p["bm25_disk"] = lin(lambda s: s["bm25_build"]["disk_bytes"])
     p["bm25_build_s"] = lin(lambda s: s["bm25_build"]["wall_s"])
-    p["bm25_p50_ms"] = power(lambda s: s[emb]["bm25"]["latency"]["p50_ms"])
-    p["bm25_p95_ms"] = power(lambda s: s[emb]["bm25"]["latency"]["p95_ms"])
+    # latency growth is fitted on each query's CPU time (one thread): the wall time on this shared machine adds
+    # waiting for a core, more for longer queries, which would inflate the fitted growth
+    p["bm25_p50_ms"] = power(lambda s: s[emb]["bm25"]["latency"]["cpu_p50_ms"])
     p["ivfpq_index_ram"] = lin(lambda s: s["ivfpq_build"]["index_file_bytes"])
     p["ivfpq_vectors_disk"] = lin(lambda s: s["ivfpq_build"]["vectors_file_bytes"])
     p["ivfpq_build_s"] = lin(lambda s: s["ivfpq_build"]["wall_s"])
-    p["dense_p50_ms"] = power(lambda s: s[emb]["dense"]["latency"]["p50_ms"])
-    p["dense_p95_ms"] = power(lambda s: s[emb]["dense"]["latency"]["p95_ms"])
-    p["hybrid_p50_ms"] = power(lambda s: s[emb]["hybrid"]["latency"]["p50_ms"])
+    p["dense_p50_ms"] = power(lambda s: s[emb]["dense"]["latency"]["cpu_p50_ms"])
+    # hybrid = both searches + fusion: the fusion's own cost (hybrid minus BM25 minus dense at the largest size)
+    # is added to the two projections
+    last = sizes[-1][emb]
+    fusion = max(0.0, last["hybrid"]["latency"]["cpu_p50_ms"] - last["bm25"]["latency"]["cpu_p50_ms"]
+                 - last["dense"]["latency"]["cpu_p50_ms"])
+    p["hybrid_p50_ms"] = {
+        "fusion_ms": fusion,
+        "at_target": p["bm25_p50_ms"]["at_target"] + p["dense_p50_ms"]["at_target"] + fusion,
+        "at_target_linear": p["bm25_p50_ms"]["at_target_linear"] + p["dense_p50_ms"]["at_target_linear"] + fusion,
+    }
     cold = sizes[-1][emb].get("cold")
     # the re-rank's disk reads at the largest size (cold minus warm p50): at 36M the vectors outgrow the page cache
     reads = sizes[-1][emb].get("cold_rerank_reads")
@@ -616,21 +625,20 @@ def project(sizes: list[dict[str, Any]], encode: dict[str, Any], terms_per_doc: 
         p["rerank_cold_extra_ms"] = (max(0.0, cold["dense"]["p50_ms"] - sizes[-1][emb]["dense"]["latency"]["p50_ms"])
                                      if cold else 0.0)
     p["serve_rss_anon"] = lin(lambda s: s[emb]["memory_after_queries"].get("RssAnon"))
-    # the serving process's own memory besides the IVF-PQ index (interpreter, encoder, tantivy, live mask):
-    # fitted over the sizes; with one size it is taken as constant
+    # the serving process's own memory besides the IVF-PQ index (interpreter, encoder, tantivy, live mask): the
+    # largest measured, plus its growth per document where the sizes show any (conservative)
     rest = [(s["docs"], s[emb]["memory_after_queries"].get("RssAnon", 0) - s["ivfpq_build"]["index_file_bytes"])
             for s in sizes]
-    if len(rest) > 1:
-        a, b = fit_linear([x for x, _ in rest], [y for _, y in rest])
-        p["serve_rest_anon"] = {"fixed": a, "per_doc": max(b, 0.0), "at_target": a + max(b, 0.0) * target}
-    else:
-        p["serve_rest_anon"] = {"fixed": rest[0][1], "per_doc": 0.0, "at_target": rest[0][1]}
-    p["serve_peak_rss"] = lin(lambda s: s[emb]["peak_rss_mib"] * common.MIB)
+    slope = max(fit_linear([x for x, _ in rest], [y for _, y in rest])[1], 0.0) if len(rest) > 1 else 0.0
+    top = max(y for _, y in rest)
+    p["serve_rest_anon"] = {"fixed": top, "per_doc": slope, "at_target": top + slope * (target - sizes[-1]["docs"])}
     if any("serve_flat" in s for s in sizes):
-        p["flat_p50_ms"] = power(lambda s: s["serve_flat"]["dense"]["latency"]["p50_ms"] if "serve_flat" in s else None)
+        p["flat_p50_ms"] = power(
+            lambda s: s["serve_flat"]["dense"]["latency"]["cpu_p50_ms"] if "serve_flat" in s else None)
         p["flat_index_ram"] = lin(lambda s: s["flat_build"]["index_file_bytes"] if "flat_build" in s else None)
     if any("serve_hnsw" in s for s in sizes):
-        p["hnsw_p50_ms"] = power(lambda s: s["serve_hnsw"]["dense"]["latency"]["p50_ms"] if "serve_hnsw" in s else None)
+        p["hnsw_p50_ms"] = power(
+            lambda s: s["serve_hnsw"]["dense"]["latency"]["cpu_p50_ms"] if "serve_hnsw" in s else None)
         p["hnsw_index_ram"] = lin(lambda s: s["hnsw_build"]["index_file_bytes"] if "hnsw_build" in s else None)
     dim = encode["dim"]
     p["encode"] = {
@@ -734,6 +742,11 @@ def _measured_tables(sizes: list[dict[str, Any]]) -> list[str]:
         for g in s["serve_embedded"]["ivfpq_grid"]:
             grid.append(f"| {s['docs']:,} | {s['ivfpq_build']['params']['nlist']} | {g['nprobe']} | {g['shortlist']} | "
                         f"{g['recall@10']:.3f} | {g['recall@100']:.3f} | {_lat(g['latency'])} |")
+    reads = [f"{s['docs']:,} documents ({c['file_mib']:.0f} MiB file): p50 {c['p50_ms']:.1f} ms, "
+             f"p95 {c['p95_ms']:.1f} ms" for s in sizes if (c := s["serve_embedded"].get("cold_rerank_reads"))]
+    if reads:
+        lat += ["", "Cold re-rank reads (256 random rows of the float16 vectors file after evicting it from the page "
+                "cache, read-ahead off, as when the file is far larger than RAM): " + "; ".join(reads) + "."]
     return [*build, "", "Latency in ms, p50 / p95 wall clock (CPU-time p50 in brackets):", "", *lat, "",
             "IVF-PQ search settings (nlist = 4·√N grows with the corpus, so a fixed nprobe visits a shrinking share "
             "of it; the default is nprobe 32, shortlist 256):", "", *grid]
@@ -748,7 +761,8 @@ def _projection_table(r: dict[str, Any]) -> list[str]:
         return f"{f['at_target']:.0f} (N^{f['exponent']:.2f}; linear: {f['at_target_linear']:.0f})"
 
     rows = [
-        "| at 36M documents | RAM when serving GiB | disk GiB | p50 ms projected (fitted growth; linear bound) | "
+        "| at 36M documents | RAM when serving GiB | disk GiB | p50 ms projected (CPU time; fitted growth; linear "
+        "bound) | "
         "fits 16 GiB? |",
         "|---|---|---|---|---|",
         f"| document store (SQLite), at the {r['real_store']['bytes_per_doc']:.0f} bytes per record of the real NLM "
@@ -770,7 +784,8 @@ def _projection_table(r: dict[str, Any]) -> list[str]:
                     f"{gib(p['hnsw_index_ram']['at_target'] + 2 * d * t)} | not fitted (one size) | no |")
     rows.append(
         f"| serving process: BM25 + IVF-PQ {d}-d + ONNX query encoder (anonymous memory) | "
-        f"{gib(r['projection_serving_ram_bytes'])} | – | hybrid {growth('hybrid_p50_ms')} | "
+        f"{gib(r['projection_serving_ram_bytes'])} | – | hybrid {p['hybrid_p50_ms']['at_target']:.0f} (BM25 + dense + "
+        f"fusion; linear: {p['hybrid_p50_ms']['at_target_linear']:.0f}), + {p['rerank_cold_extra_ms']:.0f} cold | "
         f"{'yes' if r['targets']['embedded_36M_ram_le_16GiB'] else 'no'} |"
     )
     return rows
@@ -825,8 +840,10 @@ def report(r: dict[str, Any]) -> tuple[str, str]:
         f"codes in RAM ({gib(ivfpq_formula_bytes(t, d))} GiB at {d}-d, {gib(ivfpq_formula_bytes(t, 768))} GiB at "
         "768-d) + float16 vectors on disk, read only for each query's shortlist: the serving process needs about "
         f"{mem} GiB of its own memory ({mem768} GiB with 768-d MedCPT vectors), and the rest of the 16 GiB is page "
-        "cache for the hot postings and vectors. Flat (all vectors in RAM) and HNSW (vectors + graph in RAM) do "
-        f"not fit. Disk: about {gib(disk_total)} GiB (store + BM25 + vectors at {d}-d).\n\n"
+        f"cache: enough for the whole BM25 index ({gib(p['bm25_disk']['at_target'])} GiB), so BM25 stays warm, but not "
+        f"for the vectors ({gib(p['ivfpq_vectors_disk']['at_target'])} GiB at {d}-d). Flat (all vectors in RAM) and "
+        f"HNSW (vectors + graph in RAM) do not fit. Disk: about {gib(disk_total)} GiB (store + BM25 + vectors at "
+        f"{d}-d).\n\n"
         "**Latency at 36M.** IVF-PQ's scan grows about as √N (nlist = 4·√N cells, a fixed nprobe); BM25's posting "
         "lists grow with N. The exact re-rank is the part that changes in kind: at 36M the vectors file "
         f"({gib(p['ivfpq_vectors_disk']['at_target'])} GiB) is far larger than the page cache, so each query reads "
@@ -862,9 +879,11 @@ def report(r: dict[str, Any]) -> tuple[str, str]:
         "### Projected to all of PubMed (36M)", "",
         "Disk and RAM: linear least-squares fits over the measured sizes (IVF-PQ RAM from its formula: a 64-byte "
         "PQ code + 8-byte id + 1-byte live flag per document + the centroids, checked against the measured index "
-        "files); latency: a power-law fit p50 = c·N^e over the measured sizes, with linear growth from the largest "
-        "size as the pessimistic bound. The serving RAM is the fitted anonymous memory of the measured serving "
-        "process with its IVF-PQ part replaced by the formula at 36M.", "", *_projection_table(r), "",
+        "files); latency: a power-law fit p50 = c·N^e of the queries' CPU-time p50 over the measured sizes (one "
+        "thread per query: on an idle core the wall time is that plus disk reads; here the wall time also holds "
+        "waiting for a core), with linear growth from the largest size as the pessimistic bound. The serving RAM is "
+        "the fitted anonymous memory of the measured serving process with its IVF-PQ part replaced by the formula "
+        "at 36M.", "", *_projection_table(r), "",
         conclusion, "", encoding, "",
         "### Milvus for 36M", "",
         f"Milvus at scale: {r['milvus_measured']}. Sizing by stated assumptions for {t:,} documents with 768-d "
