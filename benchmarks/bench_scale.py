@@ -882,8 +882,8 @@ def report(r: dict[str, Any]) -> tuple[str, str]:
         "files); latency: a power-law fit p50 = c·N^e of the queries' CPU-time p50 over the measured sizes (one "
         "thread per query: on an idle core the wall time is that plus disk reads; here the wall time also holds "
         "waiting for a core), with linear growth from the largest size as the pessimistic bound. The serving RAM is "
-        "the fitted anonymous memory of the measured serving process with its IVF-PQ part replaced by the formula "
-        "at 36M.", "", *_projection_table(r), "",
+        "the measured serving process's anonymous memory besides its IVF-PQ index (largest over the sizes, plus any "
+        "growth per document) + the IVF-PQ formula at 36M.", "", *_projection_table(r), "",
         conclusion, "", encoding, "",
         "### Milvus for 36M", "",
         f"Milvus at scale: {r['milvus_measured']}. Sizing by stated assumptions for {t:,} documents with 768-d "
@@ -896,6 +896,9 @@ def report(r: dict[str, Any]) -> tuple[str, str]:
         "Index nodes need memory for one segment build at a time (segments of about 1 GiB by default), not for the "
         "whole corpus; object storage holds about the embedded disk figure above plus the raw vectors (float32: "
         f"{gib(4 * 768 * t)} GiB at 768-d).",
+        "", "Reproduce: `OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_scale.py --sizes 100000,300000,1000000` "
+        "(about an hour on a busy 2-core machine, 10 GiB of work files; `--reuse` keeps sizes already measured); "
+        "numbers in `benchmarks/results/scale.json`.",
     ])
     return bench + "\n", scale + "\n"
 
