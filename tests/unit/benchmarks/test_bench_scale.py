@@ -4,6 +4,7 @@ end-to-end run of its measured phases (store, tantivy, FAISS IVF-PQ/flat, servin
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 from pathlib import Path
 
@@ -87,7 +88,8 @@ def test_scale_section_replaces_only_its_own_section(tmp_path: Path) -> None:
 def test_tiny_scale_run_measures_every_phase(shared_data: Path, tmp_path: Path) -> None:
     """Two tiny sizes through the real phases (each its own measured process) and the projection."""
     args = argparse.Namespace(work_dir=tmp_path, data_dir=shared_data, n_encode=40, n_queries=25, threads=1,
-                              flat_max=200, hnsw_max=0, reuse=False, milvus="not measured", no_write=True)
+                              flat_max=200, hnsw_max=0, reuse=False, milvus="not measured", no_write=True,
+                              milvus_max=200)
     pool = scale.build_pool(shared_data, tmp_path / "pool", args.n_encode, args.n_queries)
     assert len(pool) == 40 and pool.vectors.shape == (40, 384) and pool.encode["docs_per_cpu_s"] > 0
     results = [scale.measure_size(args, pool, n) for n in (200, 400)]
@@ -100,6 +102,13 @@ def test_tiny_scale_run_measures_every_phase(shared_data: Path, tmp_path: Path) 
     # flat is exact: it must agree with the brute-force truth the recall is measured against
     assert results[0]["serve_flat"]["dense"]["recall@10"] == pytest.approx(1.0, abs=0.01)
     assert "serve_flat" not in results[1]  # above --flat-max
+    milvus = results[0]["milvus"]  # a loopback milvus-lite server, where the [milvus] extra is installed
+    if importlib.util.find_spec("milvus_lite") and importlib.util.find_spec("pymilvus"):
+        assert milvus["bm25"]["n"] == milvus["hybrid"]["n"] == 25 and milvus["dense_recall@10"] > 0.5
+        assert milvus["disk_bytes"] > 0 and milvus["server_rss_mib"] > 0
+    else:
+        assert "not installed" in milvus["skipped"]
+    assert "milvus" not in results[1]  # above --milvus-max
     assert not (tmp_path / "n400" / "emb").exists()
     assert json.loads((tmp_path / "n400" / "result.json").read_text())["docs"] == 400
     out = scale.finish(args, pool, results)
