@@ -20,6 +20,9 @@ paths: :class:`DocumentStore` upserts, :func:`build_sparse` (tantivy), :func:`im
 NCBI-chunk importer, i.e. ``medcite index dense import``) for the FAISS layouts. Intermediate data goes to
 ``--work-dir`` (default ``benchmarks/work/scale``, which git ignores; about 10 GiB at 1M documents).
 
+With ``--milvus-max N``, sizes up to N are also loaded into a Milvus collection (Milvus's BM25 function, HNSW,
+server-side RRF) on a loopback ``milvus-lite server`` (pymilvus + milvus-lite) and searched with the same queries.
+
 Writes ``benchmarks/results/scale.json``, the ``scale`` section of ``docs/BENCHMARKS.md`` and the section
 ``## Scale: measured and projected`` of ``docs/SCALE.md``.
 Usage: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_scale.py --sizes 100000,300000,1000000``
