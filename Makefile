@@ -49,6 +49,10 @@ bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/bench_task_b.py
 	$(PY) benchmarks/bench_viewer.py
 
+## Scale benchmark: 100k/300k/1M documents (about 1 hour on a busy 2-core machine, ~10 GiB in benchmarks/work/scale)
+bench-scale: $(VENV)/.installed-dev
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) benchmarks/bench_scale.py
+
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check src tests benchmarks
 
