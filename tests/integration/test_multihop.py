@@ -1,0 +1,149 @@
+"""CLaC 2024 MedHopQA's multi-hop flow (flow=multi-hop) end to end on a tiny store, through its preset: the
+simple/multi-hop decision, the key phrase's sub-question, further sub-questions from the evidence, pooling,
+short and long answers, System 1's post-hoc citations; every hop recorded and traced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from medcite.config import load_settings
+from medcite.corpus.store import DocumentStore, FileStats
+from medcite.errors import ConfigError
+from medcite.pipeline import Pipeline, offline_overrides
+from medcite.types import Article, Topic
+
+DOCS = [
+    Article("11", "BRCA1 and breast cancer", "BRCA1 mutations cause hereditary breast cancer in women."),
+    Article("12", "BRCA1 protein", "The BRCA1 protein repairs double-strand DNA breaks by homologous recombination."),
+    Article("13", "PARP inhibitors", "PARP inhibitors such as olaparib kill cells that cannot repair DNA breaks."),
+    Article("14", "Vitamin D", "Vitamin D supplementation prevented fractures in older women."),
+    *[Article(str(100 + i), f"Zebrafish {i}", f"Zebrafish fins regenerate in {i} days.") for i in range(10)],
+]
+QUESTION = "Which drug class targets the DNA repair defect of the gene mutated in hereditary breast cancer?"
+TOPIC = Topic("t1", QUESTION, narrative="A patient asks about targeted treatment.", topic="hereditary breast cancer")
+PRESET = "clac24-medhopqa-bm25"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("medhop") / "store"
+    with DocumentStore.create(path) as s, s.transaction() as tx:
+        tx.upsert(DOCS, FileStats("fixture"))
+    return path
+
+
+def _settings(replies: list[str], *extra: str, judge: str = "SUPPORTS\nNONE") -> Any:
+    """The preset with scripted LLMs: ``replies`` for the default LLM (hops, short and long answer) in turn,
+    the Mistral judge always answering ``judge``."""
+    return load_settings(PRESET, ["llm.backend=replies", f"llm.replies={json.dumps(replies)}",
+                                  "llms.mistral.backend=replies", f"llms.mistral.replies={json.dumps([judge])}",
+                                  "retrieve.k=3", "retrieve.keep=3", "hops.docs=4", "evidence.docs=4",
+                                  "evidence.max_items=4", "generate.posthoc_candidates=2", *extra])
+
+
+LONG = "BRCA1 protein repairs double-strand DNA breaks. PARP inhibitors kill cells that cannot repair DNA breaks."
+HOPS = ["MULTI-HOP", "KEY PHRASE: the gene mutated in hereditary breast cancer\n"
+        "SUB-QUESTION: Which gene is mutated in hereditary breast cancer?",
+        "SUB-QUESTION: What does the BRCA1 protein repair?\nSUB-QUESTION: Which gene is mutated in hereditary "
+        "breast cancer?",
+        "SUB-QUESTION: Which drugs kill cells that cannot repair DNA breaks?", "PARP inhibitors", LONG]
+
+
+def test_multi_hop_question_hops_pools_and_records_every_hop(store: Path, tmp_path: Path) -> None:
+    from medcite_fakes import ReplyLLM
+
+    ReplyLLM.instances.clear()
+    with Pipeline(_settings(HOPS), store) as pipe:
+        pipe.run([TOPIC], tmp_path / "run")
+    hops_llm = ReplyLLM.instances[0]
+    prompts = [m[-1]["content"] for m in hops_llm.prompts]
+    assert "SIMPLE or MULTI-HOP" in prompts[0] and "key phrase" in prompts[1]
+    # hop 2 is written from what hop 1 found (the BRCA1 abstract) and names what was already searched
+    assert "Sub-questions already searched" in prompts[2] and "(11) BRCA1 and breast cancer" in prompts[2]
+    assert "- Which gene is mutated in hereditary breast cancer?" in prompts[2]
+    assert "short answer only" in prompts[4] and "Do not write citations" in prompts[5]
+
+    record = json.loads((tmp_path / "run" / "verification.jsonl").read_text())["multihop"]
+    assert record["kind"] == "multi-hop" and record["key_phrase"] == "the gene mutated in hereditary breast cancer"
+    asked = [[s["text"] for s in h["sub_questions"]] for h in record["hops"]]
+    assert asked == [[QUESTION], ["Which gene is mutated in hereditary breast cancer?"],
+                     ["What does the BRCA1 protein repair?"],  # the repeated sub-question is not searched again
+                     ["Which drugs kill cells that cannot repair DNA breaks?"]]
+    assert record["stopped"] == "max_hops (3) reached" and record["short_answer"] == "PARP inhibitors"
+    by_text = {s["text"]: s["hits"] for h in record["hops"] for s in h["sub_questions"]}
+    assert by_text["What does the BRCA1 protein repair?"][0] == "12"
+    assert by_text["Which drugs kill cells that cannot repair DNA breaks?"][0] == "13"
+    assert set(record["pooled"]) == {"11", "12", "13"}  # every hop's hits pooled (the rest match no word)
+
+    queries = json.loads((tmp_path / "run" / "queries.jsonl").read_text())["queries"]
+    assert [q["stage"] for q in queries] == ["original", "sub_question", "sub_question", "sub_question"]
+    assert [q["id"] for q in queries] == ["q0", "q1", "q2", "q3"]
+    evidence = json.loads((tmp_path / "run" / "evidence.jsonl").read_text())["evidence"]
+    assert [e["pmid"] for e in evidence] == record["pooled"]
+    branches = {e["pmid"]: e["branches"] for e in evidence}  # which searches found each: q3 is hop 3's question
+    assert "bm25/q3" in branches["13"] and "bm25/q3" not in branches["11"]
+
+    answer = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
+    assert " ".join(s["text"] for s in answer["sentences"]) == LONG  # the long answer is submitted
+    cited = {p for s in answer["sentences"] for p in s["pmids"]}
+    assert cited and cited <= {e["pmid"] for e in evidence}
+    trace = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    stages = [(r["stage"], r.get("hop")) for r in trace]
+    assert stages[:6] == [("hop_classification", None), ("sub_question", 1), ("sub_question", 2),
+                          ("sub_question", 3), ("short_answer", None), ("generation", None)]
+    assert {s for s, _ in stages[6:]} == {"stance"}  # Mistral's support judgements of the long answer's sentences
+
+
+def test_simple_question_skips_decomposition(store: Path) -> None:
+    from medcite_fakes import ReplyLLM
+
+    ReplyLLM.instances.clear()
+    with Pipeline(_settings(["SIMPLE", "yes", LONG]), store) as pipe:
+        result = pipe.answer(Topic("t2", "What does the BRCA1 protein repair?"))
+    record = result.verification["multihop"]
+    assert record["kind"] == "simple" and [h["hop"] for h in record["hops"]] == [0]
+    assert [q.stage for q in result.queries] == ["original"]
+    assert len(ReplyLLM.instances[0].prompts) == 3  # classify, short answer, long answer: no sub-question call
+    assert result.evidence[0].pmid == "12"
+
+
+def test_done_stops_and_classify_never_or_always_skip_the_judgement(store: Path) -> None:
+    from medcite_fakes import ReplyLLM
+
+    replies = ["KEY PHRASE: BRCA1\nSUB-QUESTION: What does the BRCA1 protein repair?", "DONE", "yes", LONG]
+    ReplyLLM.instances.clear()
+    with Pipeline(_settings(replies, "hops.classify=always", "hops.search_question=false"), store) as pipe:
+        result = pipe.answer(TOPIC)
+    record = result.verification["multihop"]
+    assert [h["hop"] for h in record["hops"]] == [1] and record["stopped"].startswith("hop 2: no new sub-question")
+    assert [q.stage for q in result.queries] == ["sub_question"]  # the question itself was not searched
+    assert "SIMPLE or MULTI-HOP" not in ReplyLLM.instances[0].prompts[0][-1]["content"]
+    with Pipeline(_settings(["yes", LONG], "hops.classify=never"), store) as pipe:
+        assert pipe.answer(TOPIC).verification["multihop"]["kind"] == "simple"
+
+
+def test_unreadable_first_hop_searches_the_question_only(store: Path) -> None:
+    with Pipeline(_settings(["MULTI-HOP", "I cannot help with that", "yes", LONG]), store) as pipe:
+        result = pipe.answer(TOPIC)
+    record = result.verification["multihop"]
+    assert record["stopped"] == "no sub-question could be read" and [h["hop"] for h in record["hops"]] == [0]
+
+
+def test_without_an_llm_the_flow_stops_before_any_work(store: Path) -> None:
+    settings = load_settings(PRESET, [*(o for o in offline_overrides(load_settings(PRESET), "none") if o != "--set")])
+    assert settings.llm.backend == "none" and settings.flow == "multi-hop"
+    with pytest.raises(ConfigError) as err:
+        Pipeline(settings, store)
+    text = str(err.value) + (err.value.hint or "")
+    assert "multi-hop" in text and "no no-LLM stand-in" in text and "llm.backend=local" in text
+
+
+def test_offline_swaps_name_every_llm_of_the_preset() -> None:
+    swaps = " ".join(offline_overrides(load_settings(PRESET), "local"))
+    assert "--set llm.backend=local --set llm.model=null" in swaps
+    assert "--set llms.mistral.backend=local --set llms.mistral.model=null" in swaps
+    assert "rerank" not in swaps  # the MedHopQA systems do not rerank
