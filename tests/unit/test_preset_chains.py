@@ -161,3 +161,20 @@ def test_clac24_medhopqa_systems_5_and_6(name: str, branches: list[str], system:
     assert {"topic", "narrative", "question", "evidence"} <= placeholders("generate_plain")
     d = preset_description(name)
     assert "CLaC 2024" in d and system in d and "MedHopQA" in d and "Offline" in d and "Choice" in d
+
+
+@pytest.mark.parametrize("name", ["clac24-medhopqa-bm25", "clac24-medhopqa-hybrid"])
+def test_config_show_prints_the_medhopqa_chain(name: str) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from medcite.cli.main import cli
+
+    shown = CliRunner().invoke(cli, ["config", "show", "--preset", name])
+    assert shown.exit_code == 0, shown.output
+    s = json.loads(shown.output)["settings"]
+    assert s["flow"] == "multi-hop" and s["hops"]["docs"] == 60 and s["hops"]["classify"] == "llm"
+    assert [b["backend"] for b in s["retrieve"]["branches"]] == (["bm25"] if name.endswith("bm25") else
+                                                                  ["bm25", "dense"])
+    assert s["generate"]["posthoc_judge"]["llm"] == "mistral" and s["llms"]["mistral"]["model"].startswith("mistralai/")

@@ -476,9 +476,14 @@ def _subquestion(line: str, max_words: int) -> str:
     return " ".join(_clean_item(line).split()[:max_words])
 
 
+_QUOTED_KEY = re.compile(r"key[\s_-]*phrase\b[^\"\u201c\n]{0,40}[\"\u201c]([^\"\u201d\n]+)[\"\u201d]", re.IGNORECASE)
+
+
 def parse_first_hop(text: str, max_words: int = 40) -> tuple[str, str]:
-    """``(key phrase, sub-question)`` from lines ``KEY PHRASE: ...`` / ``SUB-QUESTION: ...``; without a labelled
-    sub-question, the first line ending in ``?`` (empty when there is none)."""
+    """``(key phrase, sub-question)`` from lines ``KEY PHRASE: ...`` / ``SUB-QUESTION: ...``. Without a labelled
+    key phrase, a quoted one after the words "key phrase" (``The key phrase is "X"``); without a labelled
+    sub-question, the first line ending in ``?``, else the key phrase itself (it is what the first hop looks up);
+    empty when the answer names neither."""
     body = _without_reasoning(text)
     key = question = ""
     for line in body.splitlines():
@@ -489,9 +494,12 @@ def parse_first_hop(text: str, max_words: int = 40) -> tuple[str, str]:
         m = _SUBQ.match(line.strip())
         if m and not question:
             question = _subquestion(m.group(1), max_words)
+    if not key:
+        m = _QUOTED_KEY.search(body)
+        key = _subquestion(m.group(1), max_words) if m else ""
     if not question:
         asked = [ln for ln in body.splitlines() if ln.strip().endswith("?") and not _KEY.match(ln.strip())]
-        question = _subquestion(_BULLET.sub("", asked[0]), max_words) if asked else ""
+        question = _subquestion(_BULLET.sub("", asked[0]), max_words) if asked else key
     return key, question
 
 

@@ -265,6 +265,9 @@ def test_parse_hop_kind(raw, multi):
      ("the gene of X", "Which gene causes X?")),
     ("Key phrase - statins\n1. Which statins lower LDL?", ("statins", "Which statins lower LDL?")),
     ("I cannot help with that", ("", "")),
+    # SmolLM2-135M's answer to hop_first: the key phrase quoted in prose, no sub-question: the key phrase is searched
+    ('The key phrase to answer this question is "axonal injury" and the answer is "on my mri brain report."',
+     ("axonal injury", "axonal injury")),
 ])
 def test_parse_first_hop(raw, expected):
     assert parse_first_hop(raw) == expected
