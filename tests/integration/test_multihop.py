@@ -147,3 +147,39 @@ def test_offline_swaps_name_every_llm_of_the_preset() -> None:
     assert "--set llm.backend=local --set llm.model=null" in swaps
     assert "--set llms.mistral.backend=local --set llms.mistral.model=null" in swaps
     assert "rerank" not in swaps  # the MedHopQA systems do not rerank
+
+
+@pytest.mark.slow
+def test_packaged_smollm2_runs_the_preset_on_a_biogen_topic(shared_data: Path, tmp_path: Path) -> None:
+    """The whole chain with the preset's own offline swaps (the packaged SmolLM2-135M for Qwen3-8B and Mistral) on a
+    real BioGen 2025 topic over real PubMed abstracts; budgets cut so it takes about a minute; the submission must
+    validate whatever the small model writes."""
+    from medcite.corpus.ingest import ingest
+    from medcite.rundir import read_answers
+    from medcite.tasks.biogen import write_biogen25
+    from medcite.tasks.topics import read_topics
+    from medcite.tasks.validate import evidence_by_topic, validate_biogen25
+
+    store = tmp_path / "store"
+    with DocumentStore.create(store) as s:
+        ingest([shared_data / "pubmed_xml" / "pubmed21n1298_first300_plus_deletecitation.xml.gz"], s)
+    topics = [t for t in read_topics(shared_data / "biogen" / "biogen2025_taskB_topics.json") if t.id == "181"]
+    base = load_settings(PRESET)
+    swaps = [o for o in offline_overrides(base, "local") if o != "--set"]
+    budget = ["hops.docs=3", "evidence.docs=3", "evidence.max_items=3", "hops.max_hops=2", "hops.max_tokens=32",
+              "generate.max_tokens=48", "generate.max_attempts=1", "generate.posthoc_candidates=1",
+              f"llm.cache_dir={tmp_path / 'cache'}", f"llms.mistral.cache_dir={tmp_path / 'cache'}"]
+    settings = load_settings(PRESET, [*swaps, *budget])
+    assert settings.llm.backend == settings.llms["mistral"].backend == "local" and settings.flow == "multi-hop"
+    with Pipeline(settings, store) as pipe:
+        pipe.run(topics, tmp_path / "run")
+    sub = tmp_path / "run" / "submission.jsonl"
+    write_biogen25(sub, read_answers(tmp_path / "run"), "medcite", "medhop")
+    with DocumentStore.open(store) as s:
+        report = validate_biogen25(sub, in_corpus=s.existing, expected_topics=["181"],
+                                   evidence=evidence_by_topic(tmp_path / "run"))
+    assert report.ok, report.errors
+    stages = {json.loads(x)["stage"] for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()}
+    assert {"hop_classification", "sub_question", "short_answer", "generation"} <= stages
+    record = json.loads((tmp_path / "run" / "verification.jsonl").read_text())["multihop"]
+    assert record["hops"][0]["sub_questions"][0]["text"] == topics[0].question and len(record["pooled"]) <= 3

@@ -473,7 +473,7 @@ _KEY = re.compile(r"^\W*key[\s_-]*phrase\s*[:\-]\s*(.+)$", re.IGNORECASE)
 
 
 def _subquestion(line: str, max_words: int) -> str:
-    return " ".join(_clean_item(line).split()[:max_words])
+    return " ".join(_clean_item(_BULLET.sub("", line.strip())).split()[:max_words])
 
 
 _QUOTED_KEY = re.compile(r"key[\s_-]*phrase\b[^\"\u201c\n]{0,40}[\"\u201c]([^\"\u201d\n]+)[\"\u201d]", re.IGNORECASE)

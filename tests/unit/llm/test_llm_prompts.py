@@ -280,6 +280,7 @@ def test_parse_next_hops_reads_labelled_or_bulleted_questions_and_done():
     assert parse_next_hops(raw, 1) == ["What does BRCA1 repair?"]
     assert parse_next_hops("DONE") == [] and parse_next_hops("Done. The evidence answers it.") == []
     assert parse_next_hops("The evidence is clear.") == []
+    assert parse_next_hops("SUB-QUESTION: 1. What is axonal injury?\nDONE") == ["What is axonal injury?"]
     long = "SUB-QUESTION: " + " ".join(["word"] * 100) + "?"
     assert len(parse_next_hops(long)[0].split()) == 40
 
