@@ -138,8 +138,9 @@ def test_without_an_llm_the_flow_stops_before_any_work(store: Path) -> None:
     assert settings.llm.backend == "none" and settings.flow == "multi-hop"
     with pytest.raises(ConfigError) as err:
         Pipeline(settings, store)
-    text = str(err.value) + (err.value.hint or "")
-    assert "multi-hop" in text and "no no-LLM stand-in" in text and "llm.backend=local" in text
+    message, hint = err.value.message, err.value.hint or ""
+    assert "multi-hop" in message and "no no-LLM stand-in" in message
+    assert "--set llm.backend=local --set llm.model=null" in hint and hint.count("run offline") == 1
 
 
 def test_offline_swaps_name_every_llm_of_the_preset() -> None:

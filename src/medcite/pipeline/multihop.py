@@ -61,11 +61,13 @@ def hop_llm(pipe: Pipeline) -> LLM:
     where = "llm" if cfg.llm is None else f"llms.{cfg.llm}"
     backend = pipe.settings.llm if cfg.llm is None else pipe.settings.llms.get(cfg.llm)
     if backend is not None and backend.backend == "none":
+        from .offline import offline_overrides
+
+        local = " ".join(offline_overrides(pipe.settings, "local")) or f"--set {where}.backend=local"
         raise ConfigError(
             f"flow 'multi-hop' needs a language model to write its sub-questions, but {where}.backend is 'none'; "
             "the multi-hop flow has no no-LLM stand-in",
-            hint=f"run it with the packaged local model: --set {where}.backend=local --set {where}.model=null "
-            "(and the same for every entry of `llms` the preset names), or answer without hops: "
+            hint=f"run offline with the packaged local model: {local}; or answer without hops: "
             "--set flow=retrieve-then-generate",
         )
     return pipe.context.llm(cfg.llm, purpose=PURPOSE)
