@@ -133,6 +133,22 @@ def test_unreadable_first_hop_searches_the_question_only(store: Path) -> None:
     assert record["stopped"] == "no sub-question could be read" and [h["hop"] for h in record["hops"]] == [0]
 
 
+def test_lines_copied_from_the_instructions_are_not_sub_questions(store: Path) -> None:
+    """SmolLM2-135M repeats the prompt: its echo is neither a key phrase nor a sub-question."""
+    echo_key = ("KEY PHRASE: the entity or concept that must be understood or identified first\n"
+                "SUB-QUESTION: What does the BRCA1 protein repair?")
+    echo_next = "SUB-QUESTION: Do not repeat a sub-question already searched.\nSUB-QUESTION: What is olaparib?"
+    with Pipeline(_settings(["MULTI-HOP", echo_key, echo_next, "DONE", "yes", LONG]), store) as pipe:
+        record = pipe.answer(TOPIC).verification["multihop"]
+    assert record["key_phrase"] == ""
+    assert [[s["text"] for s in h["sub_questions"]] for h in record["hops"][1:]] == [
+        ["What does the BRCA1 protein repair?"], ["What is olaparib?"]]
+    echo_both = "KEY PHRASE: BRCA1\nSUB-QUESTION: the entity or concept that must be understood or identified first"
+    with Pipeline(_settings(["MULTI-HOP", echo_both, "DONE", "yes", LONG]), store) as pipe:
+        record = pipe.answer(TOPIC).verification["multihop"]
+    assert record["key_phrase"] == "BRCA1" and record["hops"][1]["sub_questions"][0]["text"] == "BRCA1"
+
+
 def test_without_an_llm_the_flow_stops_before_any_work(store: Path) -> None:
     settings = load_settings(PRESET, [*(o for o in offline_overrides(load_settings(PRESET), "none") if o != "--set")])
     assert settings.llm.backend == "none" and settings.flow == "multi-hop"

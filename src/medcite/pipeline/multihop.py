@@ -24,6 +24,7 @@ topic (``queries.jsonl``, stage ``sub_question``).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..evidence.base import format_block
-from ..llm.prompts import parse_first_hop, parse_hop_kind, parse_next_hops, parse_short_answer, render
+from ..llm.prompts import load_prompt, parse_first_hop, parse_hop_kind, parse_next_hops, parse_short_answer, render
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
 from ..types import Evidence, Hit, Query, Topic, ranked
@@ -85,6 +86,16 @@ def _is_multi_hop(pipe: Pipeline, llm: LLM, question: str) -> bool:
     text = _ask(llm, render("hop_classify", question=question), pipe.settings.hops.max_tokens,
                 stage="hop_classification")
     return parse_hop_kind(text)
+
+
+def _echoed(text: str, prompt: str) -> bool:
+    """Whether ``text`` is copied from the instructions of ``prompt`` (a small model repeating "the entity or
+    concept that must be understood ..." or "Do not repeat a sub-question ..."): such a line is not a sub-question."""
+    words = re.findall(r"\w+", text.casefold())
+    if len(words) < 4:  # a short key phrase ("axonal injury") may well share words with the instructions
+        return False
+    instructions = re.findall(r"\w+", " ".join(m["content"] for m in load_prompt(prompt)).casefold())
+    return f" {' '.join(words)} " in f" {' '.join(instructions)} "
 
 
 def _block(pipe: Pipeline, hits: Sequence[Hit]) -> str:
@@ -155,6 +166,8 @@ def _hop(pipe: Pipeline, llm: LLM, topic: Topic, searcher: _Searcher, hops: list
     cfg = pipe.settings.hops
     text = _ask(llm, render("hop_first", question=topic.question), cfg.max_tokens, stage="sub_question", hop=1)
     key, first = parse_first_hop(text)
+    key = "" if _echoed(key, "hop_first") else key
+    first = key if first == key or _echoed(first, "hop_first") else first
     out: dict[str, Any] = {"key_phrase": key}
     asked = {topic.question.strip().casefold()}
     frontier = [first] if first and first.strip().casefold() not in asked else []
@@ -174,7 +187,8 @@ def _hop(pipe: Pipeline, llm: LLM, topic: Topic, searcher: _Searcher, hops: list
                           asked="\n".join(f"- {q}" for h in hops for q in (s["text"] for s in h["sub_questions"])),
                           evidence=_block(pipe, last))
         text = _ask(llm, messages, cfg.max_tokens, stage="sub_question", hop=n + 1)
-        frontier = [q for q in parse_next_hops(text, cfg.max_subquestions) if q.strip().casefold() not in asked]
+        frontier = [q for q in parse_next_hops(text, cfg.max_subquestions)
+                    if q.strip().casefold() not in asked and not _echoed(q, "hop_next")]
         if not frontier:
             return {**out, "stopped": f"hop {n + 1}: no new sub-question (the model answered "
                                       f"{' '.join(text.split())[:80]!r})"}
