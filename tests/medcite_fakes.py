@@ -5,8 +5,8 @@ the one construction path with ``--set`` instead of injecting objects by hand:
 
 - encoder ``hash-bow``: a deterministic bag-of-words hashing encoder (no model files);
 - llm ``rules``: answers by fixed rules of the prompt it receives (summaries, reformulations,
-  decompositions, condensation, cited and uncited answers; its first cited answer breaks a rule so the
-  constraint-retry path runs);
+  decompositions, condensation, multi-hop sub-questions, cited and uncited answers; its first cited answer
+  breaks a rule so the constraint-retry path runs);
 - llm ``replies``: answers with the configured replies in turn (the last one repeats);
 - stance ``words``: supports when a passage holds every content word of the claim, contradicts when
   exactly one of them is negated.
@@ -92,6 +92,16 @@ class RuleLLM(BaseLLM):
     def answer(messages: list[Message]) -> str:
         first = messages[1]["content"] if len(messages) > 1 else messages[0]["content"]
         last = messages[-1]["content"]
+        if "SIMPLE or MULTI-HOP" in first:  # CLaC 2024 MedHopQA: every question takes the hops
+            return "MULTI-HOP"
+        if "Find its key phrase" in first:
+            question = first.rsplit("Question: ", 1)[1].strip().rstrip("?")
+            key = " ".join(question.split()[1:4])
+            return f"KEY PHRASE: {key}\nSUB-QUESTION: What is known about {key}?"
+        if "Sub-questions already searched" in first:
+            return "DONE"
+        if "short answer only" in first:
+            return "Short answer: yes"
         if "Summarize the abstract" in first:
             abstract = first.split("Abstract: ", 1)[1]
             return "Summary: " + abstract.split(". ")[0].rstrip(".") + "."

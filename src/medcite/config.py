@@ -33,6 +33,7 @@ __all__ = [
     "RetrieveSettings",
     "VerifySettings",
     "GroundSettings",
+    "HopSettings",
     "BioASQSettings",
     "IndexSettings",
     "MilvusSettings",
@@ -183,6 +184,40 @@ class GroundSettings(Section):
     )
 
 
+class HopSettings(Section):
+    """The non-agentic multi-hop flow of CLaC 2024's MedHopQA systems 5/6 (``flow=multi-hop``,
+    :mod:`medcite.pipeline.multihop`)."""
+
+    classify: Literal["llm", "always", "never"] = Field(
+        "llm", description="Which questions are decomposed: 'llm' asks the model whether the question is simple or "
+        "multi-hop (`hop_classify.txt`; simple questions skip decomposition, as in the paper), 'always' decomposes "
+        "every question, 'never' searches every question as it is."
+    )
+    max_hops: int = Field(
+        3, ge=1, le=10, description="Most hops of a multi-hop question: the first (the key phrase's sub-question) "
+        "and at most max_hops - 1 further ones written from the evidence."
+    )
+    max_subquestions: int = Field(
+        2, ge=1, le=10, description="Most new sub-questions the model may write from one hop's evidence.")
+    hop_docs: int = Field(
+        5, ge=1, le=50, description="Top abstracts of a hop shown to the model when it writes the next sub-questions."
+    )
+    docs: int = Field(
+        60, ge=1, description="Documents pooled across the hops (RRF of every hop's ranking, the best kept): the "
+        "evidence pool the answer is written from (CLaC 2024: 60)."
+    )
+    search_question: bool = Field(
+        True, description="Also search the question itself and pool its hits with the hops' (a decomposition that "
+        "goes astray then cannot lose what the question alone finds)."
+    )
+    short_answer: bool = Field(
+        True, description="Also write the short answer (`hop_short_answer.txt`), recorded in verification.jsonl; the "
+        "long answer (the generator's) is what is submitted."
+    )
+    max_tokens: int = Field(128, ge=8, description="Most tokens generated per hop call and for the short answer.")
+    llm: str | None = Field(None, description="LLM of the hops and the short answer (None: the default `llm`).")
+
+
 class BioASQSettings(Section):
     """BioASQ Task b, Phase A: how many documents and snippets are submitted and how snippets are chosen
     (:mod:`medcite.evidence.bioasq_snippets`)."""
@@ -269,9 +304,11 @@ class Settings(Section):
     rerank: stage_field("rerank") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("rerank"), description="Reranking of retrieved hits."
     )
-    flow: Literal["retrieve-then-generate", "generate-then-ground"] = Field(
+    flow: Literal["retrieve-then-generate", "generate-then-ground", "multi-hop"] = Field(
         "retrieve-then-generate", description="'generate-then-ground' (Dalhousie 2025 expd/empd): the LLM answers "
-        "with no retrieval, then each sentence is grounded like a Task A sentence (support side only)."
+        "with no retrieval, then each sentence is grounded like a Task A sentence (support side only). "
+        "'multi-hop' (CLaC 2024 MedHopQA): the retrieval runs once per LLM-written sub-question, hop after hop "
+        "(settings `hops`), and the hops' hits are pooled before evidence selection."
     )
     evidence: stage_field("evidence") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("evidence"), description="Evidence selection."
@@ -292,6 +329,9 @@ class Settings(Section):
     verify: VerifySettings = Field(default_factory=VerifySettings, description="Citation checks and loops.")
     ground: GroundSettings = Field(
         default_factory=GroundSettings, description="Grounding sentences with citations (Task A, answer-first)."
+    )
+    hops: HopSettings = Field(
+        default_factory=HopSettings, description="The multi-hop flow (flow=multi-hop, CLaC 2024 MedHopQA)."
     )
     bioasq: BioASQSettings = Field(
         default_factory=BioASQSettings, description="BioASQ Task b: Phase A documents and snippets."

@@ -26,7 +26,7 @@ from medcite.tasks.validate import evidence_by_topic, validate_biogen25
 from medcite.types import Article, Topic
 
 TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",
-          "clac24-simpleqa-hybrid",
+          "clac24-simpleqa-hybrid", "clac24-medhopqa-bm25", "clac24-medhopqa-hybrid",
           "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "clac24-simpleqa", "offline"]
 TOPICS = [
     Topic("181", "Do statins lower LDL cholesterol and cause muscle pain?"),

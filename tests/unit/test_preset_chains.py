@@ -130,3 +130,51 @@ def test_simpleqa_query_set_and_rerank_query() -> None:
     assert rerank_query(t, "question+narrative+topic") == "Do statins help? Adult patients with high LDL. statins"
     assert rerank_query(t, "question") == "Do statins help?"
     assert TopicNarrative(verbatim=True).generate(Topic("2", "q")) == []
+
+
+@pytest.mark.parametrize(("name", "branches", "system"), [("clac24-medhopqa-bm25", ["bm25"], "System 5"),
+                                                          ("clac24-medhopqa-hybrid", ["bm25", "dense"], "System 6")])
+def test_clac24_medhopqa_systems_5_and_6(name: str, branches: list[str], system: str) -> None:
+    s = load_settings(name)
+    assert s.flow == "multi-hop"
+    h = s.hops
+    assert h.classify == "llm" and (h.max_hops, h.max_subquestions, h.hop_docs, h.docs) == (3, 2, 5, 60)
+    assert h.search_question and h.short_answer and h.llm is None  # the generator's model writes the hops too
+    assert [q.backend for q in s.retrieve.queries] == ["original"]  # each sub-question is searched as it is
+    assert [b.backend for b in s.retrieve.branches] == branches
+    assert (s.retrieve.k, s.retrieve.keep, s.retrieve.fusion, s.retrieve.rrf_k) == (60, 60, "rrf", 60)
+    if "dense" in branches:
+        assert s.indexes["dense"].encoder.model == "minilm"  # type: ignore[attr-defined]
+    assert s.rerank.backend == "none"
+    e = s.evidence
+    assert (e.backend, e.docs, e.max_items) == ("abstracts", 60, 60)
+    g = s.generate
+    assert (g.backend, g.mode, g.condense, g.max_words) == ("llm", "posthoc", True, 250)  # type: ignore[attr-defined]
+    judge = g.posthoc_judge  # type: ignore[attr-defined]
+    assert (judge.backend, judge.llm, judge.prompt) == ("llm", "mistral", "stance")  # System 1's support prompt
+    assert g.posthoc_candidates == 20 == load_settings("clac24-llm").ground.candidates  # type: ignore[attr-defined]
+    assert s.llm.model == "Qwen/Qwen3-8B" and s.llms["mistral"].model == "mistralai/Mistral-7B-Instruct-v0.2"
+    assert s.verify.citations == "off" and s.verify.sufficiency_rounds == 0
+    assert placeholders("hop_classify") == {"question"} and placeholders("hop_first") == {"question"}
+    assert placeholders("hop_next") == {"question", "asked", "evidence", "max_subquestions"}
+    assert placeholders("hop_short_answer") == {"question", "evidence"}
+    assert {"topic", "narrative", "question", "evidence"} <= placeholders("generate_plain")
+    d = preset_description(name)
+    assert "CLaC 2024" in d and system in d and "MedHopQA" in d and "Offline" in d and "Choice" in d
+
+
+@pytest.mark.parametrize("name", ["clac24-medhopqa-bm25", "clac24-medhopqa-hybrid"])
+def test_config_show_prints_the_medhopqa_chain(name: str) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from medcite.cli.main import cli
+
+    shown = CliRunner().invoke(cli, ["config", "show", "--preset", name])
+    assert shown.exit_code == 0, shown.output
+    s = json.loads(shown.output)["settings"]
+    assert s["flow"] == "multi-hop" and s["hops"]["docs"] == 60 and s["hops"]["classify"] == "llm"
+    assert [b["backend"] for b in s["retrieve"]["branches"]] == (["bm25"] if name.endswith("bm25") else
+                                                                  ["bm25", "dense"])
+    assert s["generate"]["posthoc_judge"]["llm"] == "mistral" and s["llms"]["mistral"]["model"].startswith("mistralai/")

@@ -12,7 +12,9 @@ never returns more than the paper's limits allow:
 - :func:`parse_permutation` — RankGPT (Sun et al., 2023): ``[3] > [1] > [2]`` to a full permutation;
 - :func:`parse_stance` — Dalhousie 2025: SUPPORTS / CONTRADICTS / NEUTRAL and the quoted deciding sentence;
 - :func:`parse_sufficiency` — Dalhousie 2025: SUFFICIENT, or a new query;
-- :func:`parse_stance_queries` — Dalhousie 2025 (Task A): a supporting and a contradicting query.
+- :func:`parse_stance_queries` — Dalhousie 2025 (Task A): a supporting and a contradicting query;
+- :func:`parse_hop_kind`, :func:`parse_first_hop`, :func:`parse_next_hops`, :func:`parse_short_answer` — CLaC 2024
+  MedHopQA: simple or multi-hop, the key phrase and its sub-question, further sub-questions or DONE, a short answer.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .completion import Message
 # the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
                 "sufficiency", "answer_first", "stance_queries", "generate_topic",
-                "keyword_rewrite")
+                "keyword_rewrite", "hop_classify", "hop_first", "hop_next", "hop_short_answer")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -447,3 +449,83 @@ def parse_stance_queries(text: str, max_words: int = 32) -> dict[str, str]:
             if query and side not in out:
                 out[side] = query
     return out
+
+
+# -- multi-hop questions (CLaC 2024 MedHopQA) ---------------------------------------------------------
+def _without_reasoning(text: str) -> str:
+    return re.sub(r"<think>.*?</think>", "", _strip_fences(text), flags=re.DOTALL | re.IGNORECASE)
+
+
+def parse_hop_kind(text: str) -> bool:
+    """True when the answer calls the question multi-hop. The label named first counts; an answer naming
+    neither is read as multi-hop (decomposing a simple question costs calls, skipping a needed hop loses the
+    answer)."""
+    body = _without_reasoning(text)
+    multi = re.search(r"\bmulti[\s_-]*hop\b|\bmultiple hops\b|\bcomplex\b", body, re.IGNORECASE)
+    simple = re.search(r"\bsimple\b|\bsingle[\s_-]*hop\b|\bone[\s_-]hop\b", body, re.IGNORECASE)
+    if simple and (not multi or simple.start() < multi.start()):
+        return False
+    return True
+
+
+_SUBQ = re.compile(r"^\W*(?:sub[\s_-]*question|focused question|question)\s*\d*\s*[:\-]\s*(.+)$", re.IGNORECASE)
+_KEY = re.compile(r"^\W*key[\s_-]*phrase\s*[:\-]\s*(.+)$", re.IGNORECASE)
+
+
+def _subquestion(line: str, max_words: int) -> str:
+    return " ".join(_clean_item(_BULLET.sub("", line.strip())).split()[:max_words])
+
+
+_QUOTED_KEY = re.compile(r"key[\s_-]*phrase\b[^\"\u201c\n]{0,40}[\"\u201c]([^\"\u201d\n]+)[\"\u201d]", re.IGNORECASE)
+
+
+def parse_first_hop(text: str, max_words: int = 40) -> tuple[str, str]:
+    """``(key phrase, sub-question)`` from lines ``KEY PHRASE: ...`` / ``SUB-QUESTION: ...``. Without a labelled
+    key phrase, a quoted one after the words "key phrase" (``The key phrase is "X"``); without a labelled
+    sub-question, the first line ending in ``?``, else the key phrase itself (it is what the first hop looks up);
+    empty when the answer names neither."""
+    body = _without_reasoning(text)
+    key = question = ""
+    for line in body.splitlines():
+        m = _KEY.match(line.strip())
+        if m and not key:
+            key = _subquestion(m.group(1), max_words)
+            continue
+        m = _SUBQ.match(line.strip())
+        if m and not question:
+            question = _subquestion(m.group(1), max_words)
+    if not key:
+        m = _QUOTED_KEY.search(body)
+        key = _subquestion(m.group(1), max_words) if m else ""
+    if not question:
+        asked = [ln for ln in body.splitlines() if ln.strip().endswith("?") and not _KEY.match(ln.strip())]
+        question = _subquestion(_BULLET.sub("", asked[0]), max_words) if asked else key
+    return key, question
+
+
+def parse_next_hops(text: str, n: int = 3, max_words: int = 40) -> list[str]:
+    """At most ``n`` deduplicated sub-questions from lines ``SUB-QUESTION: ...`` (or bulleted lines ending in
+    ``?``); none when the answer says DONE before naming any."""
+    body = _without_reasoning(text)
+    found: list[str] = []
+    for line in body.splitlines():
+        stripped = line.strip()
+        if not found and re.match(r"^\W*done\b", stripped, re.IGNORECASE):
+            return []
+        m = _SUBQ.match(stripped)
+        if m:
+            found.append(_subquestion(m.group(1), max_words))
+        elif _BULLET.match(stripped) and stripped.endswith("?"):
+            found.append(_subquestion(_BULLET.sub("", stripped), max_words))
+    return _dedupe(found, n)
+
+
+def parse_short_answer(text: str, max_words: int = 30) -> str:
+    """The first non-empty line, its ``Short answer:`` label and bold markers removed, at most ``max_words``
+    words."""
+    for line in _without_reasoning(text).splitlines():
+        line = re.sub(r"\*\*|__", "", line).strip()
+        item = _clean_item(re.sub(r"^\W*(?:short\s+)?answer\s*:\s*", "", line, flags=re.IGNORECASE))
+        if item:
+            return " ".join(item.split()[:max_words])
+    return ""

@@ -23,7 +23,7 @@ from ..errors import ConfigError, LLMError
 from ..progress import progress
 from ..rundir import RunWriter
 from ..types import Answer, Article, Evidence, Hit, Query, Topic
-from . import loops
+from . import loops, multihop
 from .context import Context
 from .grounding import Grounder
 from .offline import gates, offline_overrides, uses_stance
@@ -79,6 +79,8 @@ class Pipeline:
             self.stance = self._stance()
             self.gate = self._gate()
             self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
+            if settings.flow == "multi-hop":
+                multihop.hop_llm(self)  # the flow has no no-LLM stand-in: fail before any work
         except (ConfigError, LLMError) as exc:
             self.close()
             swap = offline_overrides(settings, "local", grounding)
@@ -129,18 +131,29 @@ class Pipeline:
         if self.settings.flow == "generate-then-ground":
             return self._answer_first(topic)
         timings: dict[str, float] = {}
+        record: dict[str, Any] = {}
         t0 = time.perf_counter()
-        retrieved = self.retrieval.retrieve(topic)
+        if self.settings.flow == "multi-hop":
+            hopped = multihop.retrieve(self, topic)
+            hits, queries, stage_timings = hopped.hits, hopped.queries, hopped.timings
+            rankings: dict[str, list[Hit]] = {"retrieval": hits}
+            record["multihop"] = hopped.record
+        else:
+            retrieved = self.retrieval.retrieve(topic)
+            hits, queries, stage_timings = retrieved.final, retrieved.queries, retrieved.timings
+            rankings = retrieved.rankings
         timings["retrieval_s"] = time.perf_counter() - t0
-        hits, queries = retrieved.final, retrieved.queries
         t1 = time.perf_counter()
         articles = self.store.get_many([h.pmid for h in hits])
         evidence = self.selector.select(queries, hits, articles)
-        record: dict[str, Any] = {}
         if self.settings.verify.sufficiency_rounds:
             queries, hits, articles, evidence, record["sufficiency"] = loops.sufficient_evidence(
                 self, topic, queries, hits, articles, evidence)
         timings["evidence_s"] = time.perf_counter() - t1
+        if "multihop" in record and self.settings.hops.short_answer:
+            t2 = time.perf_counter()
+            record["multihop"]["short_answer"] = multihop.short_answer(self, topic, evidence)
+            timings["short_answer_s"] = time.perf_counter() - t2
         t2 = time.perf_counter()
         answer = self.generator.generate(topic, queries, evidence)
         timings["generation_s"] = time.perf_counter() - t2
@@ -150,10 +163,10 @@ class Pipeline:
             t3 = time.perf_counter()
             answer, record["citations"] = loops.verify_citations(self, topic, queries, evidence, articles, answer)
             timings["verification_s"] = time.perf_counter() - t3
-        timings.update({f"{k}_s": v for k, v in retrieved.timings.items()})
+        timings.update({f"{k}_s": v for k, v in stage_timings.items()})
         timings["total_s"] = time.perf_counter() - t0
         cited = {e.pmid for e in evidence}
-        result = TopicResult(topic, queries, retrieved.rankings, evidence, answer,
+        result = TopicResult(topic, queries, rankings, evidence, answer,
                              {p: a for p, a in articles.items() if p in cited}, timings, record)
         result.check_traceable()
         return result

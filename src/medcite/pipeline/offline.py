@@ -65,6 +65,8 @@ def llm_names(settings: Settings, grounding: bool = False) -> set[str | None]:
     names = {name for _, cfg in stage_configs(settings, grounding) for name in cfg.llm_names()}
     if settings.verify.sufficiency_rounds or settings.flow == "generate-then-ground":
         names.add(settings.verify.llm)
+    if settings.flow == "multi-hop":
+        names.add(settings.hops.llm)
     return names
 
 

@@ -283,8 +283,10 @@ def _call_view(n: int, c: dict[str, Any]) -> CallView:
         messages.append((as_str(m.get("role")), as_str(m.get("content"))))
     hit = c.get("cache_hit")
     params = c.get("params")
+    # the loop labels a call carries beside its stage (generation attempt, sufficiency round, multi-hop hop)
+    labels = "".join(f" {k} {as_str(c[k])}" for k in ("hop", "round", "attempt") if c.get(k) is not None)
     return CallView(
-        number=n, stage=as_str(c.get("stage")), backend=as_str(c.get("backend")),
+        number=n, stage=as_str(c.get("stage")) + labels, backend=as_str(c.get("backend")),
         model=as_str(c.get("model")),
         latency_s=as_float(c.get("latency_s")), cache_hit=hit if isinstance(hit, bool) else None,
         messages=messages, params=as_str(params) if params else "", output=as_str(c.get("output")),

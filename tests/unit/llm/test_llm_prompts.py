@@ -14,8 +14,12 @@ from medcite.llm.prompts import (
     load_prompt,
     parse_condensation,
     parse_decomposition,
+    parse_first_hop,
+    parse_hop_kind,
+    parse_next_hops,
     parse_permutation,
     parse_reformulations,
+    parse_short_answer,
     parse_summary,
     placeholders,
     prompt_names,
@@ -40,6 +44,10 @@ def test_every_prompt_loads_with_its_placeholders():
         "stance_queries": {"persona", "sentence"},
         "sufficiency": {"question", "evidence"},
         "answer_first": {"question", "persona", "max_words"},
+        "hop_classify": {"question"},
+        "hop_first": {"question"},
+        "hop_next": {"question", "asked", "evidence", "max_subquestions"},
+        "hop_short_answer": {"question", "evidence"},
     }
     assert set(PROMPT_NAMES) == set(expected) and set(expected) <= set(prompt_names())
     for name, names in expected.items():
@@ -240,3 +248,46 @@ def test_keyword_rewrite_reads_one_line_past_a_reasoning_block():
         "statin LDL-C hypercholesterolemia"
     assert parse_keyword_rewrite("1. vitamin D fracture\n2. other") == "vitamin D fracture"
     assert parse_keyword_rewrite("<think>only thoughts</think>") == ""
+
+
+# -- multi-hop (CLaC 2024 MedHopQA) ------------------------------------------------------------------------
+@pytest.mark.parametrize(("raw", "multi"), [
+    ("MULTI-HOP", True), ("multi hop", True), ("SIMPLE", False), ("Simple.", False),
+    ("<think>is it simple? no</think>\nMULTI-HOP", True), ("This is a simple question, not multi-hop.", False),
+    ("It is multi-hop rather than simple", True), ("I am not sure.", True)])
+def test_parse_hop_kind(raw, multi):
+    assert parse_hop_kind(raw) is multi
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("KEY PHRASE: BRCA1\nSUB-QUESTION: What does BRCA1 repair?", ("BRCA1", "What does BRCA1 repair?")),
+    ("**Key phrase:** \"the gene of X\"\n**Sub-question:** Which gene causes X?",
+     ("the gene of X", "Which gene causes X?")),
+    ("Key phrase - statins\n1. Which statins lower LDL?", ("statins", "Which statins lower LDL?")),
+    ("I cannot help with that", ("", "")),
+    # SmolLM2-135M's answer to hop_first: the key phrase quoted in prose, no sub-question: the key phrase is searched
+    ('The key phrase to answer this question is "axonal injury" and the answer is "on my mri brain report."',
+     ("axonal injury", "axonal injury")),
+])
+def test_parse_first_hop(raw, expected):
+    assert parse_first_hop(raw) == expected
+
+
+def test_parse_next_hops_reads_labelled_or_bulleted_questions_and_done():
+    raw = ("SUB-QUESTION: What does BRCA1 repair?\nsub-question 2: what does brca1 repair?\n"
+           "- Is olaparib a PARP inhibitor?")
+    assert parse_next_hops(raw, 3) == ["What does BRCA1 repair?", "Is olaparib a PARP inhibitor?"]
+    assert parse_next_hops(raw, 1) == ["What does BRCA1 repair?"]
+    assert parse_next_hops("DONE") == [] and parse_next_hops("Done. The evidence answers it.") == []
+    assert parse_next_hops("The evidence is clear.") == []
+    assert parse_next_hops("SUB-QUESTION: 1. What is axonal injury?\nDONE") == ["What is axonal injury?"]
+    long = "SUB-QUESTION: " + " ".join(["word"] * 100) + "?"
+    assert len(parse_next_hops(long)[0].split()) == 40
+
+
+def test_parse_short_answer():
+    assert parse_short_answer("Short answer: PARP inhibitors\n\nExplanation: ...") == "PARP inhibitors"
+    assert parse_short_answer("<think>hmm</think>\n**Yes**, in adults.") == "Yes, in adults."
+    assert parse_short_answer("**Short answer:** olaparib") == "olaparib"
+    assert parse_short_answer("") == ""
+    assert len(parse_short_answer("Answer: " + "x " * 100).split()) == 30

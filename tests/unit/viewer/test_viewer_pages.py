@@ -69,6 +69,7 @@ def test_topic_page_shows_answer_chips_evidence_and_abstract(runs_dir: Path, cli
     assert "index not in evidence" in html  # dropped with reason
     assert "statin LDL" in html and "reformulation" in html  # queries
     assert "LLM said" in html and "Answer please" in html  # trace
+    assert "generate attempt 2</span>" in html  # a call's loop label beside its stage (attempt, round, hop)
     assert "generate_s" in html
 
 

@@ -38,7 +38,7 @@ def write_run(path: Path, *, preset: str = "offline", pmids: tuple[str, str] = (
                            {"id": "q1", "text": f"statin LDL{extra_text}", "stage": "reformulation"}],
                   rankings={"rerank": [Hit(pmids[1], 2.0), Hit(pmids[0], 1.0)]},
                   evidence=ev, answer=answer, articles=[a1, a2], timings={"generate_s": 0.25})
-    w.append("trace.jsonl", {"topic_id": "t1", "stage": "generate", "backend": "openai", "model": "m",
+    w.append("trace.jsonl", {"topic_id": "t1", "stage": "generate", "attempt": 2, "backend": "openai", "model": "m",
                              "messages": [{"role": "user", "content": f"Answer please{extra_text}"}],
                              "params": {"temperature": 0}, "output": f"LLM said{extra_text}",
                              "latency_s": 1.5, "cache_hit": False})
