@@ -31,6 +31,7 @@ import plot_results  # noqa: E402
 
 from medcite.config import load_settings  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
+from medcite.errors import ConfigError  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import Pipeline, offline_overrides  # noqa: E402
 from medcite.rundir import read_answers  # noqa: E402
@@ -38,7 +39,11 @@ from medcite.tasks.biogen import write_biogen25  # noqa: E402
 from medcite.tasks.topics import read_topics  # noqa: E402
 from medcite.tasks.validate import evidence_by_topic, validate_biogen25  # noqa: E402
 
-PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "clac24-simpleqa"]
+#: every Task B preset (BioGen 2025); Task A and retrieval-only presets are measured elsewhere
+PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf",
+           "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "dal25-rmmln", "dal25-rmmdn",
+           "dal25-afmmd", "dal25-afmmdn", "dal25-agentic", "dal25-agentic-novalidate", "dal25-expd", "dal25-empd",
+           "clac24-simpleqa", "clac24-simpleqa-hybrid", "clac24-medhopqa-bm25", "clac24-medhopqa-hybrid"]
 STAGES = ("retrieval", "rerank", "evidence", "generation")
 NAME = "task_b"
 
@@ -172,6 +177,11 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     lines += [f"- `{r['preset']}` / {r['stack']}: " + (" ".join(f"`--set {o}`" for o in r["overrides"]) or "none")
               for r in runs.values()]
+    refused = results.get("refused", {})
+    if refused:
+        lines += ["", "Refused before any work (a stage with no stand-in on that stack; the error names the "
+                  "options that run it):", ""]
+        lines += [f"- `{name}`: {why}" for name, why in sorted(refused.items())]
     lines += ["", *results.get("notes", [])]
     return "\n".join(lines)
 
@@ -206,12 +216,23 @@ def main() -> None:
         for preset in args.presets:
             sets = [*args.sets, *(drop_dense(preset) if args.drop_dense else [])]
             out = args.runs / f"{preset}-{args.stack}"
-            result = run_one(preset, args.stack, topics, args.corpus, out, sets, args.resume)
+            try:
+                result = run_one(preset, args.stack, topics, args.corpus, out, sets, args.resume)
+            except ConfigError as exc:  # a chain with no stand-in on this stack stops before any work
+                results = load_results()
+                results.setdefault("refused", {})[f"{preset}/{args.stack}"] = exc.message
+                results.get("runs", {}).pop(f"{preset}/{args.stack}", None)
+                common.write_result(NAME, {k: v for k, v in results.items()
+                                           if k not in ("benchmark", "measured_at", "git_commit", "command",
+                                                        "machine")})
+                print(f"{preset}/{args.stack}: refused before any work: {exc.message}", flush=True)
+                continue
             if args.rerun:
                 result["rerun"] = rerun_from_cache(result, topics, args.corpus)
             result.pop("answers")
             results = load_results()  # another bench process may have added runs meanwhile
             results.setdefault("runs", {})[f"{preset}/{args.stack}"] = result
+            results.get("refused", {}).pop(f"{preset}/{args.stack}", None)
             results["notes"] = list(dict.fromkeys([*results.get("notes", []), *args.note]))
             common.write_result(NAME, {k: v for k, v in results.items()
                                        if k not in ("benchmark", "measured_at", "git_commit", "command", "machine")})
