@@ -61,8 +61,9 @@ def _squash(text: str) -> str:
 
 
 def quotes(sentence: str, article: Article) -> bool:
-    """Whether ``sentence`` is a verbatim quote of the article's title or abstract (whitespace and case aside)."""
-    s = _squash(sentence).rstrip(".")
+    """Whether ``sentence`` is a verbatim quote of the article's title or abstract (whitespace and case aside);
+    a quote cut at the word cap ("...…") still is one."""
+    s = _squash(sentence).rstrip("…").rstrip(" .,;:")
     return bool(s) and (s in _squash(article.abstract) or s in _squash(article.title))
 
 

@@ -65,3 +65,4 @@ def test_quotes_ignores_case_and_spacing_but_not_words() -> None:
     assert quotes("statins  lowered LDL cholesterol by 30%", STATINS)
     assert quotes("Statins in adults", STATINS)  # the title
     assert not quotes("Statins lowered LDL cholesterol by 40%", STATINS)
+    assert quotes("We enrolled 200 adults. Statins lowered LDL…", STATINS)  # cut at the word cap
