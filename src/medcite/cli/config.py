@@ -36,6 +36,30 @@ def presets(full: bool) -> None:
         if not full:
             text = textwrap.shorten(first_sentence(text), width=max(40, 118 - width), placeholder=" ...")
         click.echo(f"{name:<{width}}  {text}".rstrip())
+        status = models_status(name)
+        if status:
+            click.echo(f"{'':<{width}}  {status}")
+
+
+def models_status(preset: str) -> str:
+    """``needs: medcite models build PRESET --corpus STORE, ~N min`` when a trained model the preset's retrieval
+    loads is missing, ``models: present`` when it loads some and all are here, else nothing."""
+    from ..config import load_settings
+    from ..errors import MedciteError
+    from ..trained_models import CATALOGUE, build_command, build_order, is_present, minutes, retrieval_models
+
+    try:
+        names = retrieval_models(load_settings(preset))
+    except MedciteError:
+        return ""
+    if not names:
+        return ""
+    if all(is_present(n) for n in names):
+        return f"models: present ({', '.join(names)})"
+    absent = [n for n in build_order([n for n in names if not is_present(n)]) if not is_present(n)]
+    if all(n in CATALOGUE for n in absent):
+        return f"needs: {build_command(preset)}, ~{minutes(absent)} min ({', '.join(absent)})"
+    return f"needs: {', '.join(absent)} (medcite train ...; docs/MODELS.md)"
 
 
 # a full stop ends a sentence unless it ends an abbreviation ("et al.", "e.g.", "vs.")
