@@ -125,5 +125,5 @@ def build_tiny_ltr(out: Path, groups: tuple[str, ...] = ("first_stage", "bm25", 
     out.mkdir(parents=True, exist_ok=True)
     model.booster_.save_model(str(out / BOOSTER))
     (out / HEAD).write_text(json.dumps({"format": FORMAT, "groups": list(groups), "features": names, "encoders": [],
-                                        "first_stage": "bm25", "top_n": 100, "bm25_depth": 1000}))
+                                        "first_stage": "bm25", "top_n": 100, "bm25_depth": 300}))
     return out

@@ -35,7 +35,7 @@ def build(presets: tuple[str, ...], all_: bool, corpus: str, data: str | None, m
     """Train every model PRESETS need that is not yet present (resumable: present models are skipped, an
     interrupted one is trained again). Example: medcite models build best --corpus STORE"""
     from ..config import preset_names
-    from ..pipeline.models import build_models
+    from .model_builds import build_models
 
     if all_ == bool(presets):
         raise click.UsageError("name one or more presets, or give --all (not both)")

@@ -137,8 +137,8 @@ def encoder(**kw: Any) -> None:
 def ltr(**kw: Any) -> None:
     """Train the learning-to-rank reranker (LightGBM LambdaMART over cheap features); report MAP@10 before/after."""
     from ..corpus.store import DocumentStore
-    from ..pipeline.models import first_stage_pipeline
     from ..train.ltr import LTROptions, train_ltr
+    from .model_builds import first_stage_pipeline
 
     opts = LTROptions(
         first_stage=kw["first_stage"], top_n=kw["top_n"],

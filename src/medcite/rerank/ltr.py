@@ -95,21 +95,22 @@ def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
 
 
 def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, prf: bool = True,
-                    bm25_depth: int = 1000) -> FeatureSources:
+                    bm25_depth: int = 300) -> FeatureSources:
     """The features' sources from a build context: the sparse index ``index`` (built or synced by the
     context), the store, expanders as the ``bm25+rocchio``/``bm25+rm3`` branches build them, and the encoders
     (each reusing the stored vectors of an open index built with it)."""
     from ..index.dense.encoders import load_encoder
     from ..index.sparse.base import SparseConfig
-    from ..retrieve.bm25 import sparse_index
-    from ..retrieve.prf import RM3, Rocchio, TermFilter, analyzer_for
+    from ..retrieve.expansion import RM3, Rocchio, TermFilter, analyzer_for
     from .embedding import DocumentVectors, index_vectors
 
     if ctx.store is None:
         raise ConfigError("the ltr reranker needs a document store")
-    sparse = sparse_index(ctx, index, "ltr")
-    cfg = ctx.settings.indexes[index]
-    assert isinstance(cfg, SparseConfig)
+    cfg = ctx.settings.indexes.get(index)
+    if not isinstance(cfg, SparseConfig):
+        raise ConfigError(f"the ltr reranker reads the statistics of a sparse index, and {index!r} is not one",
+                          hint="point rerank.index at a BM25 entry of `indexes` (default 'bm25')")
+    sparse = ctx.index(index)
     analyzer = analyzer_for(cfg)
     doc_freq = getattr(sparse, "doc_freq", None)
     if doc_freq is None:
@@ -161,7 +162,7 @@ class LTRReranker:
         head = read_head(folder)
         lgb = require("lightgbm", "train", "the ltr reranker")
         sources = feature_sources(ctx, cfg.index, head["encoders"], prf="prf" in head["groups"],
-                                  bm25_depth=int(head.get("bm25_depth", 1000)))
+                                  bm25_depth=int(head.get("bm25_depth", 300)))
         features = Features(sources, head["groups"])
         if features.names != head["features"]:
             raise ConfigError(f"the LTR model at {folder} was trained on features {head['features']}, these "

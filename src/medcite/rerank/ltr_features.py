@@ -75,6 +75,20 @@ def bm25(query: Mapping[str, float], tf: Mapping[str, int], dl: int, avgdl: floa
     return sum(w * bm25_term(tf.get(t, 0), df(t), n_docs, dl, avgdl) for t, w in query.items())
 
 
+def bm25_many(query: Mapping[str, float], tfs: Sequence[Mapping[str, int]], lengths: np.ndarray, avgdl: float,
+              df: Callable[[str], int], n_docs: int) -> np.ndarray:
+    """:func:`bm25` of one weighted query against many texts at once (a texts x terms matrix)."""
+    terms = [t for t, w in query.items() if w]
+    if not terms or not tfs:
+        return np.zeros(len(tfs))
+    tf = np.array([[c.get(t, 0) for t in terms] for c in tfs], dtype=np.float64)
+    dfs = np.array([df(t) for t in terms], dtype=np.float64)
+    idf = np.log1p((n_docs - dfs + 0.5) / (dfs + 0.5))
+    norm = K1 * (1 - B + B * lengths[:, None] / max(avgdl, 1e-9))
+    weights = np.array([query[t] for t in terms], dtype=np.float64)
+    return np.asarray(((tf * (K1 + 1) / (tf + norm)) * idf * weights).sum(axis=1), dtype=np.float64)
+
+
 def min_cover(tokens: Sequence[str], terms: set[str]) -> int:
     """Length of the shortest span of ``tokens`` holding every term of ``terms`` found in them (0: none)."""
     present = terms.intersection(tokens)
@@ -129,7 +143,7 @@ class FeatureSources:
     get_many: Callable[[Sequence[str]], Mapping[str, Article]] | None = None
     expanders: Sequence[Any] = ()
     encoders: Sequence[Encoded] = ()
-    bm25_depth: int = 1000
+    bm25_depth: int = 300
     fb_docs: int = 10
     _df: dict[str, int] = field(default_factory=dict)
 
@@ -150,6 +164,18 @@ class Features:
         self.src = sources
         self.groups = tuple(g for g in GROUPS if g in groups)
         self.names = feature_names(self.groups, [e.name for e in sources.encoders])
+        self._counted: tuple[Any, Any] | None = None
+        self._tokens: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+
+    def tokens(self, article: Article) -> tuple[list[str], list[str]]:
+        """The analysed title and abstract of ``article`` (kept for the next queries, up to 50,000 articles)."""
+        key = (article.pmid, article.title[:40] + article.abstract[-40:])
+        got = self._tokens.get(key)
+        if got is None:
+            if len(self._tokens) >= 50_000:
+                self._tokens.clear()
+            got = self._tokens[key] = (self.src.analyzer(article.title), self.src.analyzer(article.abstract))
+        return got
 
     def __call__(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article]) -> np.ndarray:
         if not hits:
@@ -157,8 +183,9 @@ class Features:
         cols: list[np.ndarray] = []
         arts = [articles[h.pmid] for h in hits]
         need_text = any(g in self.groups for g in ("bm25", "prf", "terms"))
-        titles = [self.src.analyzer(a.title) for a in arts] if need_text else []
-        abstracts = [self.src.analyzer(a.abstract) for a in arts] if need_text else []
+        analysed = [self.tokens(a) for a in arts] if need_text else []
+        titles = [t for t, _ in analysed]
+        abstracts = [a for _, a in analysed]
         qterms = self.src.analyzer(query)
         qweights = {t: float(c) for t, c in Counter(qterms).items()}
         for g in self.groups:
@@ -174,6 +201,7 @@ class Features:
                 cols += self._terms(qterms, titles, abstracts)
             elif g == "document":
                 cols += self._document(arts)
+        self._counted = None
         return np.column_stack(cols).astype(np.float64)
 
     # -- groups --------------------------------------------------------------------------------------
@@ -190,14 +218,23 @@ class Features:
     def _text_bm25(self, weights: Mapping[str, float], titles: Sequence[list[str]],
                    abstracts: Sequence[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         s = self.src
-        avg_text = s.avg_title + s.avg_abstract
-        out = np.zeros((3, len(titles)))
-        for i, (t, a) in enumerate(zip(titles, abstracts, strict=True)):
-            ct, ca = Counter(t), Counter(a)
-            out[0, i] = bm25(weights, ct, len(t), s.avg_title, s.df, s.n_docs)
-            out[1, i] = bm25(weights, ca, len(a), s.avg_abstract, s.df, s.n_docs)
-            out[2, i] = bm25(weights, ct + ca, len(t) + len(a), avg_text, s.df, s.n_docs)
-        return out[0], out[1], out[2]
+        ct, ca, cx, lt, la = self._counts(titles, abstracts)
+        return (bm25_many(weights, ct, lt, s.avg_title, s.df, s.n_docs),
+                bm25_many(weights, ca, la, s.avg_abstract, s.df, s.n_docs),
+                bm25_many(weights, cx, lt + la, s.avg_title + s.avg_abstract, s.df, s.n_docs))
+
+    def _counts(self, titles: Sequence[list[str]], abstracts: Sequence[list[str]]
+                ) -> tuple[list[Counter[str]], list[Counter[str]], list[Counter[str]], np.ndarray, np.ndarray]:
+        """Term counts of the titles, abstracts and both, and their lengths (made once per call)."""
+        key = (id(titles), id(abstracts))
+        if self._counted is None or self._counted[0] != key:
+            ct = [Counter(t) for t in titles]
+            ca = [Counter(a) for a in abstracts]
+            both = [a + b for a, b in zip(ct, ca, strict=True)]
+            lt = np.array([len(t) for t in titles], dtype=np.float64)
+            la = np.array([len(a) for a in abstracts], dtype=np.float64)
+            self._counted = (key, (ct, ca, both, lt, la))
+        return self._counted[1]
 
     def _bm25(self, query: str, hits: Sequence[Hit], weights: Mapping[str, float], titles: Sequence[list[str]],
               abstracts: Sequence[list[str]]) -> list[np.ndarray]:

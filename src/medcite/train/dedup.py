@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -181,8 +181,6 @@ def duplicate_groups(questions: Sequence[Question], opts: DedupOptions | None = 
 def representatives(questions: Sequence[Question], groups: Groups) -> list[Question]:
     """One question per group (the first in ``questions``), carrying the gold of its whole group: training
     sees each question once, and every document relevant to any wording of it counts as relevant."""
-    from .data import Question
-
     seen: set[int] = set()
     out = []
     for q in questions:
@@ -191,5 +189,5 @@ def representatives(questions: Sequence[Question], groups: Groups) -> list[Quest
             continue
         seen.add(g)
         extra = [p for p in sorted(groups.gold(q.id)) if p not in q.gold]
-        out.append(Question(q.id, q.body, q.gold + tuple(extra), q.batch))
+        out.append(replace(q, gold=q.gold + tuple(extra)))
     return out

@@ -63,7 +63,7 @@ def test_first_stage_bm25_and_term_features() -> None:
     # abstract of doc 2 "gout": tf 1, length 1 against an average of 4
     assert row["bm25_abstract"][1] == pytest.approx(idf_gout * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 1 / 4)))
     assert row["bm25_text_gap"][0] == 0.0 and row["bm25_text_gap"][1] < 0
-    assert list(row["bm25_index_rank"]) == pytest.approx([math.log(1002)] * 2)  # no index search given
+    assert list(row["bm25_index_rank"]) == pytest.approx([math.log(302)] * 2)  # no index search given
     assert list(row["cover_title"]) == [1.0, 0.0] and list(row["cover_abstract"]) == [1.0, 0.5]
     assert row["cover_text_idf"][1] == pytest.approx(idf_gout / (idf_gout + idf_drug))
     assert list(row["bigrams"]) == [1.0, 0.0]  # "gout drug" is a bigram of doc 1's title only
@@ -77,7 +77,7 @@ def test_index_search_and_dense_features() -> None:
     x = f("gout drug", HITS, ARTS)
     row = {n: x[:, i] for i, n in enumerate(f.names)}
     assert list(row["bm25_index"]) == [0.0, 7.0]
-    assert list(row["bm25_index_rank"]) == pytest.approx([math.log(1002), math.log(2)])
+    assert list(row["bm25_index_rank"]) == pytest.approx([math.log(302), math.log(2)])
     assert list(row["cos_fake"]) == pytest.approx([1.0, 1 / math.sqrt(2)])
     assert list(row["cos_fake_rank"]) == [1, 2] and row["cos_fake_gap"][1] == pytest.approx(1 / math.sqrt(2) - 1)
 

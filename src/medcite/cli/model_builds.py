@@ -1,5 +1,8 @@
 """``medcite models build``: train every model a preset needs, in need order, skipping those present.
 
+It sits in ``cli`` because it joins two layers that otherwise never meet: the retrieval pipeline (the first
+stage an LTR model reorders) and the trainers (which import reranker backends).
+
 Each model is trained into a temporary sibling folder and renamed into place when done, so a run that is
 stopped leaves no folder that a later run (or a preset) would take for a finished model: building again
 resumes with the models still missing. The recipes are the options of the measured models
@@ -21,9 +24,9 @@ from typing import Any
 from ..config import load_settings
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
+from ..pipeline.retrieval import RetrievalPipeline
 from ..trained_models import CATALOGUE, build_order, folder, is_present, retrieval_models
 from ..types import Hit, Topic
-from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
 
