@@ -52,8 +52,9 @@ def _train_ltr(name: str, preset: str, data: Path, store_path: Path, out: Path, 
     """An LTR model reordering ``preset``'s own first stage (for ``best``: hybrid BM25 + packaged MiniLM)."""
     from ..train.ltr import LTROptions, train_ltr
 
+    top_n = load_settings(preset).rerank.top_n  # the candidates the preset's reranker will read
     with DocumentStore.open(store_path) as store, first_stage_pipeline(preset, store) as (run, ctx, h):
-        opts = LTROptions(first_stage=preset, **options)
+        opts = LTROptions(first_stage=preset, **({"top_n": top_n} | options))
         return train_ltr(data, store, out, run, ctx, opts, first_stage_hash=h)
 
 
