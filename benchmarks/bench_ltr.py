@@ -27,7 +27,7 @@ from typing import Any
 import bioasq_corpus
 import numpy as np
 import retrieval_corpus as rc
-from common import REPO, latency_summary, markdown_table, update_markdown_section, write_result
+from common import REPO, RESULTS_DIR, latency_summary, markdown_table, update_markdown_section, write_result
 
 from medcite.cli.model_builds import first_stage_pipeline
 from medcite.config import load_settings
@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models-dir", type=Path, default=REPO / "benchmarks" / "work" / "ltr" / "models")
     ap.add_argument("--max-train", type=int, default=None, help="quick check: at most N training questions")
     ap.add_argument("--no-docs", action="store_true", help="write JSON only (no docs section)")
+    ap.add_argument("--top-n", type=int, default=None,
+                    help="candidates the LTR reads (default: the best preset's rerank.top_n); with another value the "
+                         "results go to ltr_topN.json and the docs are left alone")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the model and feature rows a previous run cached (after a later step failed)")
     args = ap.parse_args(argv)
@@ -131,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     qrels = {q.id: {p: 1 for p in q.gold} for q in held_qs}
     os.environ["MEDCITE_MODELS_DIR"] = str(args.models_dir)
     out = args.models_dir / MODEL
-    opts = LTROptions(first_stage="best", max_train=args.max_train)
+    over = [] if args.top_n is None else [f"rerank.top_n={args.top_n}"]
+    opts = LTROptions(first_stage="best", max_train=args.max_train, top_n=load_settings("best", over).rerank.top_n)
     rows: dict[str, list[QueryRows]] = {}
     with DocumentStore.open(args.store) as store:
         documents = len(store)
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             cache.write_bytes(pickle.dumps((rows, report, train_s)))
         log.info("trained in %.0f s: %s", train_s, report["metrics"])
         # 2. the best preset end to end on the held-back questions: first stages from its runs, LTR, timings
-        settings = load_settings("best")
+        settings = load_settings("best", over)
         pipeline = RetrievalPipeline.from_settings(settings, store=store)
         runs: dict[str, dict[str, list[Hit]]] = {"bm25": {}, "dense": {}, "hybrid": {}, "ltr": {}}
         first_s: list[float] = []
@@ -212,11 +216,25 @@ def main(argv: list[str] | None = None) -> int:
             "R@100 of every reranker equals its first stage's: it reorders the top 100.",
         ],
     }
-    path = write_result("ltr", result, None if not args.no_docs else args.models_dir.parent)
+    name = "ltr" if args.top_n is None else f"ltr_top{args.top_n}"
+    path = write_result(name, result, None if not args.no_docs else args.models_dir.parent)
     log.info("results in %s", path)
-    if not args.no_docs:
+    if not args.no_docs and args.top_n is None:
         update_markdown_section("ltr", markdown(json.loads(path.read_text())))
     return 0
+
+
+def deeper(result: dict[str, Any]) -> list[str]:
+    """A sentence on the run with more candidates (``--top-n 200``), when its results file is there."""
+    path = RESULTS_DIR / "ltr_top200.json"
+    if not path.is_file():
+        return []
+    other = json.loads(path.read_text())
+    mine, wide = result["systems"][-1], other["systems"][-1]
+    return [f"Reading the whole fused list (`--top-n 200`: up to ~170 candidates) instead of the top 100 gives "
+            f"MAP@10 {wide['MAP@10']:.4f} (vs {mine['MAP@10']:.4f}) and R@100 {wide['R@100']:.4f} (vs "
+            f"{mine['R@100']:.4f}) for about twice the LTR time (p50 {other['latency_s']['ltr']['p50_ms']:.0f} ms): "
+            "not worth it, so `best` reads 100 (benchmarks/results/ltr_top200.json).", ""]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -263,6 +281,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         markdown_table(["features", "columns", "trees", "MAP@10", "× BM25", "nDCG@10"], abl),
         "",
+        *deeper(result),
         "The `document` group (title/abstract length, year, publication types) is off by default: in this corpus "
         "every gold document is rebuilt from BioASQ gold snippets (short, no year, no publication type) while "
         "distractors are full PubMed records, so those columns find snippet documents, not relevant ones; the "

@@ -31,7 +31,7 @@ class TrainedModel:
 
 
 CATALOGUE: dict[str, TrainedModel] = {m.name: m for m in (
-    TrainedModel("medcite-ltr-bioasq", "ltr", 20, ("config.json", "model.txt"),
+    TrainedModel("medcite-ltr-bioasq", "ltr", 5, ("config.json", "model.txt"),
                  description="LightGBM LambdaMART over cheap features of the hybrid first stage's top 100"),
     TrainedModel("medcite-minilm-bi-bioasq", "bi-encoder", 50,
                  description="the packaged MiniLM bi-encoder adapted to BioASQ (in-batch + 1 BM25 negative)"),

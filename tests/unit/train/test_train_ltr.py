@@ -115,7 +115,7 @@ def test_best_without_its_model_fails_before_any_work_with_the_command(tiny_corp
     assert not list((store_dir / "indexes").glob("faiss-*")) if (store_dir / "indexes").exists() else True
     presets = CliRunner().invoke(cli, ["config", "presets"])
     line = status_line(presets.output, "best")
-    assert line.endswith("[needs: medcite models build best, ~20 min]") and len(line) <= 120
+    assert line.endswith("[needs: medcite models build best, ~5 min]") and len(line) <= 120
 
 
 @pytest.mark.slow  # a MiniLM index of the tiny store and the MiniLM features: ~15 s quiet, a minute on a busy machine
