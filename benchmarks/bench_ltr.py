@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top-n", type=int, default=None,
                     help="candidates the LTR reads (default: the best preset's rerank.top_n); with another value the "
                          "results go to ltr_topN.json and the docs are left alone")
+    ap.add_argument("--note", action="append", default=[], help="a note for the docs section (repeatable)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the model and feature rows a previous run cached (after a later step failed)")
     args = ap.parse_args(argv)
@@ -210,10 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": round(time.time() - started, 1),
         "notes": [
             *(["--reuse: the model, its training time and feature rows are those of the previous run "
-               "(benchmarks/work/ltr/ltr_rows.pkl beside --models-dir); everything else was measured again."]
+               "(ltr_rows.pkl beside --models-dir); everything else was measured again."]
               if args.reuse else []),
             "Shared machine: 2 CPU cores used by other sessions at the same time; timings are upper bounds.",
             "R@100 of every reranker equals its first stage's: it reorders the top 100.",
+            *args.note,
         ],
     }
     name = "ltr" if args.top_n is None else f"ltr_top{args.top_n}"
