@@ -81,17 +81,20 @@ def read_head(folder: Path) -> dict[str, Any]:
 
 
 def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
-                  sample: int = 2000) -> tuple[float, float]:
-    """Mean analysed length of titles and abstracts over the store's first ``sample`` articles (the BM25
-    features' avgdl; the sparse index does not report field lengths)."""
-    n = t = a = 0
+                  sample: int = 2000) -> tuple[float, float, float]:
+    """Mean analysed length of titles, abstracts and abstract sentences over the store's first ``sample``
+    articles (the BM25 features' avgdl; the sparse index does not report field lengths)."""
+    from .ltr_features import _SENTENCE
+
+    n = t = a = sentences = 0
     for art in store.iter_articles(batch=min(sample, 5000)):
         t += len(analyzer(art.title))
         a += len(analyzer(art.abstract))
+        sentences += sum(1 for x in _SENTENCE.split(art.abstract) if x.strip())
         n += 1
         if n >= sample:
             break
-    return (t / n, a / n) if n else (1.0, 1.0)
+    return (t / n, a / n, a / max(sentences, 1)) if n else (1.0, 1.0, 1.0)
 
 
 def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, prf: bool = True,
@@ -119,7 +122,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     n_docs = len(sparse)
     legal = TermFilter(doc_freq, n_docs, 0.1)
     expanders = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
-    avg_title, avg_abstract = field_lengths(ctx.store, analyzer)
+    avg_title, avg_abstract, avg_sentence = field_lengths(ctx.store, analyzer)
     encoded = []
     for spec in encoders:
         encoder = load_encoder(spec, ctx.models)
@@ -129,7 +132,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     store = ctx.store
     return FeatureSources(analyzer, doc_freq, n_docs, avg_title, avg_abstract, search=sparse.search,
                           get_many=lambda pmids: store.get_many(list(pmids)), expanders=expanders,
-                          encoders=encoded, bm25_depth=bm25_depth)
+                          encoders=encoded, bm25_depth=bm25_depth, avg_sentence=avg_sentence)
 
 
 def _query_encoder(encoder: Any) -> Callable[[str], np.ndarray]:

@@ -15,6 +15,8 @@ They come in groups, so a model can be trained on some groups and an ablation ca
 - ``terms``: share of the query terms in the title and in the abstract (plain and IDF-weighted), query
   bigrams found as bigrams, and proximity: matched terms over the shortest span of the text holding them
   all (Tao & Zhai 2007's minimum-cover span).
+- ``passage``: the best abstract sentence's BM25 and its share of the query terms (passage-level evidence,
+  Callan 1994: one sentence often decides relevance, as BioASQ's gold snippets show).
 - ``document``: title and abstract length, publication year, number of publication types, review or not.
   Off by default: on a benchmark corpus whose relevant documents were rebuilt from gold snippets (shorter,
   no year) these features learn the corpus, not relevance.
@@ -23,6 +25,7 @@ They come in groups, so a model can be trained on some groups and an ablation ca
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,8 +35,9 @@ import numpy as np
 
 from ..types import Article, Hit
 
-GROUPS = ("first_stage", "bm25", "prf", "dense", "terms", "document")
-DEFAULT_GROUPS = ("first_stage", "bm25", "prf", "dense", "terms")
+GROUPS = ("first_stage", "bm25", "prf", "dense", "terms", "passage", "document")
+DEFAULT_GROUPS = ("first_stage", "bm25", "prf", "dense", "terms", "passage")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 K1, B = 1.2, 0.75
 
 Analyzer = Callable[[str], list[str]]
@@ -56,6 +60,8 @@ def feature_names(groups: Sequence[str], encoders: Sequence[str]) -> list[str]:
                 out += [f"cos_{e}", f"cos_{e}_rank", f"cos_{e}_gap"]
         elif g == "terms":
             out += ["cover_title", "cover_abstract", "cover_text_idf", "bigrams", "proximity", "query_terms"]
+        elif g == "passage":
+            out += ["sentence_bm25", "sentence_cover"]
         elif g == "document":
             out += ["len_title", "len_abstract", "year", "pub_types", "review"]
     return out
@@ -144,6 +150,7 @@ class FeatureSources:
     expanders: Sequence[Any] = ()
     encoders: Sequence[Encoded] = ()
     bm25_depth: int = 300
+    avg_sentence: float = 25.0
     fb_docs: int = 10
     _df: dict[str, int] = field(default_factory=dict)
 
@@ -165,16 +172,18 @@ class Features:
         self.groups = tuple(g for g in GROUPS if g in groups)
         self.names = feature_names(self.groups, [e.name for e in sources.encoders])
         self._counted: tuple[Any, Any] | None = None
-        self._tokens: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+        self._tokens: dict[tuple[str, str], tuple[list[str], list[str], list[list[str]]]] = {}
 
-    def tokens(self, article: Article) -> tuple[list[str], list[str]]:
-        """The analysed title and abstract of ``article`` (kept for the next queries, up to 50,000 articles)."""
+    def tokens(self, article: Article) -> tuple[list[str], list[str], list[list[str]]]:
+        """The analysed title, abstract and abstract sentences of ``article`` (kept for the next queries, up to
+        50,000 articles)."""
         key = (article.pmid, article.title[:40] + article.abstract[-40:])
         got = self._tokens.get(key)
         if got is None:
             if len(self._tokens) >= 50_000:
                 self._tokens.clear()
-            got = self._tokens[key] = (self.src.analyzer(article.title), self.src.analyzer(article.abstract))
+            sentences = [self.src.analyzer(x) for x in _SENTENCE.split(article.abstract) if x.strip()]
+            got = self._tokens[key] = (self.src.analyzer(article.title), [t for x in sentences for t in x], sentences)
         return got
 
     def __call__(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article]) -> np.ndarray:
@@ -182,10 +191,10 @@ class Features:
             return np.zeros((0, len(self.names)))
         cols: list[np.ndarray] = []
         arts = [articles[h.pmid] for h in hits]
-        need_text = any(g in self.groups for g in ("bm25", "prf", "terms"))
+        need_text = any(g in self.groups for g in ("bm25", "prf", "terms", "passage"))
         analysed = [self.tokens(a) for a in arts] if need_text else []
-        titles = [t for t, _ in analysed]
-        abstracts = [a for _, a in analysed]
+        titles = [t for t, _, _ in analysed]
+        abstracts = [a for _, a, _ in analysed]
         qterms = self.src.analyzer(query)
         qweights = {t: float(c) for t, c in Counter(qterms).items()}
         for g in self.groups:
@@ -199,6 +208,8 @@ class Features:
                 cols += self._dense(query, arts)
             elif g == "terms":
                 cols += self._terms(qterms, titles, abstracts)
+            elif g == "passage":
+                cols += self._passage(qweights, [x for _, _, x in analysed])
             elif g == "document":
                 cols += self._document(arts)
         self._counted = None
@@ -300,6 +311,22 @@ class Features:
             if span:
                 prox[i] = len(unique.intersection(tokens)) / span
         return [cover_t, cover_a, cover_idf, bigrams, prox, np.full(n, float(len(unique)))]
+
+    def _passage(self, weights: Mapping[str, float], sentences: Sequence[list[list[str]]]) -> list[np.ndarray]:
+        s = self.src
+        flat = [x for doc in sentences for x in doc]
+        owner = np.array([i for i, doc in enumerate(sentences) for _ in doc], dtype=np.int64)
+        best_bm25, best_cover = np.zeros(len(sentences)), np.zeros(len(sentences))
+        if not flat or not weights:
+            return [best_bm25, best_cover]
+        counts = [Counter(x) for x in flat]
+        lengths = np.array([len(x) for x in flat], dtype=np.float64)
+        scores = bm25_many(weights, counts, lengths, s.avg_sentence, s.df, s.n_docs)
+        unique = set(weights)
+        cover = np.array([len(unique.intersection(c)) / len(unique) for c in counts])
+        np.maximum.at(best_bm25, owner, scores)
+        np.maximum.at(best_cover, owner, cover)
+        return [best_bm25, best_cover]
 
     @staticmethod
     def _document(arts: Sequence[Article]) -> list[np.ndarray]:

@@ -101,3 +101,15 @@ def test_document_group_and_unknown_group() -> None:
     assert x.tolist() == [[2, 3, 2020, 1, 1], [1, 0, 0, 0, 0]]
     with pytest.raises(ValueError, match="unknown feature group"):
         Features(sources(), ("nope",))
+
+
+def test_passage_features_read_the_best_sentence() -> None:
+    arts = {"1": Article("1", "t", "Gout is common. Drug X treats gout."), "2": Article("2", "t", "Asthma. Gout.")}
+    f = Features(sources(), ("passage",))
+    x = f("gout drug", HITS, arts)
+    idf_gout, idf_drug = math.log(1 + 8.5 / 2.5), math.log(1 + 5.5 / 5.5)
+    # doc 1's second sentence holds both terms, 4 terms long against the default average sentence of 25
+    tf_part = 2.2 / (1 + 1.2 * (0.25 + 0.75 * 4 / 25))
+    assert x[0, 0] == pytest.approx((idf_gout + idf_drug) * tf_part) and x[0, 1] == 1.0
+    # doc 2's best sentence is "Gout." (1 term): one query term of two
+    assert x[1, 0] == pytest.approx(idf_gout * 2.2 / (1 + 1.2 * (0.25 + 0.75 / 25))) and x[1, 1] == 0.5
