@@ -116,8 +116,8 @@ def encoder(**kw: Any) -> None:
               help="Preset whose first stage (its reranker switched off) the model reorders; use the same at "
                    "search time.")
 @click.option("--top-n", default=100, show_default=True, type=click.IntRange(2), help="Candidates per question.")
-@click.option("--features", default=",".join(("first_stage", "bm25", "prf", "dense", "terms")), show_default=True,
-              help="Feature groups (comma-separated) of first_stage, bm25, prf, dense, terms, document.")
+@click.option("--features", default="first_stage,bm25,prf,dense,terms,passage", show_default=True,
+              help="Feature groups (comma-separated) of first_stage, bm25, prf, dense, terms, passage, document.")
 @click.option("--encoders", default="minilm", show_default=True,
               help="Encoders (comma-separated) whose cosine the dense features read, e.g. "
                    "minilm,models:medcite-minilm-bi-bioasq.")
