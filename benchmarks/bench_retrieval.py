@@ -335,12 +335,12 @@ def _training_summary(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_docs(path: Path) -> None:
-    """The plot, the docs section and best.json from a results file."""
+    """The plot and the docs section from a results file (``best`` is set by benchmarks/bench_ltr.py now: the
+    LTR preset a fresh machine reaches with `medcite models build best`)."""
     result = json.loads(path.read_text(encoding="utf-8"))
     retrieval_report.plot(result["systems"], REPO / "docs" / "img" / "recall_at_k.png")
     update_markdown_section("retrieval", retrieval_report.markdown(result))
     plot_results.main(["retrieval"])
-    write_best_preset(result["best"])
 
 
 def choose_best(systems: list[dict[str, Any]], runs: dict[str, dict[str, list[Hit]]], sub: list[Topic],
@@ -360,20 +360,6 @@ def choose_best(systems: list[dict[str, Any]], runs: dict[str, dict[str, list[Hi
         scores[s["preset"]] = max(round(value, 4), scores.get(s["preset"], 0.0))
     preset = max(scores, key=lambda p: scores[p])
     return {"preset": preset, "map@10_on_reranked_questions": scores, "questions": len(ids)}
-
-
-def write_best_preset(best: dict[str, Any]) -> Path:
-    """Point src/medcite/presets/best.json at the winning preset."""
-    path = REPO / "src" / "medcite" / "presets" / "best.json"
-    desc = (f"The retrieval configuration that scores highest offline in the benchmark (benchmarks/"
-            f"bench_retrieval.py, docs/BENCHMARKS.md): the {best['preset']!r} preset, MAP@10 "
-            f"{best['map@10_on_reranked_questions'][best['preset']]:.4f} on {best['questions']} held-back BioASQ "
-            "dev questions. See that preset's description for the models it needs.")
-    if best["preset"].startswith("trained-"):
-        desc += (" Its model: `medcite train reranker --data BIOASQ.json.gz --corpus STORE --out "
-                 "~/.cache/medcite/models/medcite-minilm-ce-bioasq` (or under $MEDCITE_MODELS_DIR).")
-    path.write_text(json.dumps({"description": desc, "extends": best["preset"]}, indent=2) + "\n", encoding="utf-8")
-    return path
 
 
 def _query_encoder(cfg: Any, store: Path) -> Any:

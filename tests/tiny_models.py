@@ -103,3 +103,27 @@ def build_tiny_stance(out: Path, labels: tuple[str, ...] = ("supports", "contrad
     BertForSequenceClassification(config).save_pretrained(out)
     _minilm_tokenizer().save_pretrained(out)
     return out
+
+
+def build_tiny_ltr(out: Path, groups: tuple[str, ...] = ("first_stage", "bm25", "terms")) -> Path:
+    """An LTR model folder (``config.json`` + ``model.txt``) of a LightGBM ranker fitted in a second on random
+    rows of the right width (no encoder: the ``dense`` group is left out)."""
+    import json
+
+    import lightgbm as lgb
+    import numpy as np
+
+    from medcite.rerank.ltr import BOOSTER, FORMAT, HEAD
+    from medcite.rerank.ltr_features import feature_names
+
+    names = feature_names(groups, [])
+    rng = np.random.default_rng(0)
+    x = rng.random((200, len(names)))
+    y = (x[:, 0] > 0.7).astype(float)
+    model = lgb.LGBMRanker(n_estimators=5, num_leaves=4, min_child_samples=5, verbose=-1, n_jobs=1)
+    model.fit(x, y, group=[20] * 10)
+    out.mkdir(parents=True, exist_ok=True)
+    model.booster_.save_model(str(out / BOOSTER))
+    (out / HEAD).write_text(json.dumps({"format": FORMAT, "groups": list(groups), "features": names, "encoders": [],
+                                        "first_stage": "bm25", "top_n": 100, "bm25_depth": 300}))
+    return out

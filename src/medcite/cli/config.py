@@ -28,14 +28,39 @@ def show(preset: str, overrides: tuple[str, ...]) -> None:
 @config_group.command("presets")
 @click.option("--long", "full", is_flag=True, help="Print each preset's whole description.")
 def presets(full: bool) -> None:
-    """List the shipped presets, each with the first sentence of its description."""
+    """List the shipped presets, each with the first sentence of its description and, for a preset that loads
+    models medcite trains, whether they are present (or the command that builds them)."""
     names = preset_names()
     width = max((len(n) for n in names), default=0)
     for name in names:
         text = " ".join(preset_description(name).split())
+        status = models_status(name)
         if not full:
-            text = textwrap.shorten(first_sentence(text), width=max(40, 118 - width), placeholder=" ...")
-        click.echo(f"{name:<{width}}  {text}".rstrip())
+            room = max(20 if status else 40, 118 - width - (len(status) + 3 if status else 0))
+            text = textwrap.shorten(first_sentence(text), width=room, placeholder=" ...")
+        click.echo(f"{name:<{width}}  {text}{f' [{status}]' if status else ''}".rstrip())
+
+
+def models_status(preset: str) -> str:
+    """``needs: medcite models build PRESET, ~N min`` (its ``--corpus STORE`` left out for room) when a trained
+    model the preset's retrieval loads is missing, ``models present`` when it loads some and all are here, else
+    nothing."""
+    from ..config import load_settings
+    from ..errors import MedciteError
+    from ..trained_models import CATALOGUE, build_order, is_present, minutes, retrieval_models
+
+    try:
+        names = retrieval_models(load_settings(preset))
+    except MedciteError:
+        return ""
+    if not names:
+        return ""
+    if all(is_present(n) for n in names):
+        return "models present"
+    absent = [n for n in build_order([n for n in names if not is_present(n)]) if not is_present(n)]
+    if all(n in CATALOGUE for n in absent):
+        return f"needs: medcite models build {preset}, ~{minutes(absent)} min"
+    return f"needs: {', '.join(absent)} (docs/MODELS.md)"
 
 
 # a full stop ends a sentence unless it ends an abbreviation ("et al.", "e.g.", "vs.")

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "corpus": "corpus:corpus_group",
     "view": "view:view",
     "train": "train:train",
+    "models": "models:models_group",
     "bioasq": "bioasq:bioasq_group",
     "pubmed": "pubmed:pubmed_group",
 }

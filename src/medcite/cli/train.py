@@ -103,6 +103,58 @@ def encoder(**kw: Any) -> None:
     click.echo(f"model written to {kw['out']}", err=True)
 
 
+@train.command("ltr")
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="BioASQ training JSON (.json or .json.gz) with questions and gold documents.")
+@click.option("--corpus", "corpus", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Document store (folder) holding the gold and candidate articles; its indexes are built or "
+                   "synced on first use, as by `medcite search`.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="New or empty folder for the model (models:medcite-ltr-bioasq is "
+                   "~/.cache/medcite/models/medcite-ltr-bioasq); written atomically.")
+@click.option("--first-stage", default="hybrid", show_default=True,
+              help="Preset whose first stage (its reranker switched off) the model reorders; use the same at "
+                   "search time.")
+@click.option("--top-n", default=100, show_default=True, type=click.IntRange(2), help="Candidates per question.")
+@click.option("--features", default="first_stage,bm25,prf,dense,terms,passage", show_default=True,
+              help="Feature groups (comma-separated) of first_stage, bm25, prf, dense, terms, passage, document.")
+@click.option("--encoders", default="minilm", show_default=True,
+              help="Encoders (comma-separated) whose cosine the dense features read, e.g. "
+                   "minilm,models:medcite-minilm-bi-bioasq.")
+@click.option("--dev-fraction", default=0.2, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Share of questions held back for the report (the most recent batches when known).")
+@click.option("--seed", default=13, show_default=True, type=int)
+@click.option("--max-train", default=None, type=click.IntRange(1), help="Use at most this many training questions.")
+@click.option("--max-dev", default=None, type=click.IntRange(1), help="Evaluate on at most this many held-back ones.")
+@click.option("--trees", default=1000, show_default=True, type=click.IntRange(1),
+              help="Most boosting rounds (early stopping on a slice of the training questions picks fewer).")
+@click.option("--learning-rate", default=0.05, show_default=True, type=click.FloatRange(0, min_open=True))
+@click.option("--leaves", default=15, show_default=True, type=click.IntRange(2), help="Leaves per tree.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="LightGBM threads.")
+@click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
+              help="Stop with an error when fewer training questions have a gold document in the store.")
+def ltr(**kw: Any) -> None:
+    """Train the learning-to-rank reranker (LightGBM LambdaMART over cheap features); report MAP@10 before/after."""
+    from ..corpus.store import DocumentStore
+    from ..train.ltr import LTROptions, train_ltr
+    from .model_builds import first_stage_pipeline
+
+    opts = LTROptions(
+        first_stage=kw["first_stage"], top_n=kw["top_n"],
+        groups=tuple(g.strip() for g in kw["features"].split(",") if g.strip()),
+        encoders=tuple(e.strip() for e in kw["encoders"].split(",") if e.strip()),
+        dev_fraction=kw["dev_fraction"], seed=kw["seed"], max_train=kw["max_train"], max_dev=kw["max_dev"],
+        trees=kw["trees"], learning_rate=kw["learning_rate"], leaves=kw["leaves"], threads=kw["threads"],
+        min_questions=kw["min_questions"])
+    opts.check()
+    with DocumentStore.open(kw["corpus"]) as store, first_stage_pipeline(kw["first_stage"], store) as (run, ctx, h):
+        report = train_ltr(kw["data"], store, kw["out"], run, ctx, opts, first_stage_hash=h)
+    click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"],
+                           "questions": report["questions"], "duplicates": report["duplicates"]}, indent=2))
+    click.echo(f"model written to {kw['out']}", err=True)
+
+
 @train.command("stance")
 @click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
               help="HealthVer-style CSV: claim, evidence, label (Supports / Refutes / Neutral).")

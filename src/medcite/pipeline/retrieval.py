@@ -105,6 +105,9 @@ class RetrievalPipeline:
         ``context``: build within a pipeline's context (its LLMs, indexes and models are shared); else one is
         made here and closed by :meth:`close` (``models`` may share loaded models between pipelines).
         """
+        from ..trained_models import check_present
+
+        check_present(settings)  # a missing trained model stops here, before any index is built
         owns_store = store is None
         if store is None:
             if store_path is None:

@@ -23,6 +23,7 @@ from ..corpus.store import DocumentStore
 from ..errors import InputError
 from ..io import read_bioasq_questions
 from ..types import Article, Hit
+from .dedup import DedupOptions, Groups, duplicate_groups, representatives
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +86,15 @@ def batch_order(batch: str | None) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
 
 
-def split_questions(questions: Sequence[Question], dev_fraction: float, seed: int) -> Split:
+def split_questions(questions: Sequence[Question], dev_fraction: float, seed: int,
+                    groups: Groups | None = None) -> Split:
     """Split by question: no question is on both sides.
 
     With batch information the most recent batches go to dev (DS@GT held out recent questions: it is
     what a model meets next); within a batch, and without batch information, the order is a shuffle
-    by ``seed``.
+    by ``seed``. With near-duplicate ``groups`` (:func:`medcite.train.dedup.duplicate_groups`), a training
+    question whose group has a member in dev moves to dev too, so no wording of a held-back question is
+    trained on; the dev side of the plain split is kept as it is (its questions stay comparable).
     """
     if not 0 < dev_fraction < 1:
         raise InputError(f"dev fraction must be between 0 and 1, got {dev_fraction}", hint="e.g. 0.2")
@@ -99,7 +103,30 @@ def split_questions(questions: Sequence[Question], dev_fraction: float, seed: in
     if any(q.batch for q in items):
         items.sort(key=lambda q: batch_order(q.batch), reverse=True)  # stable: keeps the shuffle inside
     n_dev = max(1, round(len(items) * dev_fraction)) if len(items) > 1 else 0
-    return Split(train=items[n_dev:], dev=items[:n_dev])
+    split = Split(train=items[n_dev:], dev=items[:n_dev])
+    if groups is None:
+        return split
+    held = {groups.group(q.id) for q in split.dev}
+    moved = [q for q in split.train if groups.group(q.id) in held]
+    if moved:
+        log.info("%d training questions are near-duplicates of held-back ones: moved to the held-back side",
+                 len(moved))
+    return Split(train=[q for q in split.train if groups.group(q.id) not in held], dev=split.dev + moved)
+
+
+def training_split(questions: Sequence[Question], dev_fraction: float, seed: int,
+                   dedup: DedupOptions | None = None) -> tuple[Split, Groups]:
+    """What every ``medcite train`` command trains and evaluates on: near-duplicate groups found
+    (:func:`medcite.train.dedup.duplicate_groups`), the split by question with each group on one side, and
+    the training side reduced to one question per group carrying its group's gold
+    (:func:`medcite.train.dedup.representatives`). Mine negatives with the returned groups."""
+    groups = duplicate_groups(questions, dedup)
+    split = split_questions(questions, dev_fraction, seed, groups)
+    train = representatives(split.train, groups)
+    summary = groups.summary()
+    log.info("%d near-duplicate questions in %d groups; %d training questions after de-duplication, %d held back",
+             summary["duplicate_questions"], summary["duplicate_groups"], len(train), len(split.dev))
+    return Split(train=train, dev=split.dev), groups
 
 
 class Searcher:
@@ -129,6 +156,15 @@ def bm25_searcher(store: DocumentStore, index_folder: str | Path | None = None) 
         yield Searcher(open_sparse(Path(tmp) / "bm25", store))
 
 
+def not_negative(question: Question, groups: Groups | None = None) -> set[str]:
+    """Documents never used as a negative of ``question``: its gold, and with ``groups`` the gold of every
+    near-duplicate question."""
+    out = set(question.gold)
+    if groups is not None and question.id in groups.group_of:
+        out |= groups.gold(question.id)
+    return out
+
+
 def known_gold(question: Question, articles: dict[str, Article]) -> list[str]:
     return [p for p in question.gold if p in articles]
 
@@ -154,9 +190,11 @@ def mine_questions(
     *,
     negatives: int = 3,
     depth: int = 50,
+    groups: Groups | None = None,
 ) -> list[Mined]:
     """Per question with gold in the store: the gold pairs and the ``negatives * |gold in store|`` best
-    BM25 hits of its body among the top ``depth`` that are not gold."""
+    BM25 hits of its body among the top ``depth`` that are not gold (nor, with near-duplicate ``groups``,
+    gold for any near-duplicate of the question)."""
     out: list[Mined] = []
     skipped = 0
     for q in questions:
@@ -166,7 +204,7 @@ def mine_questions(
             skipped += 1
             continue
         positives = [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold]
-        gold_set = set(q.gold)
+        gold_set = not_negative(q, groups)
         neg_ids: list[str] = []
         if negatives:
             neg_ids = [h.pmid for h in searcher.search(q.body, depth) if h.pmid not in gold_set]
@@ -215,6 +253,7 @@ def mine_questions_dense(
     negatives: int = 3,
     depth: int = 50,
     batch_size: int = 32,
+    groups: Groups | None = None,
 ) -> list[Mined]:
     """:func:`mine_questions` with dense hard negatives: the ``negatives * |gold in store|`` nearest
     documents of the whole store to each question by ``model`` (a SentenceTransformer, cosine) among
@@ -254,7 +293,7 @@ def mine_questions_dense(
         if not label:
             found.setdefault(body, []).append(corpus[text])
     for m in out:
-        gold_set = set(m.question.gold)
+        gold_set = not_negative(m.question, groups)
         neg_ids = [p for p in found.get(m.question.body, []) if p not in gold_set][: negatives * len(m.positives)]
         neg_arts = store.get_many(neg_ids)
         m.negatives.extend(Pair(m.question.id, p, m.question.body, neg_arts[p].text, 0.0)

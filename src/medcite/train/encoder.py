@@ -67,7 +67,7 @@ from .data import (
     mine_questions,
     mine_questions_dense,
     read_bioasq,
-    split_questions,
+    training_split,
     whole_questions,
 )
 from .reranker import rerank_map
@@ -232,16 +232,17 @@ def train_encoder(
     out = out_folder(out)
     started = time.perf_counter()
     seed_everything(opts.seed, opts.threads)
-    split = split_questions(read_bioasq(data), opts.dev_fraction, opts.seed)
+    split, groups = training_split(read_bioasq(data), opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     model = st.SentenceTransformer(base_model_dir(base), device="cpu", local_files_only=True)
     model.max_seq_length = opts.max_length
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
         if opts.negatives_from == "dense":
             mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model),
-                                         negatives=opts.negatives, depth=opts.mine_depth)
+                                         negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
         else:
-            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
+            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
+                                    groups=groups)
         examples = make_examples(mined, opts.negatives, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not examples:
@@ -265,6 +266,7 @@ def train_encoder(
         "options": opts.as_dict(),
         "questions": {"train": len(split.train), "dev": len(split.dev), "dev_evaluated": len(pools)},
         "dev_ids": [item.question.id for item in pools],
+        "duplicates": groups.summary(),
         "pairs": {"total": len(examples) * (1 + opts.negatives), "positive": len(examples),
                   "hard_negatives": len(examples) * opts.negatives,
                   "batches_per_epoch": len(unique_batches(examples, opts.batch_size, opts.seed))},

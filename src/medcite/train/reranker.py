@@ -53,7 +53,7 @@ from .data import (
     mine_questions_dense,
     pairs_of,
     read_bioasq,
-    split_questions,
+    training_split,
 )
 
 log = logging.getLogger(__name__)
@@ -135,14 +135,15 @@ def train_reranker(
     started = time.perf_counter()
     seed_everything(opts.seed, opts.threads)
     questions = read_bioasq(data)
-    split = split_questions(questions, opts.dev_fraction, opts.seed)
+    split, groups = training_split(questions, opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
         if opts.negatives_from == "dense":
             mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner),
-                                         negatives=opts.negatives, depth=opts.mine_depth)
+                                         negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
         else:
-            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth)
+            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
+                                    groups=groups)
         pairs = pairs_of(mined, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not pairs:
@@ -175,6 +176,7 @@ def train_reranker(
         "options": opts.as_dict(),
         "questions": {"train": len(split.train), "dev": len(split.dev), "dev_evaluated": len(pools)},
         "dev_ids": [item.question.id for item in pools],
+        "duplicates": groups.summary(),
         "pairs": {"total": len(pairs), "positive": sum(p.label > 0 for p in pairs)},
         "loss": losses.points,
         "trainer": {"class": "CrossEncoderTrainer", "loss": "BinaryCrossEntropyLoss",

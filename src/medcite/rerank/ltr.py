@@ -1,0 +1,187 @@
+"""Learning to rank over cheap features: a LightGBM LambdaMART model (Burges 2010, "From RankNet to
+LambdaRank to LambdaMART"; Ke et al. 2017, LightGBM) reorders the first stage's candidates.
+
+The model folder (written by ``medcite train ltr``, or ``medcite models build best``) holds ``config.json``
+(format, feature groups and columns, the encoders the ``dense`` features read, the first stage it was
+trained on), ``model.txt`` (the LightGBM booster) and ``training.json``. The features are those of
+:mod:`medcite.rerank.ltr_features`; the sparse index is the settings' ``bm25`` index (its document
+frequencies and analyser), and the dense features reuse the stored vectors of an open vector index built
+with the same encoder, so ranking a top 100 costs milliseconds beyond the first stage.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from ..errors import ConfigError
+from ..types import Article, Hit
+from .base import RerankConfig
+from .ltr_features import Encoded, Features, FeatureSources
+from .scoring import candidates, rescored
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+    from ..corpus.store import DocumentStore
+
+log = logging.getLogger(__name__)
+
+FORMAT = "medcite-ltr/1"
+HEAD = "config.json"
+BOOSTER = "model.txt"
+DEFAULT_MODEL = "models:medcite-ltr-bioasq"
+#: the command that makes the default model (named by the missing-model error and `medcite config presets`)
+BUILD_COMMAND = "medcite models build best --corpus STORE"
+
+
+class LTRConfig(RerankConfig):
+    """LightGBM LambdaMART over cheap per-candidate features (BM25 fields, PRF, dense cosines, term proximity)."""
+
+    backend: Literal["ltr"] = "ltr"
+    model: str = Field(DEFAULT_MODEL, description="The trained model: models:NAME (under $MEDCITE_MODELS_DIR or "
+                       "~/.cache/medcite/models) or a folder written by `medcite train ltr`.")
+    index: str = Field("bm25", description="Sparse index (an entry of `indexes`) whose statistics the BM25 "
+                       "features use.")
+
+    def model_names(self) -> list[str]:
+        return [self.model]
+
+    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+        """None needed: the model is trained here (``medcite models build``) and its encoders are packaged; a
+        missing one stops the pipeline with that command (:func:`medcite.trained_models.check_present`)."""
+        return []
+
+
+def model_folder(name: str) -> Path:
+    """``models:NAME`` or a folder -> the model folder; ConfigError with the command that makes it."""
+    from ..paths import resolve_models_ref
+
+    folder = Path(resolve_models_ref(name, "medcite train ltr", build=BUILD_COMMAND)).expanduser()
+    if not (folder / HEAD).is_file() or not (folder / BOOSTER).is_file():
+        raise ConfigError(f"{folder} is not an LTR model folder (no {HEAD} and {BOOSTER})",
+                          hint=f"train one with `{BUILD_COMMAND}` or `medcite train ltr`")
+    return folder
+
+
+def read_head(folder: Path) -> dict[str, Any]:
+    try:
+        head = json.loads((folder / HEAD).read_text(encoding="utf-8"))
+        if head.get("format") != FORMAT:
+            raise ValueError(f"format {head.get('format')!r}, expected {FORMAT!r}")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{folder / HEAD} is not a readable LTR model ({exc})",
+                          hint=f"retrain it with `{BUILD_COMMAND}`") from None
+    return head  # type: ignore[no-any-return]
+
+
+def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
+                  sample: int = 2000) -> tuple[float, float, float]:
+    """Mean analysed length of titles, abstracts and abstract sentences over the store's first ``sample``
+    articles (the BM25 features' avgdl; the sparse index does not report field lengths)."""
+    from .ltr_features import _SENTENCE
+
+    n = t = a = sentences = 0
+    for art in store.iter_articles(batch=min(sample, 5000)):
+        t += len(analyzer(art.title))
+        a += len(analyzer(art.abstract))
+        sentences += sum(1 for x in _SENTENCE.split(art.abstract) if x.strip())
+        n += 1
+        if n >= sample:
+            break
+    return (t / n, a / n, a / max(sentences, 1)) if n else (1.0, 1.0, 1.0)
+
+
+def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, prf: bool = True,
+                    bm25_depth: int = 300) -> FeatureSources:
+    """The features' sources from a build context: the sparse index ``index`` (built or synced by the
+    context), the store, expanders as the ``bm25+rocchio``/``bm25+rm3`` branches build them, and the encoders
+    (each reusing the stored vectors of an open index built with it)."""
+    from ..index.dense.encoders import load_encoder
+    from ..index.sparse.base import SparseConfig
+    from ..retrieve.expansion import RM3, Rocchio, TermFilter, analyzer_for
+    from .embedding import DocumentVectors, index_vectors
+
+    if ctx.store is None:
+        raise ConfigError("the ltr reranker needs a document store")
+    cfg = ctx.settings.indexes.get(index)
+    if not isinstance(cfg, SparseConfig):
+        raise ConfigError(f"the ltr reranker reads the statistics of a sparse index, and {index!r} is not one",
+                          hint="point rerank.index at a BM25 entry of `indexes` (default 'bm25')")
+    sparse = ctx.index(index)
+    analyzer = analyzer_for(cfg)
+    doc_freq = getattr(sparse, "doc_freq", None)
+    if doc_freq is None:
+        raise ConfigError(f"the ltr reranker needs document frequencies, which the {cfg.backend} index "
+                          f"{index!r} does not report", hint="use a tantivy index (the default)")
+    n_docs = len(sparse)
+    legal = TermFilter(doc_freq, n_docs, 0.1)
+    expanders = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
+    avg_title, avg_abstract, avg_sentence = field_lengths(ctx.store, analyzer)
+    encoded = []
+    for spec in encoders:
+        encoder = load_encoder(spec, ctx.models)
+        vectors = DocumentVectors(encoder.encode_documents, index_vectors(ctx, encoder))
+        name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))
+        encoded.append(Encoded(_slug(name), _query_encoder(encoder), vectors))
+    store = ctx.store
+    return FeatureSources(analyzer, doc_freq, n_docs, avg_title, avg_abstract, search=sparse.search,
+                          get_many=lambda pmids: store.get_many(list(pmids)), expanders=expanders,
+                          encoders=encoded, bm25_depth=bm25_depth, avg_sentence=avg_sentence)
+
+
+def _query_encoder(encoder: Any) -> Callable[[str], np.ndarray]:
+    def encode(query: str) -> np.ndarray:
+        return np.asarray(encoder.encode_queries([query]))[0]
+
+    return encode
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name.split(":")[-1].split("/")[-1]).strip("_") or "encoder"
+
+
+class LTRReranker:
+    """Scores each candidate with the LightGBM model over :class:`~medcite.rerank.ltr_features.Features`."""
+
+    name = "ltr"
+    Config = LTRConfig
+
+    def __init__(self, booster: Any, features: Features, *, top_n: int | None = 100) -> None:
+        self.booster = booster
+        self.features = features
+        self.top_n = top_n
+
+    @classmethod
+    def from_config(cls, cfg: LTRConfig, ctx: BuildContext) -> LTRReranker:
+        from ..registry import require
+
+        folder = model_folder(cfg.model)
+        head = read_head(folder)
+        lgb = require("lightgbm", "train", "the ltr reranker")
+        sources = feature_sources(ctx, cfg.index, head["encoders"], prf="prf" in head["groups"],
+                                  bm25_depth=int(head.get("bm25_depth", 300)))
+        features = Features(sources, head["groups"])
+        if features.names != head["features"]:
+            raise ConfigError(f"the LTR model at {folder} was trained on features {head['features']}, these "
+                              f"settings give {features.names}", hint=f"retrain it with `{BUILD_COMMAND}`")
+        booster = lgb.Booster(model_file=str(folder / BOOSTER))
+        return cls(booster, features, top_n=cfg.top_n)
+
+    def matrix(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article]) -> tuple[list[Hit], np.ndarray]:
+        """The candidates (best ``top_n`` known hits) and their feature rows."""
+        pool = candidates(hits, articles, self.top_n)
+        ranked_pool = [Hit(h.pmid, h.score, i, h.branches) for i, h in enumerate(pool, start=1)]
+        return ranked_pool, self.features(query, ranked_pool, articles)
+
+    def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
+        pool, x = self.matrix(query, hits, articles)
+        if not pool or k <= 0:
+            return []
+        scores = self.booster.predict(x, num_threads=1)
+        return rescored(pool, [float(s) for s in scores], k)
