@@ -155,6 +155,7 @@ def markdown(result: dict[str, Any]) -> str:
                                "ratio", "contradiction rate"], rows),
         "",
         f"Wall time {result['wall_s'] / 60:.0f} min on the shared 2-core machine (commit {result['commit']}).",
+        *[f"\n{note}" for note in result.get("notes", [])],
         *healthver_markdown(result.get("healthver")),
     ])
 
