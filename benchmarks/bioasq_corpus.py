@@ -4,7 +4,9 @@ BioASQ golden files carry no abstracts, only the gold PMIDs and gold snippets (s
 abstract). Each PMID that has snippets becomes one document, in one of two modes:
 
 - ``concat`` (the default): its title snippets give the title (the longest one when they differ) and its
-  abstract snippets, deduplicated and put back in their character order, form the abstract;
+  abstract snippets, deduplicated and put back in their character order, form the abstract
+  (:func:`medcite.train.bioasq_docs.snippet_documents`, re-exported here: ``medcite models build`` trains on
+  the same documents when the user's store lacks the gold);
 - ``faithful``: each gold snippet's text is placed at its gold offsets in the rebuilt title or abstract and
   the gaps between snippets are filled with spaces, so a gold snippet's offsets index the stored text exactly
   (BioASQ Phase A snippets can then be scored by character overlap). Snippets of one document that disagree
@@ -32,22 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from medcite.io import write_jsonl
+from medcite.train.bioasq_docs import clean as _clean
+from medcite.train.bioasq_docs import pmid_of, snippet_documents
 
 log = logging.getLogger(__name__)
 
 BIOASQ_FILE = "bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz"
 DEV_IDS_FILE = "bioasq/dev_ids.txt"
 PUBMEDQA_FILE = "pubmedqa/pqal_dev.json"
-_PMID_URL = re.compile(r"(\d+)\s*$")
-_SPACE = re.compile(r"\s+")
-
-
-def pmid_of(url: str) -> str:
-    """``http://www.ncbi.nlm.nih.gov/pubmed/123`` -> ``"123"`` (bare PMIDs pass through)."""
-    m = _PMID_URL.search(url)
-    if not m:
-        raise ValueError(f"no PMID at the end of {url!r}")
-    return str(int(m.group(1)))
 
 
 def load_dev_questions(data_dir: Path) -> list[dict[str, Any]]:
@@ -63,41 +57,6 @@ def load_dev_questions(data_dir: Path) -> list[dict[str, Any]]:
             f"{len(missing)} dev ids missing, {len(questions) - len(found)} duplicate ids"
         )
     return list(questions)
-
-
-def _clean(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
-def snippet_documents(questions: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """``{pmid: {"pmid", "title", "abstract"}}`` from the gold snippets of all ``questions``.
-
-    Abstract snippets are deduplicated on their text (the same span is often gold for several
-    questions), a snippet contained in a longer one of the same PMID is dropped, and the rest are
-    joined in the order of their offsets in the abstract.
-    """
-    titles: dict[str, set[str]] = defaultdict(set)
-    spans: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for q in questions:
-        for s in q.get("snippets") or []:
-            text = _clean(s.get("text") or "")
-            if not text:
-                continue
-            pmid = pmid_of(s["document"])
-            if s.get("beginSection") == "title":
-                titles[pmid].add(text)
-                continue
-            key = (int(s.get("offsetInBeginSection") or 0), int(s.get("offsetInEndSection") or 0))
-            # keep the earliest offsets seen for a text, so the order is stable across input orders
-            spans[pmid][text] = min(spans[pmid].get(text, key), key)
-    docs: dict[str, dict[str, str]] = {}
-    for pmid in sorted(set(titles) | set(spans), key=int):
-        by_text = spans.get(pmid, {})
-        kept = [t for t in by_text if not any(t != o and t in o for o in by_text)]
-        kept.sort(key=lambda t: (by_text[t], t))
-        title = max(titles.get(pmid, ()), key=lambda t: (len(t), t), default="")
-        docs[pmid] = {"pmid": pmid, "title": title, "abstract": " ".join(kept)}
-    return docs
 
 
 #: why a gold snippet's text is not found at its gold offsets in a faithful document

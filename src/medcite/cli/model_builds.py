@@ -7,6 +7,12 @@ Each model is trained into a temporary sibling folder and renamed into place whe
 stopped leaves no folder that a later run (or a preset) would take for a finished model: building again
 resumes with the models still missing. The recipes are the options of the measured models
 (docs/BENCHMARKS.md); every run's options are in its ``training.json``.
+
+The training store: the user's store when it holds the BioASQ gold articles of at least ``min_questions``
+training questions; otherwise (or with no store given) medcite's own store of documents rebuilt from the
+training file's gold snippets (:mod:`medcite.train.bioasq_docs`), kept at
+``<models dir>/../training/bioasq-<hash of the file>`` and reused. The LTR features are query-document features,
+so a model trained there is applied to any store; ``training.json`` names the store it was trained on.
 """
 
 from __future__ import annotations
@@ -24,7 +30,10 @@ from typing import Any
 from ..config import load_settings
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
+from ..paths import models_dir
 from ..pipeline.retrieval import RetrievalPipeline
+from ..train.bioasq_docs import data_hash, is_complete, snippet_store
+from ..train.data import read_bioasq
 from ..trained_models import CATALOGUE, build_order, folder, is_present, retrieval_models
 from ..types import Hit, Topic
 
@@ -95,11 +104,39 @@ def plan(presets: list[str]) -> list[tuple[str, str]]:
     return list(out.items())
 
 
-def build_models(presets: list[str], data: Path, store_path: Path, *, echo: Echo = log.info,
-                 ltr_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Train the missing models of ``presets`` over the store; returns one record per model (skipped, built).
+def training_store_folder(data: Path) -> Path:
+    """Where the snippet store of the training file ``data`` lives: beside the models folder."""
+    return models_dir().parent / "training" / f"bioasq-{data_hash(data)}"
 
-    ``ltr_options``: fields of :class:`medcite.train.ltr.LTROptions` for the LTR models (tests, benchmarks)."""
+
+def training_store(data: Path, store_path: Path | None, min_questions: int, echo: Echo = log.info) -> Path:
+    """The store to train on: ``store_path`` when it holds gold for ``min_questions`` training questions, else
+    the snippet store of ``data`` (built once, see the module doc)."""
+    questions = read_bioasq(data)
+    if store_path is not None:
+        with DocumentStore.open(store_path) as store:  # a missing store fails here, before any training
+            found = sum(1 for q in questions if store.existing(q.gold))
+        if found >= min_questions:
+            return store_path
+        where = f"the store {store_path} holds gold for {found:,} of {len(questions):,} training questions"
+    else:
+        where = "no store given"
+    target = training_store_folder(data)
+    if not is_complete(target):
+        echo(f"{where}: building medcite's BioASQ snippet store at {target}")
+    folder_, n = snippet_store(data, target)
+    echo(f"{where}: training on medcite's BioASQ snippet store {folder_} ({n:,} documents; the model is then "
+         "applied to your store)")
+    return folder_
+
+
+def build_models(presets: list[str], data: Path, store_path: Path | None, *, echo: Echo = log.info,
+                 ltr_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Train the missing models of ``presets``; returns one record per model (skipped, built).
+
+    ``store_path``: the user's store, trained on when it holds enough BioASQ gold articles (else, or when None,
+    the snippet store of ``data``: :func:`training_store`). ``ltr_options``: fields of
+    :class:`medcite.train.ltr.LTROptions` for the LTR models (tests, benchmarks)."""
     todo = plan(presets)
     unknown = [n for n, _ in todo if n not in CATALOGUE]
     if unknown:
@@ -107,9 +144,14 @@ def build_models(presets: list[str], data: Path, store_path: Path, *, echo: Echo
                           hint="train it with its `medcite train` command (docs/MODELS.md)")
     if not Path(data).is_file():
         raise InputError(f"no BioASQ training file at {data}", hint="give one with --data BIOASQ.json.gz")
-    DocumentStore.open(store_path).close()  # a missing store fails here, before any training
     records: list[dict[str, Any]] = []
     missing = [(n, p) for n, p in todo if not is_present(n)]
+    if store_path is not None:
+        DocumentStore.open(store_path).close()  # a missing store fails here, before any training
+    if missing:
+        min_questions = int((ltr_options or {}).get("min_questions", 20))
+        store_path = training_store(Path(data), None if store_path is None else Path(store_path), min_questions,
+                                    echo)
     total = sum(CATALOGUE[n].minutes for n, _ in missing)
     if missing:
         echo(f"{len(missing)} model(s) to train, about {total} min on 2 cores: {', '.join(n for n, _ in missing)}")
@@ -131,6 +173,7 @@ def build_models(presets: list[str], data: Path, store_path: Path, *, echo: Echo
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=out.parent))
         try:
             options = (ltr_options or {}) if spec.kind == "ltr" else {}
+            assert store_path is not None  # chosen above whenever a model is missing
             report = RECIPES[spec.kind](name, preset, Path(data), Path(store_path), tmp / "model", **options)
             os.replace(tmp / "model", out)
         finally:
@@ -139,5 +182,5 @@ def build_models(presets: list[str], data: Path, store_path: Path, *, echo: Echo
         seconds = round(time.perf_counter() - started, 1)
         echo(f"[{i}/{len(todo)}] {name}: done in {seconds} s, at {out}")
         records.append({"model": name, "status": "built", "folder": str(out), "seconds": seconds,
-                        "metrics": report.get("metrics")})
+                        "store": str(store_path), "metrics": report.get("metrics")})
     return records

@@ -25,13 +25,15 @@ def models_group() -> None:
 @models_group.command("build")
 @click.argument("presets", nargs=-1)
 @click.option("--all", "all_", is_flag=True, help="Every shipped preset's models.")
-@click.option("--corpus", "corpus", required=True, type=click.Path(exists=True, file_okay=False),
-              help="Document store the models are trained on (it must hold the BioASQ gold articles).")
+@click.option("--corpus", "corpus", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Your document store: trained on when it holds the BioASQ gold articles of --min-questions "
+                   "training questions; otherwise (or when left out) medcite trains on its own store of the "
+                   "training file's gold snippets (built once, beside the models folder).")
 @click.option("--data", default=None, type=click.Path(exists=True, dir_okay=False),
               help="BioASQ training JSON (default: the shared bioasq_taskb_golden_7b-11b_dev.json.gz when present).")
 @click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
-              help="LTR models: stop with an error when fewer training questions have gold in the store.")
-def build(presets: tuple[str, ...], all_: bool, corpus: str, data: str | None, min_questions: int) -> None:
+              help="Train on --corpus only when at least this many training questions have gold there.")
+def build(presets: tuple[str, ...], all_: bool, corpus: str | None, data: str | None, min_questions: int) -> None:
     """Train every model PRESETS need that is not yet present (resumable: present models are skipped, an
     interrupted one is trained again). Example: medcite models build best --corpus STORE"""
     from ..config import preset_names
@@ -48,7 +50,7 @@ def build(presets: tuple[str, ...], all_: bool, corpus: str, data: str | None, m
     path = Path(data) if data else default_data()
     if path is None:
         raise click.UsageError("give the BioASQ training file with --data BIOASQ.json.gz")
-    records = build_models(names, path, Path(corpus), echo=lambda m: click.echo(m, err=True),
+    records = build_models(names, path, Path(corpus) if corpus else None, echo=lambda m: click.echo(m, err=True),
                            ltr_options={"min_questions": min_questions})
     click.echo(json.dumps(records, indent=2))
 

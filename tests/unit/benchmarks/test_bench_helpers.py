@@ -69,18 +69,12 @@ def _snip(pmid: str, text: str, section: str = "abstract", start: int = 0) -> di
             "endSection": section, "offsetInBeginSection": start, "offsetInEndSection": start + len(text)}
 
 
-def test_snippet_documents_dedupe_order_by_offset_and_title() -> None:
-    questions = [
-        {"snippets": [_snip("7", "Second part.", start=50), _snip("7", "First  part.", start=0),
-                      _snip("7", "Short title", "title")]},
-        {"snippets": [_snip("7", "Second part.", start=50), _snip("7", "part", start=6),
-                      _snip("7", "Short title, longer", "title"), _snip("0012", "Only one.", start=3)]},
-    ]
-    docs = corpus.snippet_documents(questions)
-    assert list(docs) == ["7", "12"]
-    # "part" is inside another snippet; duplicates go; whitespace is normalised; offsets give the order
-    assert docs["7"] == {"pmid": "7", "title": "Short title, longer", "abstract": "First part. Second part."}
-    assert docs["12"] == {"pmid": "12", "title": "", "abstract": "Only one."}
+def test_snippet_documents_are_medcites_own() -> None:
+    """The benchmark corpus rebuilds documents with the code `medcite models build` trains on (tested in
+    tests/unit/train/test_snippet_store.py)."""
+    from medcite.train import bioasq_docs
+
+    assert corpus.snippet_documents is bioasq_docs.snippet_documents and corpus.pmid_of is bioasq_docs.pmid_of
 
 
 def test_build_writes_topics_qrels_and_checks_the_dev_list(tmp_path: Path) -> None:
