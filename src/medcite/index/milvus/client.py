@@ -8,8 +8,10 @@ says which, and the token (``user:password`` or an API key) comes from the envir
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +30,8 @@ START_HINT = (
     "start one (single node: `milvus-lite server --data-dir DIR --host 127.0.0.1 --port 19530`, or Milvus "
     "standalone in Docker; see docs/SEARCH.md, 'Milvus'), or point --set index.milvus.uri=... at a running one"
 )
+#: tries at opening a connection before the server is reported unreachable (pauses 1, 2 s between them)
+CONNECT_ATTEMPTS = 3
 #: Milvus 2.x status codes (merr) of authentication failures
 _AUTH_CODES = {1800, 1801, 1802, 1803}
 
@@ -54,12 +58,26 @@ def connect(server: MilvusSettings) -> Any:
         kwargs["token"] = secret
     if server.db_name:
         kwargs["db_name"] = server.db_name
-    try:
-        client = pm.MilvusClient(**kwargs)
-        client.list_collections(timeout=server.timeout_s)  # a call that needs the credentials
-    except Exception as exc:  # noqa: BLE001 - pymilvus raises MilvusException or bare grpc errors
-        raise translate(exc, server, "connecting") from None
-    return client
+    # pymilvus retries RPCs on an open connection, not the opening itself: a server that has just sent GOAWAY
+    # (gRPC keepalive throttling, "too_many_pings") or is starting refuses for a moment, so the opening is
+    # tried CONNECT_ATTEMPTS times with a doubling pause before "cannot reach" is reported
+    for attempt in range(1, CONNECT_ATTEMPTS + 1):
+        client = None
+        try:
+            client = pm.MilvusClient(**kwargs)
+            client.list_collections(timeout=server.timeout_s)  # a call that needs the credentials
+            return client
+        except Exception as exc:  # noqa: BLE001 - pymilvus raises MilvusException or bare grpc errors
+            error = translate(exc, server, "connecting")
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    client.close()
+            if not error.message.startswith("cannot reach") or attempt == CONNECT_ATTEMPTS:
+                raise error from None
+            log.warning("%s; trying again in %.0f s (%d/%d)", error.message, 2 ** (attempt - 1), attempt,
+                        CONNECT_ATTEMPTS)
+            time.sleep(2 ** (attempt - 1))
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def translate(exc: BaseException, server: MilvusSettings, doing: str, collection: str | None = None) -> MedciteError:
