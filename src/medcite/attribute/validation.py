@@ -52,6 +52,10 @@ def judge_citations(answer: Answer, articles: Mapping[str, Article], stance: Sta
     out = []
     for (i, p), v in zip(pairs, verdicts, strict=True):
         kept, why = keeps(v, min_support, keep_neutral)
+        if not kept and quotes(answer.sentences[i].text, articles[p]):
+            # a verbatim quote says what its abstract says: a verdict against it is the classifier's error,
+            # recorded, never a reason to drop the quote's own source
+            kept, why = True, f"kept: a verbatim quote of the cited abstract (the check said: {why})"
         out.append(CitationCheck(i, p, v, kept, why))
     return out
 

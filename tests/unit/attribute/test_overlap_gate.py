@@ -66,3 +66,25 @@ def test_quotes_ignores_case_and_spacing_but_not_words() -> None:
     assert quotes("Statins in adults", STATINS)  # the title
     assert not quotes("Statins lowered LDL cholesterol by 40%", STATINS)
     assert quotes("We enrolled 200 adults. Statins lowered LDL…", STATINS)  # cut at the word cap
+
+
+class _AlwaysContradicts:
+    name = "always-contradicts"
+
+    def classify_articles(self, pairs: list[tuple[str, Article]]) -> list[object]:
+        from medcite.types import StanceVerdict
+
+        return [StanceVerdict(Stance.CONTRADICTS, (("supports", 0.05), ("contradicts", 0.9), ("neutral", 0.05)))
+                for _ in pairs]
+
+
+def test_the_stance_check_never_drops_a_verbatim_quote_of_its_source() -> None:
+    from medcite.attribute.validation import judge_citations
+
+    answer = Answer("t", [
+        AnswerSentence("Statins lowered LDL cholesterol by 30% after one year.", ("1",), (1,)),  # a quote
+        AnswerSentence("Statins lowered LDL cholesterol by half.", ("1",), (1,)),               # written
+    ], [], "extractive")
+    checks = judge_citations(answer, {"1": STATINS}, _AlwaysContradicts())  # type: ignore[arg-type]
+    assert [c.kept for c in checks] == [True, False]
+    assert checks[0].verdict.label is Stance.CONTRADICTS and "verbatim quote" in checks[0].reason
