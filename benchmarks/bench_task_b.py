@@ -31,7 +31,7 @@ import plot_results  # noqa: E402
 
 from medcite.config import load_settings  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
-from medcite.errors import ConfigError  # noqa: E402
+from medcite.errors import ConfigError, LLMError  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import Pipeline, offline_overrides  # noqa: E402
 from medcite.rundir import read_answers  # noqa: E402
@@ -218,7 +218,7 @@ def main() -> None:
             out = args.runs / f"{preset}-{args.stack}"
             try:
                 result = run_one(preset, args.stack, topics, args.corpus, out, sets, args.resume)
-            except ConfigError as exc:  # a chain with no stand-in on this stack stops before any work
+            except (ConfigError, LLMError) as exc:  # a chain with no stand-in on this stack stops before any work
                 results = load_results()
                 results.setdefault("refused", {})[f"{preset}/{args.stack}"] = exc.message
                 results.get("runs", {}).pop(f"{preset}/{args.stack}", None)

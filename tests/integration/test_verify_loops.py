@@ -11,7 +11,7 @@ import pytest
 
 from medcite.config import load_settings
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.errors import ConfigError
+from medcite.errors import ConfigError, LLMError
 from medcite.pipeline import Pipeline
 from medcite.types import Article, Stance, Topic
 
@@ -141,3 +141,13 @@ def test_answer_first_without_an_llm_says_so(store: Path) -> None:
             pipe.answer(TOPIC)
     text = str(err.value) + (err.value.hint or "")
     assert "language model" in text and "llm.backend=local" in text
+
+
+def test_answer_first_with_its_llm_server_down_stops_before_any_work(store: Path, tmp_path: Path) -> None:
+    # dal25-expd answers with llms.deepseek (a vLLM server at 127.0.0.1:8000 that is not running here)
+    settings = load_settings("dal25-expd", ["llm.backend=none", "stance.backend=words",
+                                            "indexes.dense.encoder.backend=hash-bow", "rerank.backend=none",
+                                            "generate.backend=extractive"])
+    with pytest.raises((ConfigError, LLMError)) as err:
+        Pipeline(settings, store)  # construction, not the first topic, says so
+    assert "deepseek" in (str(err.value) + (err.value.hint or "")).lower()
