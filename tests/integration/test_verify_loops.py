@@ -151,3 +151,11 @@ def test_answer_first_with_its_llm_server_down_stops_before_any_work(store: Path
     with pytest.raises((ConfigError, LLMError)) as err:
         Pipeline(settings, store)  # construction, not the first topic, says so
     assert "deepseek" in (str(err.value) + (err.value.hint or "")).lower()
+
+
+def test_the_sufficiency_loop_with_its_llm_server_down_stops_before_any_work(store: Path) -> None:
+    settings = load_settings("dal25-afmmd", ["llm.backend=none", "stance.backend=words", "generate.backend=extractive",
+                                             "indexes.dense.encoder.backend=hash-bow", "rerank.backend=none"])
+    with pytest.raises((ConfigError, LLMError)) as err:
+        Pipeline(settings, store)
+    assert "sufficiency" in str(err.value) or "deepseek" in (str(err.value) + (err.value.hint or "")).lower()

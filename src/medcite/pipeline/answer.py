@@ -81,10 +81,13 @@ class Pipeline:
             self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
             if settings.flow == "multi-hop":
                 multihop.hop_llm(self)  # the flow has no no-LLM stand-in: fail before any work
+            # the LLM that answers first, or judges the evidence: without one (or with its server down) the step
+            # cannot run, so say so now, not at the first topic with a run directory already made
             if settings.flow == "generate-then-ground":
-                # the LLM answers first: without one (or with its server down) nothing can run, so say so now,
-                # not at the first topic with a run directory already made
                 self.context.llm(settings.verify.llm, purpose="the generate-then-ground flow")
+            if settings.verify.sufficiency_rounds:
+                self.context.llm(settings.verify.llm,
+                                 purpose="the evidence-sufficiency loop (verify.sufficiency_rounds)")
         except (ConfigError, LLMError) as exc:
             self.close()
             swap = offline_overrides(settings, "local", grounding)
