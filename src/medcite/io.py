@@ -106,6 +106,22 @@ def read_jsonl(path: str | Path) -> Iterator[Any]:
                 yield json.loads(line)
 
 
+def read_model_head(path: Path, fmt: str, what: str, hint: str) -> dict[str, Any]:
+    """The JSON head file of a model folder medcite wrote; ConfigError (with ``hint``) when it cannot be read or
+    is not of format ``fmt``."""
+    from .errors import ConfigError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        if data.get("format") != fmt:
+            raise ValueError(f"format {data.get('format')!r}, expected {fmt!r}")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not a readable {what} model ({exc})", hint=hint) from None
+    return data
+
+
 def read_bioasq_questions(path: Path, missing: str = "no such BioASQ file", hint: str | None = None) -> list[Any]:
     """The raw ``questions`` list of a BioASQ JSON file (``.json`` or ``.json.gz``); InputError naming the file
     when it is missing (``missing``, ``hint``), unreadable or not ``{"questions": [...]}``."""

@@ -9,11 +9,11 @@ per context.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..io import read_model_head
 from ..paths import MODELS_PREFIX, models_dir
 
 #: model kind -> the command that trains it (without --out)
@@ -41,15 +41,7 @@ def model_folder(name: str, kind: str, head_file: str) -> Path:
 
 def read_head(folder: Path, head_file: str, fmt: str, kind: str) -> dict[str, Any]:
     """The JSON head in ``folder``; ConfigError naming the retrain command if it is not of format ``fmt``."""
-    path = folder / head_file
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != fmt:
-            raise ValueError(f"format {data.get('format')!r}, expected {fmt!r}")
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not a readable {kind} model ({exc})",
-                          hint=f"retrain it with `{TRAIN_COMMANDS[kind]} --out {folder}`") from None
-    return data  # type: ignore[no-any-return]
+    return read_model_head(folder / head_file, fmt, kind, f"retrain it with `{TRAIN_COMMANDS[kind]} --out {folder}`")
 
 
 def encoder_dir(name: str) -> str:

@@ -11,7 +11,6 @@ with the same encoder, so ranking a top 100 costs milliseconds beyond the first 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 from pydantic import Field
 
 from ..errors import ConfigError
+from ..io import read_model_head
 from ..types import Article, Hit
 from .base import RerankConfig
 from .ltr_features import Encoded, Features, FeatureSources
@@ -70,14 +70,7 @@ def model_folder(name: str) -> Path:
 
 
 def read_head(folder: Path) -> dict[str, Any]:
-    try:
-        head = json.loads((folder / HEAD).read_text(encoding="utf-8"))
-        if head.get("format") != FORMAT:
-            raise ValueError(f"format {head.get('format')!r}, expected {FORMAT!r}")
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{folder / HEAD} is not a readable LTR model ({exc})",
-                          hint=f"retrain it with `{BUILD_COMMAND}`") from None
-    return head  # type: ignore[no-any-return]
+    return read_model_head(folder / HEAD, FORMAT, "LTR", f"retrain it with `{BUILD_COMMAND}`")
 
 
 def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
