@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -46,6 +46,22 @@ def digest(data: Mapping[str, Any]) -> str:
 def index_folder(store_path: str | Path, cfg: IndexConfig) -> Path:
     """``<store>/indexes/<backend>-<hash of the config's identity>``: one folder per index content."""
     return Path(store_path) / INDEXES / f"{cfg.backend}-{digest(cfg.identity())}"
+
+
+class EncodedSearch:
+    """Text search of a vector index: queries encoded by its ``encoder``, then :meth:`search_vectors` (which
+    each backend implements) — shared so FAISS and a server engine encode queries the same way."""
+
+    encoder: Any
+    search_vectors: Callable[[np.ndarray, int], list[list[Hit]]]
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        if not queries:
+            return []
+        return self.search_vectors(self.encoder.encode_queries(list(queries)), k)
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from pydantic import Field
 from ...errors import ConfigError, IndexMismatchError
 from ...registry import stage_field
 from ...types import Hit
-from ..base import IndexConfig, index_folder
+from ..base import EncodedSearch, IndexConfig, index_folder
 from . import faiss_index as fx
 from . import folder as fo
 from .build import build_dense_index, check_encoder
@@ -91,7 +91,7 @@ def _default_encoder() -> EncoderConfig:
     return cfg
 
 
-class FaissIndex:
+class FaissIndex(EncodedSearch):
     """k-nearest-neighbour search by inner product; IVF-PQ shortlists are re-scored exactly."""
 
     Config = FaissConfig
@@ -152,14 +152,6 @@ class FaissIndex:
         manifest = update_dense_index(store, self.path, self.settings, encoder=self.encoder)
         self._load(manifest)
         return manifest
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_many([query], k)[0]
-
-    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        if not queries:
-            return []
-        return self.search_vectors(self.encoder.encode_queries(list(queries)), k)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
         """Top ``k`` hits for each row of ``vectors`` (already in the index's space)."""

@@ -16,7 +16,7 @@ from pydantic import Field
 from ...errors import IndexMismatchError
 from ...registry import stage_field
 from ...types import Hit
-from ..base import IndexConfig
+from ..base import EncodedSearch, IndexConfig
 from .collection import MilvusCollection, field_name
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ class MilvusDenseConfig(IndexConfig):
         return {"metric_type": "IP", "params": params}
 
 
-class MilvusDenseIndex:
+class MilvusDenseIndex(EncodedSearch):
     """A ``VectorIndex`` over one vector field of the store's Milvus collection."""
 
     Config = MilvusDenseConfig
@@ -116,14 +116,6 @@ class MilvusDenseIndex:
                     hint="sync from the collection's own state (since=None)",
                 )
         return self.collection.sync(store)
-
-    def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_many([query], k)[0]
-
-    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
-        if not queries:
-            return []
-        return self.search_vectors(self.encoder.encode_queries(list(queries)), k)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[list[Hit]]:
         vecs = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
