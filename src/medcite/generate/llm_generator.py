@@ -311,7 +311,7 @@ class LLMGenerator:
                 if not self.fallback:
                     raise
                 log.warning("topic %s: the LLM call failed (%s); answering extractively", topic.id, exc.message)
-                return self._fallback(topic, queries, evidence, notes, text,
+                return self.extractive_answer(topic, queries, evidence, notes, text,
                                       f"the LLM call failed at attempt {attempt} ({exc.message}): extractive "
                                       "answer used")
             drafts = self._drafts(text, evidence)
@@ -335,10 +335,10 @@ class LLMGenerator:
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)
         why = (f"LLM answer still invalid after {self.max_attempts} attempt(s) "
                f"({'; '.join(violations)}): extractive answer used")
-        return self._fallback(topic, queries, evidence, notes, text, why)
+        return self.extractive_answer(topic, queries, evidence, notes, text, why)
 
-    def _fallback(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence], notes: list[Dropped],
-                  text: str, why: str) -> Answer:
+    def extractive_answer(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+                          notes: list[Dropped], text: str, why: str) -> Answer:
         """The extractive answer, with the discarded LLM text and ``why`` recorded in ``Answer.dropped``."""
         backup = self.extractive.generate(topic, queries, evidence)
         return Answer(topic.id, backup.sentences, [*notes, Dropped("answer", text, why), *backup.dropped],

@@ -90,15 +90,11 @@ def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evide
         log.info("topic %s: the %s gate removed %d of %d generated citations", answer.topic_id, kind,
                  record["rejected"], len(checks))
     gated = apply_checks(answer, checks, (), (), record_stance=kind == "stance", check_name=f"the {kind} gate")
-    backup = getattr(pipe.generator, "extractive", None)
-    if answer.sentences and not gated.sentences and backup is not None:
-        from ..generate.base import FALLBACK
-
-        extractive = backup.generate(topic, queries, evidence)
+    fallback = getattr(pipe.generator, "extractive_answer", None)  # an LLM generator's extractive fallback
+    if answer.sentences and not gated.sentences and callable(fallback):
         why = f"the {kind} gate left no supported sentence: extractive answer used"
         record["fallback"] = why
-        gated = Answer(topic.id, extractive.sentences,
-                       [*gated.dropped, Dropped("answer", answer.text, why), *extractive.dropped], FALLBACK)
+        gated = fallback(topic, queries, evidence, list(gated.dropped), answer.text, why)
     return gated, record
 
 
