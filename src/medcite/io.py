@@ -106,9 +106,12 @@ def read_jsonl(path: str | Path) -> Iterator[Any]:
                 yield json.loads(line)
 
 
-def read_model_head(path: Path, fmt: str, what: str, hint: str) -> dict[str, Any]:
-    """The JSON head file of a model folder medcite wrote; ConfigError (with ``hint``) when it cannot be read or
-    is not of format ``fmt``."""
+def read_model_head(path: Path, fmt: str, what: str, hint: str, feature_version: int | None = None
+                    ) -> dict[str, Any]:
+    """The JSON head file of a model folder medcite wrote; ConfigError (with ``hint``) when it cannot be read, is
+    not of format ``fmt``, or was trained on features other than those this medcite computes
+    (``feature_version``: the version of the feature code, stored in the head as ``feature_version``; a head
+    without one was written by version 1)."""
     from .errors import ConfigError
 
     try:
@@ -119,6 +122,10 @@ def read_model_head(path: Path, fmt: str, what: str, hint: str) -> dict[str, Any
             raise ValueError(f"format {data.get('format')!r}, expected {fmt!r}")
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path} is not a readable {what} model ({exc})", hint=hint) from None
+    stored = data.get("feature_version", 1)
+    if feature_version is not None and stored != feature_version:
+        raise ConfigError(f"{path} is a stale {what} model: trained on feature version {stored!r}, and this medcite "
+                          f"computes version {feature_version}", hint=hint)
     return data
 
 

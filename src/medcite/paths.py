@@ -34,25 +34,3 @@ def models_dir() -> Path:
     """Where trained models live: ``$MEDCITE_MODELS_DIR``, else ``<cache_dir>/models`` (~/.cache/medcite/models)."""
     env = os.environ.get("MEDCITE_MODELS_DIR")
     return Path(env).expanduser() if env else cache_dir() / "models"
-
-
-def resolve_models_ref(name: str, train_command: str, build: str | None = None) -> str:
-    """``models:NAME`` -> the folder ``models_dir()/NAME``; any other name is returned unchanged.
-
-    Presets name trained models this way, so they hold no machine-specific path. A missing folder is a
-    ConfigError naming ``train_command`` (e.g. ``medcite train reranker``), which produces it, or ``build``
-    (a whole command, e.g. ``medcite models build best --corpus STORE``) when one makes it.
-    """
-    if not name.startswith(MODELS_PREFIX):
-        return name
-    from .errors import ConfigError
-
-    rel = name[len(MODELS_PREFIX):].strip()
-    folder = models_dir() / rel
-    if not rel or not (folder / "config.json").is_file():
-        how = f"`{build}`" if build else f"`{train_command} --data BIOASQ.json.gz --corpus STORE --out {folder}`"
-        raise ConfigError(
-            f"the trained model {name!r} is not at {folder}",
-            hint=f"train it with {how}, or set MEDCITE_MODELS_DIR to the folder that holds it",
-        )
-    return str(folder)

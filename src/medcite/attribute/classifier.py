@@ -119,21 +119,24 @@ def load_classifier(name: str, device: str = "cpu") -> SequenceClassifierModel |
     A folder with ``stance_head.json`` (written by ``medcite train stance``) is a frozen encoder with a linear
     head; any other is a sequence-classification model whose labels are mapped by name.
     """
-    from ..paths import resolve_models_ref
     from ..rerank.scoring import local_model_dir, not_available
-    from .probe import LinearHead, is_probe_folder
+    from ..trained_models import resolve
+    from .probe import LinearHead, encoder_source, is_probe_folder
 
     transformers = require("transformers", "rerank", "the stance classifier")
-    folder = local_model_dir(resolve_models_ref(name, "medcite train stance"))
+    folder = local_model_dir(resolve(name, "medcite train stance --data HEALTHVER.csv"))
     source = str(folder) if folder else name
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
         if folder is not None and is_probe_folder(folder):
             head = LinearHead.load(folder)
+            if head.encoder is not None:  # the head alone: its encoder is named (the packaged MiniLM)
+                source = encoder_source(head.encoder)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=True)
             encoder = transformers.AutoModel.from_pretrained(source, local_files_only=True)
             encoder.eval()
             encoder.to(device)
             return ProbeModel(tokenizer, encoder, head, device)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
             source, local_files_only=folder is not None)
     except OSError as exc:

@@ -12,9 +12,11 @@ better (docs/BENCHMARKS.md "stance"). The features of a (claim, evidence) pair:
 - ``cues``: negation in the claim, in the evidence, and whether they differ; the share of the claim's words
   found in the evidence; both lengths.
 
-The model folder is an ordinary Hugging Face folder of the encoder (``AutoModel`` loads it) plus
-``stance_head.json``: the feature spec, the standardisation and the multinomial logistic-regression weights
-over (supports, contradicts, neutral). Inference needs only torch, transformers and numpy.
+The model folder holds ``stance_head.json``: the feature spec and version, the frozen encoder it reads (by name:
+``minilm`` is the packaged MiniLM, so the folder is the head alone, never a copy of the encoder), the
+standardisation and the multinomial logistic-regression weights over (supports, contradicts, neutral). A
+folder that also holds a Hugging Face model (``config.json``; heads written before the encoder was named) reads
+that encoder. Inference needs only torch, transformers and numpy.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ from ..generate.attribution import negated
 from ..io import write_json
 
 HEAD_FILE = "stance_head.json"
+#: the version of the feature code (:class:`Featurizer`, :func:`cues`), stored in every head trained on it (stance
+#: and yes/no); bump it whenever a feature's definition changes, so a head trained on the old features is refused
+#: (the shipped models' test fails until they are rebuilt: tests/unit/test_shipped_models.py)
+FEATURE_VERSION = 1
 FORMAT = "medcite-stance-head/1"
 PARTS = ("pair", "siamese", "cues")
 _WORD = re.compile(r"[^\W_]{4,}")
@@ -165,6 +171,16 @@ class Featurizer:
         return np.hstack(blocks) if claims else np.zeros((0, 0), dtype=np.float32)
 
 
+def encoder_source(name: str) -> str:
+    """The folder of a head's frozen encoder: ``minilm`` -> the packaged all-MiniLM-L6-v2; any other value is a
+    local model folder."""
+    if name.strip().lower() in ("minilm", "packaged-minilm"):
+        from ..index.dense.encoders import packaged_minilm_dir
+
+        return str(packaged_minilm_dir())
+    return name
+
+
 @dataclass
 class LinearHead:
     """Standardise, then a multinomial logistic regression over (supports, contradicts, neutral)."""
@@ -175,6 +191,7 @@ class LinearHead:
     coef: np.ndarray  # (3, d)
     intercept: np.ndarray  # (3,)
     meta: dict[str, Any] = field(default_factory=dict)
+    encoder: str | None = None  # None: the encoder is the Hugging Face model in the head's own folder
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         if features.shape[1] != self.coef.shape[1]:
@@ -186,7 +203,8 @@ class LinearHead:
         return e / e.sum(axis=1, keepdims=True)
 
     def save(self, folder: Path) -> Path:
-        data = {"format": FORMAT, "labels": ["supports", "contradicts", "neutral"], "features": self.spec.as_dict(),
+        data = {"format": FORMAT, "feature_version": FEATURE_VERSION, "labels": ["supports", "contradicts", "neutral"],
+                "features": self.spec.as_dict(), **({"encoder": self.encoder} if self.encoder else {}),
                 "mean": self.mean.tolist(), "scale": self.scale.tolist(), "coef": self.coef.tolist(),
                 "intercept": self.intercept.tolist(), **({"meta": self.meta} if self.meta else {})}
         path = folder / HEAD_FILE
@@ -202,16 +220,22 @@ class LinearHead:
                 raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
             if data.get("labels") != ["supports", "contradicts", "neutral"]:
                 raise ValueError(f"labels {data.get('labels')!r}")
+            if data.get("feature_version", 1) != FEATURE_VERSION:
+                raise ValueError(f"a stale head: trained on feature version {data.get('feature_version', 1)!r}, "
+                                 f"and this medcite computes version {FEATURE_VERSION}")
             head = cls(FeatureSpec.from_dict(data["features"]), np.asarray(data["mean"], dtype=np.float64),
                        np.asarray(data["scale"], dtype=np.float64), np.asarray(data["coef"], dtype=np.float64),
-                       np.asarray(data["intercept"], dtype=np.float64), data.get("meta") or {})
+                       np.asarray(data["intercept"], dtype=np.float64), data.get("meta") or {},
+                       data.get("encoder"))
             d = head.coef.shape[1] if head.coef.ndim == 2 else -1
             if head.coef.shape[0] != 3 or head.mean.shape != (d,) or head.scale.shape != (d,) \
                     or head.intercept.shape != (3,) or not np.all(head.scale > 0):
                 raise ValueError("weights of inconsistent shapes")
         except (OSError, ValueError, KeyError, TypeError) as exc:
+            from ..trained_models import make_command
+
             raise ConfigError(f"{path} is not a readable stance head ({exc})",
-                              hint="retrain it with `medcite train stance --data CSV --out DIR`") from None
+                              hint=f"rebuild it with `{make_command('medcite-stance-healthver')}`") from None
         return head
 
     def describe(self) -> dict[str, Any]:

@@ -77,10 +77,10 @@ def needs_llm(settings: Settings, grounding: bool = False) -> bool:
 
 def is_local_model(name: str) -> bool:
     """True for a model folder on this machine (a path, or ``models:NAME`` trained by medcite)."""
-    from ..paths import resolve_models_ref
+    from ..trained_models import resolve
 
     try:
-        return Path(resolve_models_ref(name, "medcite train")).expanduser().is_dir()
+        return Path(resolve(name, "medcite train")).expanduser().is_dir()
     except ConfigError:
         return False
 

@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..attribute.probe import FeatureSpec
+from ..attribute.probe import FEATURE_VERSION, FeatureSpec
 from ..errors import ConfigError
 from ..io import write_json
+from ..trained_models import make_command
 from .models import read_head
 
 HEAD_FILE = "yesno_head.json"
@@ -59,7 +60,7 @@ class YesNoHead:
         """(P(yes), P(no), P(maybe)) per pair."""
         if features.shape[1] != self.coef.shape[1]:
             raise ConfigError(f"the yes/no head expects {self.coef.shape[1]} features, got {features.shape[1]}",
-                              hint="retrain it with `medcite train yesno`")
+                              hint=f"rebuild it with `{make_command('medcite-yesno')}`")
         z = ((features - self.mean) / self.scale) @ self.coef.T + self.intercept
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
@@ -76,7 +77,8 @@ class YesNoHead:
         return "yes" if self.p_yes(probs) >= self.threshold else "no"
 
     def save(self, folder: Path) -> Path:
-        data = {"format": FORMAT, "labels": list(LABELS), "features": self.spec.as_dict(), "encoder": self.encoder,
+        data = {"format": FORMAT, "feature_version": FEATURE_VERSION, "labels": list(LABELS),
+                "features": self.spec.as_dict(), "encoder": self.encoder,
                 "threshold": self.threshold, "max_snippets": self.max_snippets, "mean": self.mean.tolist(),
                 "scale": self.scale.tolist(), "coef": self.coef.tolist(), "intercept": self.intercept.tolist(),
                 **({"meta": self.meta} if self.meta else {})}
@@ -86,7 +88,7 @@ class YesNoHead:
 
     @classmethod
     def load(cls, folder: Path) -> YesNoHead:
-        data = read_head(folder, HEAD_FILE, FORMAT, "yesno")
+        data = read_head(folder, HEAD_FILE, FORMAT, "yesno", FEATURE_VERSION)
         try:
             head = cls(FeatureSpec.from_dict(data["features"]), np.asarray(data["mean"], dtype=np.float64),
                        np.asarray(data["scale"], dtype=np.float64), np.asarray(data["coef"], dtype=np.float64),
@@ -98,7 +100,7 @@ class YesNoHead:
                 raise ValueError("weights of inconsistent shapes")
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{folder / HEAD_FILE} is not a readable yes/no head ({exc})",
-                              hint="retrain it with `medcite train yesno`") from None
+                              hint=f"rebuild it with `{make_command('medcite-yesno')}`") from None
         return head
 
 
@@ -128,12 +130,12 @@ class YesNoModel:
 
 def load_yesno(folder: Path, device: str = "cpu") -> YesNoModel:
     """The yes/no model in ``folder`` (``yesno_head.json``) with the encoder the head names."""
+    from ..attribute.probe import encoder_source
     from ..registry import require
-    from .models import encoder_dir
 
     head = YesNoHead.load(folder)
     transformers = require("transformers", "qa", "the yes/no classifier's encoder")
-    source = encoder_dir(head.encoder)
+    source = encoder_source(head.encoder)
     tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=True)
     encoder = transformers.AutoModel.from_pretrained(source, local_files_only=True).eval()
     encoder.to(device)

@@ -23,7 +23,7 @@ from ..errors import ConfigError
 from ..io import read_model_head
 from ..types import Article, Hit
 from .base import RerankConfig
-from .ltr_features import Encoded, Features, FeatureSources
+from .ltr_features import FEATURE_VERSION, Encoded, Features, FeatureSources
 from .scoring import candidates, rescored
 
 if TYPE_CHECKING:
@@ -36,16 +36,22 @@ FORMAT = "medcite-ltr/1"
 HEAD = "config.json"
 BOOSTER = "model.txt"
 DEFAULT_MODEL = "models:medcite-ltr-bioasq"
-#: the command that makes the default model (named by the missing-model error and `medcite config presets`)
-BUILD_COMMAND = "medcite models build best --corpus STORE"
+
+
+def build_command(name: str = DEFAULT_MODEL) -> str:
+    """The command that makes the LTR model ``name`` (named by the missing-model and stale-model errors)."""
+    from ..trained_models import make_command
+
+    return make_command(name, "medcite train ltr --data BIOASQ.json.gz --corpus STORE")
 
 
 class LTRConfig(RerankConfig):
     """LightGBM LambdaMART over cheap per-candidate features (BM25 fields, PRF, dense cosines, term proximity)."""
 
     backend: Literal["ltr"] = "ltr"
-    model: str = Field(DEFAULT_MODEL, description="The trained model: models:NAME (under $MEDCITE_MODELS_DIR or "
-                       "~/.cache/medcite/models) or a folder written by `medcite train ltr`.")
+    model: str = Field(DEFAULT_MODEL, description="The trained model: models:NAME (trained here under "
+                       "$MEDCITE_MODELS_DIR or ~/.cache/medcite/models, else shipped with medcite) or a folder "
+                       "written by `medcite train ltr`.")
     index: str = Field("bm25", description="Sparse index (an entry of `indexes`) whose statistics the BM25 "
                        "features use.")
 
@@ -53,24 +59,26 @@ class LTRConfig(RerankConfig):
         return [self.model]
 
     def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
-        """None needed: the model is trained here (``medcite models build``) and its encoders are packaged; a
-        missing one stops the pipeline with that command (:func:`medcite.trained_models.check_present`)."""
+        """None needed: the model is shipped with medcite (or trained here by ``medcite models build``) and its
+        encoders are packaged; a missing one stops the pipeline with the command that makes it
+        (:func:`medcite.trained_models.check_present`)."""
         return []
 
 
 def model_folder(name: str) -> Path:
     """``models:NAME`` or a folder -> the model folder; ConfigError with the command that makes it."""
-    from ..paths import resolve_models_ref
+    from ..trained_models import resolve
 
-    folder = Path(resolve_models_ref(name, "medcite train ltr", build=BUILD_COMMAND)).expanduser()
+    folder = Path(resolve(name, "medcite train ltr --data BIOASQ.json.gz --corpus STORE")).expanduser()
     if not (folder / HEAD).is_file() or not (folder / BOOSTER).is_file():
         raise ConfigError(f"{folder} is not an LTR model folder (no {HEAD} and {BOOSTER})",
-                          hint=f"train one with `{BUILD_COMMAND}` or `medcite train ltr`")
+                          hint=f"train one with `{build_command(name)}`")
     return folder
 
 
 def read_head(folder: Path) -> dict[str, Any]:
-    return read_model_head(folder / HEAD, FORMAT, "LTR", f"retrain it with `{BUILD_COMMAND}`")
+    return read_model_head(folder / HEAD, FORMAT, "LTR", f"retrain it with `{build_command()}`",
+                           feature_version=FEATURE_VERSION)
 
 
 def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
@@ -162,7 +170,7 @@ class LTRReranker:
         features = Features(sources, head["groups"])
         if features.names != head["features"]:
             raise ConfigError(f"the LTR model at {folder} was trained on features {head['features']}, these "
-                              f"settings give {features.names}", hint=f"retrain it with `{BUILD_COMMAND}`")
+                              f"settings give {features.names}", hint=f"retrain it with `{build_command(cfg.model)}`")
         booster = lgb.Booster(model_file=str(folder / BOOSTER))
         return cls(booster, features, top_n=cfg.top_n)
 

@@ -35,6 +35,11 @@ import numpy as np
 
 from ..types import Article, Hit
 
+#: the version of the feature code, stored in every model trained on it; bump it whenever a feature's definition
+#: changes, so a model trained on the old features is refused (and the shipped model's test fails until it is
+#: rebuilt: tests/unit/test_shipped_models.py)
+FEATURE_VERSION = 1
+
 GROUPS = ("first_stage", "bm25", "prf", "dense", "terms", "passage", "document")
 DEFAULT_GROUPS = ("first_stage", "bm25", "prf", "dense", "terms", "passage")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")

@@ -61,9 +61,9 @@ def local_model_dir(name_or_path: str) -> Path | None:
 
     ``models:NAME`` is a model trained by ``medcite train`` under ``medcite.paths.models_dir()``.
     """
-    from ..paths import resolve_models_ref
+    from ..trained_models import resolve
 
-    name_or_path = resolve_models_ref(name_or_path, "medcite train reranker")
+    name_or_path = resolve(name_or_path, "medcite train reranker")
     path = Path(name_or_path).expanduser()
     looks_like_path = name_or_path.startswith((".", "/", "~")) or path.exists()
     if not looks_like_path:

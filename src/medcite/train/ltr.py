@@ -29,6 +29,7 @@ from ..io import write_json
 from ..progress import progress
 from ..rerank.ltr_features import DEFAULT_GROUPS, GROUPS
 from ..types import Hit
+from .common import require_questions
 from .data import Question, read_bioasq, split_questions, training_split
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def train_ltr(data: str | Path, store: DocumentStore, out: str | Path, first_sta
     """
     from ..registry import require
     from ..rerank.ltr import BOOSTER, FORMAT, HEAD, LTRReranker, feature_sources
-    from ..rerank.ltr_features import Features
+    from ..rerank.ltr_features import FEATURE_VERSION, Features
 
     lgb = require("lightgbm", "train", "training the ltr reranker")
     opts = opts or LTROptions()
@@ -174,13 +175,9 @@ def train_ltr(data: str | Path, store: DocumentStore, out: str | Path, first_sta
     inner = split_questions(split.train, opts.valid_fraction, opts.seed + 1)
     fit_qs = inner.train[: opts.max_train] if opts.max_train else inner.train
     dev_qs = split.dev[: opts.max_dev] if opts.max_dev else split.dev
+    require_questions(store, fit_qs, dev_qs, opts.min_questions, "medcite-ltr-bioasq")
     known = {q.id: store.existing(q.gold) for q in [*fit_qs, *inner.dev, *dev_qs]}
     fit_qs = [q for q in fit_qs if known[q.id]]
-    if len(fit_qs) < opts.min_questions:
-        raise InputError(
-            f"only {len(fit_qs)} training questions have a gold document in the store {store.path} (need "
-            f"{opts.min_questions})",
-            hint="give the store that holds the BioASQ gold articles (--corpus), or lower --min-questions")
     sources = feature_sources(ctx, "bm25", opts.encoders, prf="prf" in opts.groups)
     features = Features(sources, opts.groups)
     ranker = LTRReranker(None, features, top_n=opts.top_n)
@@ -205,7 +202,8 @@ def train_ltr(data: str | Path, store: DocumentStore, out: str | Path, first_sta
     gains = booster.feature_importance(importance_type="gain", iteration=best)
     importance = dict(sorted(((n, round(float(g), 2)) for n, g in zip(features.names, gains, strict=True)),
                              key=lambda kv: -kv[1]))
-    head = {"format": FORMAT, "groups": list(features.groups), "features": features.names,
+    head = {"format": FORMAT, "feature_version": FEATURE_VERSION, "groups": list(features.groups),
+            "features": features.names,
             "encoders": list(opts.encoders), "first_stage": opts.first_stage, "first_stage_hash": first_stage_hash,
             "top_n": opts.top_n, "bm25_depth": sources.bm25_depth, "best_iteration": best}
     report = {

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..registry import require
-from .common import base_model_dir, out_folder, seed_everything, write_report
+from .common import PACKAGED, base_model_dir, out_folder, seed_everything, write_report
 from .stance_data import (
     LABELS,
     StancePair,
@@ -152,19 +152,20 @@ def fit_head(x: np.ndarray, y: np.ndarray, groups: Sequence[str], opts: StanceTr
     return scaler, clf, c, cv
 
 
-def _head(spec: Any, scaler: Any, clf: Any, meta: dict[str, Any]) -> Any:
+def _head(spec: Any, scaler: Any, clf: Any, meta: dict[str, Any], encoder: str | None) -> Any:
     from ..attribute.probe import LinearHead
 
     order = [list(clf.classes_).index(i) for i in range(len(LABELS))]
     return LinearHead(spec, np.asarray(scaler.mean_, dtype=np.float64),
                       np.where(scaler.scale_ > 0, scaler.scale_, 1.0).astype(np.float64),
                       np.asarray(clf.coef_, dtype=np.float64)[order],
-                      np.asarray(clf.intercept_, dtype=np.float64)[order], meta)
+                      np.asarray(clf.intercept_, dtype=np.float64)[order], meta, encoder)
 
 
 def train_probe(base_dir: str, train: Sequence[StancePair], held: Sequence[StancePair], out: Path,
-                opts: StanceTrainOptions) -> dict[str, Any]:
-    """Frozen-encoder features + linear head; writes encoder, tokenizer and ``stance_head.json`` to ``out``."""
+                opts: StanceTrainOptions, packaged: bool = True) -> dict[str, Any]:
+    """Frozen-encoder features + linear head; writes ``stance_head.json`` to ``out`` (``packaged``: the head
+    names the packaged MiniLM; else the encoder and tokenizer are saved beside it)."""
     from ..attribute.probe import FeatureSpec, Featurizer
 
     transformers = require("transformers", "train", "training the stance classifier")
@@ -182,9 +183,10 @@ def train_probe(base_dir: str, train: Sequence[StancePair], held: Sequence[Stanc
     log.info("features of %d training and %d held-back pairs in %.0f s", len(pairs), len(held), feature_seconds)
     scaler, clf, c, cv = fit_head(x, y, [p.claim for p in pairs], opts)
     predicted = clf.predict(scaler.transform(x_held)).tolist()
-    encoder.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    _head(spec, scaler, clf, {"c": c, "trained_pairs": len(pairs)}).save(out)
+    if not packaged:
+        encoder.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+    _head(spec, scaler, clf, {"c": c, "trained_pairs": len(pairs)}, "minilm" if packaged else None).save(out)
     return {"recipe": "linear head on frozen encoder features (epochs=0)", "c": c, "cv_macro_f1_by_c": cv,
             "features": int(x.shape[1]), "feature_seconds": round(feature_seconds, 1),
             "held_back": stance_metrics([p.label for p in held], predicted)}
@@ -240,8 +242,10 @@ def train_stance(data: str | Path, out: str | Path, *, base: str = "minilm",
     seed_everything(opts.seed, opts.threads)
     base_dir = base_model_dir(base)
     started = time.perf_counter()
-    run = train_probe if opts.epochs == 0 else train_finetune
-    result = run(base_dir, train, held, folder, opts)
+    if opts.epochs == 0:
+        result = train_probe(base_dir, train, held, folder, opts, packaged=base.strip().lower() in PACKAGED)
+    else:
+        result = train_finetune(base_dir, train, held, folder, opts)
     report = {
         "kind": "stance",
         "base": base,

@@ -67,10 +67,13 @@ def test_a_real_classifier_folder_loads_and_gives_probabilities(tmp_path: Path) 
 
 
 def test_missing_trained_model_names_the_training_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite import trained_models
+
     monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
     with pytest.raises(ConfigError) as err:
         build_stage("stance", {"backend": "classifier"})
-    assert "medcite train stance" in str(err.value) + (err.value.hint or "")
+    assert "medcite models build medcite-stance-healthver --healthver" in str(err.value) + (err.value.hint or "")
 
 
 def test_llm_stance_parses_and_finds_the_quoted_span() -> None:

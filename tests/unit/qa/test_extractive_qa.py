@@ -122,7 +122,10 @@ def test_settings_default_to_the_extractive_backend() -> None:
 
 
 def test_missing_models_fail_early_with_the_train_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite import trained_models
+
     monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
     with pytest.raises(ConfigError) as err:
         ExtractiveQA.from_config(ExtractiveQAConfig(), None)
-    assert "medcite train yesno" in str(err.value.hint) and str(tmp_path) in str(err.value)
+    assert "medcite models build medcite-yesno --bioasq" in str(err.value.hint) and str(tmp_path) in str(err.value)

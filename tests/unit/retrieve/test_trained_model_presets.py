@@ -1,4 +1,4 @@
-"""`models:NAME` references (trained models under $MEDCITE_MODELS_DIR) and the presets that use them."""
+"""`models:NAME` references (trained models under $MEDCITE_MODELS_DIR, or shipped) and the presets that use them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 from medcite.config import load_settings
 from medcite.errors import ConfigError
-from medcite.paths import models_dir, resolve_models_ref
+from medcite.paths import models_dir
+from medcite.trained_models import resolve as resolve_models_ref
 
 
 @pytest.fixture
@@ -58,8 +59,8 @@ def test_the_trained_presets_fail_clearly_without_their_models(models: Path) -> 
         assert settings.retrieve.branches[0].name == "bm25" and settings.rerank.top_n == 100
         with pytest.raises(ConfigError) as err:
             Context(settings).build("rerank", settings.rerank)
-        assert "medcite train reranker" in str(err.value) + (err.value.hint or "")
+        assert "medcite models build medcite-minilm-ce-bioasq --bioasq" in str(err.value) + (err.value.hint or "")
     adapted = load_settings("hybrid-adapted").indexes["dense"].encoder.model
     with pytest.raises(ConfigError) as err:
         resolve_model(adapted)
-    assert "medcite train encoder" in (err.value.hint or "")
+    assert "medcite models build medcite-minilm-bi-bioasq --bioasq" in (err.value.hint or "")

@@ -122,9 +122,9 @@ def resolve_model(name: str, *, role: str = "encoder") -> str:
     """
     if not name or not name.strip():
         raise ConfigError(f"empty {role} model name", hint="give a Hugging Face name or a local folder")
-    from ...paths import resolve_models_ref
+    from ...trained_models import resolve
 
-    name = resolve_models_ref(name, "medcite train encoder")  # models:NAME, trained by medcite
+    name = resolve(name, "medcite train encoder")  # models:NAME, trained by medcite
     path = Path(name).expanduser()
     if path.exists():
         if not path.is_dir():
@@ -228,10 +228,10 @@ class EncoderConfig(BackendConfig):
 
 def _local_folder(name: str) -> str | None:
     """The model folder ``name`` refers to (``models:NAME`` or a path holding config.json), else None."""
-    from ...paths import resolve_models_ref
+    from ...trained_models import resolve
 
     try:
-        folder = Path(resolve_models_ref(name, "medcite train encoder")).expanduser()
+        folder = Path(resolve(name, "medcite train encoder")).expanduser()
     except ConfigError:
         return None  # a missing trained model: loading the encoder reports it
     return str(folder) if (folder / "config.json").is_file() else None
