@@ -33,6 +33,9 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--min-pairs", default=100, show_default=True, type=click.IntRange(1),
                      help="Stop with an error (naming how many gold documents the store holds) when there are "
                           "fewer positive training pairs than this."),
+        click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
+                     help="Refuse a store that holds the gold articles of fewer training questions than this "
+                          "(or of fewer than 5 held-back ones), as `medcite models build` does."),
         click.option("--seed", default=13, show_default=True, type=int),
         click.option("--dev-fraction", default=0.2, show_default=True,
                      type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -57,7 +60,8 @@ def _options(kw: dict[str, Any], **extra: Any) -> Any:
 
     return TrainOptions(
         epochs=kw["epochs"], batch_size=kw["batch_size"], lr=kw["lr"], max_length=kw["max_length"],
-        max_pairs=kw["max_pairs"], min_pairs=kw["min_pairs"], seed=kw["seed"], dev_fraction=kw["dev_fraction"],
+        max_pairs=kw["max_pairs"], min_pairs=kw["min_pairs"], min_questions=kw["min_questions"], seed=kw["seed"],
+        dev_fraction=kw["dev_fraction"],
         max_dev=kw["max_dev"],
         threads=kw["threads"], negatives_from=kw["negatives_from"], dense_miner=kw["dense_miner"], **extra,
     )

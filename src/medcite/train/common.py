@@ -24,6 +24,11 @@ NEGATIVES_FROM = ("bm25", "dense")
 
 
 MIN_PAIRS = 100  # fewer positive pairs than this and a training run cannot learn anything worth saving
+#: fewer training questions with gold in the store than this and the store is refused (as ``models build`` does)
+MIN_QUESTIONS = 20
+#: fewer held-back questions with gold in the store than this (or than the held-back side has) and the
+#: evaluation in training.json would not mean anything
+MIN_DEV = 5
 
 
 @dataclass
@@ -42,6 +47,7 @@ class TrainOptions:
     max_length: int = 256
     max_pairs: int | None = None
     min_pairs: int = MIN_PAIRS
+    min_questions: int = MIN_QUESTIONS
     negatives: int = 3
     negatives_from: str = "bm25"
     dense_miner: str | None = None
@@ -61,6 +67,8 @@ class TrainOptions:
             raise ConfigError(f"dev fraction must be between 0 and 1, got {self.dev_fraction}")
         if self.min_pairs < 1:
             raise ConfigError(f"--min-pairs must be at least 1, got {self.min_pairs}")
+        if self.min_questions < 1:
+            raise ConfigError(f"--min-questions must be at least 1, got {self.min_questions}")
         if self.negatives_from not in NEGATIVES_FROM:
             raise ConfigError(f"negatives come from {' or '.join(NEGATIVES_FROM)}, got {self.negatives_from!r}")
 
@@ -250,6 +258,29 @@ def library_versions() -> dict[str, str]:
     from importlib.metadata import version
 
     return {name: version(name) for name in ("sentence-transformers", "transformers", "accelerate", "datasets")}
+
+
+def require_questions(store: Any, train: Sequence[Any], dev: Sequence[Any], min_questions: int,
+                      what: str = "medcite-minilm-bi-bioasq") -> tuple[int, int]:
+    """(training, held-back) questions with a gold document in ``store``; InputError, before any training, when
+    fewer than ``min_questions`` training questions (or fewer than :data:`MIN_DEV` held-back ones) have one: a
+    model trained or evaluated on a handful of questions is not one to keep. The hint names the command that
+    trains on medcite's own BioASQ snippet store instead (``what``: the model it makes)."""
+    from ..trained_models import make_command
+
+    found = sum(1 for q in train if store.existing(q.gold))
+    held = sum(1 for q in dev if store.existing(q.gold))
+    need_dev = min(MIN_DEV, len(dev))
+    if found >= min_questions and held >= need_dev:
+        return found, held
+    raise InputError(
+        f"the store {store.path} holds the gold articles of {found:,} of {len(train):,} training questions and "
+        f"{held:,} of {len(dev):,} held-back ones (need {min_questions} and {need_dev}): a model trained or "
+        "evaluated there would rest on too few questions",
+        hint="give the store that holds the PubMed records of the --data questions (medcite ingest), or train on "
+             f"medcite's own store of the BioASQ gold snippets with `{make_command(what)}`; lower "
+             "--min-questions only for a deliberately small run",
+    )
 
 
 def require_pairs(positives: int, train_questions: Sequence[Any], found: int, min_pairs: int) -> None:

@@ -53,6 +53,7 @@ from .common import (
     library_versions,
     out_folder,
     require_pairs,
+    require_questions,
     run_trainer,
     seed_everything,
     trainer_arguments,
@@ -237,6 +238,7 @@ def train_encoder(
     model = st.SentenceTransformer(base_model_dir(base), device="cpu", local_files_only=True)
     model.max_seq_length = opts.max_length
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
+        require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-bi-bioasq")
         if opts.negatives_from == "dense":
             mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model),
                                          negatives=opts.negatives, depth=opts.mine_depth, groups=groups)

@@ -38,6 +38,7 @@ from .common import (
     library_versions,
     out_folder,
     require_pairs,
+    require_questions,
     run_trainer,
     seed_everything,
     trainer_arguments,
@@ -138,6 +139,7 @@ def train_reranker(
     split, groups = training_split(questions, opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
+        require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-ce-bioasq")
         if opts.negatives_from == "dense":
             mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner),
                                          negatives=opts.negatives, depth=opts.mine_depth, groups=groups)

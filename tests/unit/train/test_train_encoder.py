@@ -67,7 +67,7 @@ def test_cli_train_encoder_end_to_end(tiny_corpus: tuple[Path, Path], tiny_body:
     out = tmp_path / "enc"
     args = ["-q", "train", "encoder", "--data", str(data), "--corpus", str(store), "--base", str(tiny_body),
             "--out", str(out), "--epochs", "1", "--batch-size", "4", "--seed", "2", "--dev-fraction", "0.25",
-            "--max-length", "64", "--threads", "1", "--lr", "1e-3", "--min-pairs", "1"]
+            "--max-length", "64", "--threads", "1", "--lr", "1e-3", "--min-pairs", "1", "--min-questions", "3"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     report = json.loads((out / "training.json").read_text())
@@ -116,7 +116,7 @@ def test_the_trainer_batches_are_the_unique_batches(tiny_body: Path, tmp_path: P
             *[row(f"x{i}", f"d{i}", f"m{i}", {f"d{i}"}) for i in range(13)]]
     by_text = {ex.pair.question: ex for ex in rows}
     model = st.SentenceTransformer(str(tiny_body), device="cpu")
-    opts = TrainOptions(epochs=2, batch_size=8, seed=5, negatives=1, min_pairs=1)
+    opts = TrainOptions(epochs=2, batch_size=8, seed=5, negatives=1, min_pairs=1, min_questions=3)
     trainer = bi_encoder_trainer(model, rows, opts, str(tmp_path))
     drawn = []
     for batch in trainer.get_train_dataloader():
@@ -164,7 +164,7 @@ def test_train_encoder_with_dense_negatives(tiny_corpus: tuple[Path, Path], tiny
 
     data, store = tiny_corpus
     opts = TrainOptions(epochs=1, batch_size=4, seed=2, dev_fraction=0.25, max_length=64, threads=1, lr=1e-3,
-                        min_pairs=1, negatives=1, negatives_from="dense")
+                        min_pairs=1, min_questions=3, negatives=1, negatives_from="dense")
     report = train_encoder(data, store, tmp_path / "dense", base=str(tiny_body), opts=opts)
     assert report["options"]["negatives_from"] == "dense"
     assert report["pairs"]["positive"] == 18 and report["pairs"]["hard_negatives"] == 18

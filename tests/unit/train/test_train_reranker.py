@@ -14,7 +14,8 @@ from medcite.types import Article, Hit
 
 transformers = pytest.importorskip("transformers")
 
-OPTS = dict(epochs=2, batch_size=8, max_length=64, lr=5e-4, seed=3, dev_fraction=0.25, threads=1, min_pairs=1)
+OPTS = dict(epochs=2, batch_size=8, max_length=64, lr=5e-4, seed=3, dev_fraction=0.25, threads=1, min_pairs=1,
+            min_questions=3)
 PROBE = {
     "1": Article("1", "metformin for diabetes", "metformin treats diabetes."),
     "2": Article("2", "diabetes epidemiology", "The prevalence of diabetes rises."),
@@ -66,7 +67,7 @@ def test_cli_train_reranker(tiny_corpus: tuple[Path, Path], tiny_body: Path, tmp
     result = CliRunner().invoke(cli, [
         "-q", "train", "reranker", "--data", str(data), "--corpus", str(store), "--base", str(tiny_body),
         "--out", str(out), "--epochs", "1", "--batch-size", "8", "--max-pairs", "24", "--seed", "5",
-        "--dev-fraction", "0.25", "--max-length", "64", "--threads", "1", "--min-pairs", "1",
+        "--dev-fraction", "0.25", "--max-length", "64", "--threads", "1", "--min-pairs", "1", "--min-questions", "3",
     ])
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout)
@@ -102,8 +103,15 @@ def test_too_few_pairs_stop_training_and_name_the_gold_documents_found(tiny_corp
     """Issue 16, item 8: a corpus holding few of the questions' gold documents must not train a model and exit 0."""
     data, store = tiny_corpus
     for kind in ("reranker", "encoder"):
-        result = CliRunner().invoke(cli, ["-q", "train", kind, "--data", str(data), "--corpus", str(store),
-                                          "--base", str(tiny_body), "--out", str(tmp_path / kind), "--threads", "1"])
+        args = ["-q", "train", kind, "--data", str(data), "--corpus", str(store), "--base", str(tiny_body), "--out",
+                str(tmp_path / kind), "--threads", "1"]
+        # issue 22: a store with gold for ~10 training questions (fewer than --min-questions 20) is refused at once,
+        # naming the command that trains on medcite's own snippet store, never "evaluated" on a question or two
+        few = CliRunner().invoke(cli, args)
+        assert few.exit_code != 0 and "training questions and" in few.output
+        assert "would rest on too few questions" in few.output and "medcite models build medcite-minilm-" in few.output
+        assert not (tmp_path / kind / "training.json").exists()
+        result = CliRunner().invoke(cli, [*args, "--min-questions", "3"])
         assert result.exit_code != 0, result.output
         assert "positive training pairs (at least 100 needed): the store holds" in result.output
         assert "gold documents of the" in result.output and "--min-pairs" in result.output
