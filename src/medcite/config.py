@@ -475,6 +475,11 @@ def preset_description(name: str) -> str:
     return str(_preset_json(name).get("description", ""))
 
 
+def preset_sections(name: str) -> set[str]:
+    """The top-level settings sections the preset (with the presets it extends) sets itself."""
+    return set(_read_preset(name))
+
+
 def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
     if name in chain:
         raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")

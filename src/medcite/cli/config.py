@@ -42,12 +42,11 @@ def presets(full: bool) -> None:
 
 
 def models_status(preset: str) -> str:
-    """``needs: medcite models build PRESET, ~N min`` (its ``--corpus STORE`` left out for room) when a trained
-    model the preset's retrieval loads is missing, ``models present`` when it loads some and all are here, else
-    nothing."""
+    """For a preset that loads models medcite trains: ``models shipped`` / ``models trained here`` when all are
+    here, else ``needs: medcite models build PRESET, ~N min`` (or the models' names when medcite has no recipe)."""
     from ..config import load_settings
     from ..errors import MedciteError
-    from ..trained_models import CATALOGUE, build_order, is_present, minutes, retrieval_models
+    from ..trained_models import CATALOGUE, SHIPPED, build_order, is_present, locate, minutes, retrieval_models
 
     try:
         names = retrieval_models(load_settings(preset))
@@ -56,7 +55,9 @@ def models_status(preset: str) -> str:
     if not names:
         return ""
     if all(is_present(n) for n in names):
-        return "models present"
+        sources = {locate(n)[1] for n in names}
+        return "models shipped" if sources == {SHIPPED} else "models trained here" if SHIPPED not in sources \
+            else "models shipped and trained here"
     absent = [n for n in build_order([n for n in names if not is_present(n)]) if not is_present(n)]
     if all(n in CATALOGUE for n in absent):
         return f"needs: medcite models build {preset}, ~{minutes(absent)} min"

@@ -1,22 +1,25 @@
-"""``medcite models build``: train every model a preset needs, in need order, skipping those present.
+"""``medcite models build``: train the models a preset needs, or named models, into the models folder.
 
-It sits in ``cli`` because it joins two layers that otherwise never meet: the retrieval pipeline (the first
-stage an LTR model reorders) and the trainers (which import reranker backends).
+It sits in ``cli`` because it joins layers that otherwise never meet: the retrieval pipeline (the first stage an
+LTR model reorders) and the trainers (which import reranker backends).
 
-Each model is trained into a temporary sibling folder and renamed into place when done, so a run that is
-stopped leaves no folder that a later run (or a preset) would take for a finished model: building again
-resumes with the models still missing. The recipes are the options of the measured models
-(docs/BENCHMARKS.md); every run's options are in its ``training.json``.
+Every model of :data:`medcite.trained_models.CATALOGUE` has a recipe here: the options of the measured (and, for
+the small ones, shipped) model. A model built here lands in the models folder, where it takes precedence over
+the shipped one; one already trained here is skipped unless ``force``. Each model is trained into a temporary
+sibling folder and renamed into place when done, so a stopped run leaves no folder that a later run (or a
+preset) would take for a finished model. ``training.json`` records the exact command.
 
-The training store: the user's store when it holds the BioASQ gold articles of at least ``min_questions``
-training questions; otherwise (or with no store given) medcite's own store of documents rebuilt from the
-training file's gold snippets (:mod:`medcite.train.bioasq_docs`), kept at
-``<models dir>/../training/bioasq-<hash of the file>`` and reused. The LTR features are query-document features,
-so a model trained there is applied to any store; ``training.json`` names the store it was trained on.
+The training store of the retrieval models (LTR, bi-encoders, cross-encoder): the user's store when it holds the
+BioASQ gold articles of at least ``min_questions`` training questions; otherwise (or with no store given)
+medcite's own store of documents rebuilt from the training file's gold snippets
+(:mod:`medcite.train.bioasq_docs`), kept at ``<models dir>/../training/bioasq-<hash of the file>`` and reused.
+The LTR features are query-document features, so a model trained there is applied to any store;
+``training.json`` names the store it was trained on.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -24,22 +27,52 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import load_settings
+from ..config import load_settings, preset_names
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
 from ..paths import models_dir
 from ..pipeline.retrieval import RetrievalPipeline
 from ..train.bioasq_docs import data_hash, is_complete, snippet_store
 from ..train.data import read_bioasq
-from ..trained_models import CATALOGUE, build_order, folder, is_present, retrieval_models
+from ..trained_models import (
+    CATALOGUE,
+    DATA,
+    TrainedModel,
+    build_order,
+    folder,
+    is_trained_here,
+    refs,
+    retrieval_models,
+    strip_prefix,
+)
 from ..types import Hit, Topic
 
 log = logging.getLogger(__name__)
 
 Echo = Callable[[str], None]
+
+
+@dataclass
+class BuildData:
+    """What the recipes read: the data files (by kind, see :data:`medcite.trained_models.DATA`), the user's store
+    and the rule that decides whether it is trained on."""
+
+    files: dict[str, Path] = field(default_factory=dict)
+    corpus: Path | None = None
+    min_questions: int = 20
+    ltr_options: dict[str, Any] = field(default_factory=dict)
+
+    def file(self, kind: str, model: str) -> Path:
+        path = self.files.get(kind)
+        if path is None or not Path(path).is_file():
+            raise InputError(f"{model} is trained on {kind} data, and no {kind} file was given"
+                             + (f" ({path} does not exist)" if path else ""),
+                             hint=f"give it with --{kind} {DATA[kind][1]}")
+        return Path(path)
 
 
 @contextmanager
@@ -57,50 +90,101 @@ def first_stage_pipeline(preset: str, store: DocumentStore) -> Iterator[tuple[Ca
         pipeline.close()
 
 
-def _train_ltr(name: str, preset: str, data: Path, store_path: Path, out: Path, **options: Any) -> dict[str, Any]:
+def _train_stance(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+    from ..train.stance import StanceTrainOptions, train_stance
+
+    return train_stance(data.file("healthver", spec.name), out, base="minilm", opts=StanceTrainOptions())
+
+
+def _train_yesno(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+    from ..train.qa import YesNoTrainOptions, train_yesno
+
+    files = [data.file("bioasq", spec.name)] + ([data.file("pubmedqa", spec.name)] if "pubmedqa" in data.files
+                                                 else [])
+    return train_yesno(files, out, base="minilm", opts=YesNoTrainOptions())
+
+
+def _train_ideal(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+    from ..train.qa import train_ideal
+
+    return train_ideal(data.file("bioasq", spec.name), out)
+
+
+def _train_ltr(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
     """An LTR model reordering ``preset``'s own first stage (for ``best``: hybrid BM25 + packaged MiniLM)."""
     from ..train.ltr import LTROptions, train_ltr
 
+    assert store is not None  # chosen by build_models for every model that reads a store
     top_n = load_settings(preset).rerank.top_n  # the candidates the preset's reranker will read
-    with DocumentStore.open(store_path) as store, first_stage_pipeline(preset, store) as (run, ctx, h):
-        opts = LTROptions(first_stage=preset, **({"top_n": top_n} | options))
-        return train_ltr(data, store, out, run, ctx, opts, first_stage_hash=h)
+    options = {"top_n": top_n, "min_questions": data.min_questions} | data.ltr_options
+    with DocumentStore.open(store) as opened, first_stage_pipeline(preset, opened) as (run, ctx, h):
+        opts = LTROptions(first_stage=preset, **options)
+        return train_ltr(data.file("bioasq", spec.name), opened, out, run, ctx, opts, first_stage_hash=h)
 
 
-def _train_encoder(name: str, preset: str, data: Path, store_path: Path, out: Path, **options: Any) -> dict[str, Any]:
+def _train_encoder(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
     from ..train.common import TrainOptions
     from ..train.encoder import train_encoder
 
-    if name == "medcite-minilm-bi-bioasq":
-        opts = TrainOptions(epochs=1, batch_size=32, lr=3e-5, negatives=1, max_dev=20, max_length=128, seed=13)
-    else:  # the cross-encoder's base
-        opts = TrainOptions(epochs=1, batch_size=32, lr=3e-5, negatives=0, max_pairs=4000, max_dev=20,
-                            max_length=128, seed=13)
-    return train_encoder(data, store_path, out, base="minilm", opts=opts)
+    assert store is not None
+    negatives, max_pairs = (1, None) if spec.name == "medcite-minilm-bi-bioasq" else (0, 4000)  # else: the CE base
+    opts = TrainOptions(epochs=1, batch_size=32, lr=3e-5, negatives=negatives, max_pairs=max_pairs, max_dev=20,
+                        max_length=128, seed=13, min_questions=data.min_questions)
+    return train_encoder(data.file("bioasq", spec.name), store, out, base="minilm", opts=opts)
 
 
-def _train_reranker(name: str, preset: str, data: Path, store_path: Path, out: Path, **options: Any
+def _train_reranker(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path
                     ) -> dict[str, Any]:
     from ..train.common import TrainOptions
     from ..train.reranker import train_reranker
 
+    assert store is not None
     opts = TrainOptions(epochs=1, batch_size=16, lr=5e-5, negatives=3, max_pairs=10000, max_dev=20, max_length=128,
-                        seed=13)
-    return train_reranker(data, store_path, out, base=str(folder("medcite-minilm-bi-bioasq-ce-base")), opts=opts)
+                        seed=13, min_questions=data.min_questions)
+    return train_reranker(data.file("bioasq", spec.name), store, out,
+                          base=str(folder("medcite-minilm-bi-bioasq-ce-base")), opts=opts)
 
 
-RECIPES: dict[str, Callable[..., dict[str, Any]]] = {
-    "ltr": _train_ltr, "bi-encoder": _train_encoder, "cross-encoder": _train_reranker,
+RECIPES: dict[str, Callable[[TrainedModel, str, BuildData, Path | None, Path], dict[str, Any]]] = {
+    "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal, "ltr": _train_ltr,
+    "bi-encoder": _train_encoder, "cross-encoder": _train_reranker,
 }
+#: the preset whose first stage a model named on its own is trained for
+DEFAULT_PRESET = {"ltr": "best"}
 
 
-def plan(presets: list[str]) -> list[tuple[str, str]]:
-    """(model, preset that needs it) in build order, each model once."""
+def preset_models(preset: str) -> list[str]:
+    """The ``models:`` models a preset needs: those its retrieval loads, its stance model when it judges stance
+    or sets the stance stage (a Task A preset), its BioASQ answerer's when it sets the qa stage."""
+    from ..config import preset_sections
+    from ..pipeline.offline import uses_stance
+
+    settings = load_settings(preset)
+    names = retrieval_models(settings)
+    sections = preset_sections(preset)
+    if uses_stance(settings) or "stance" in sections:
+        names += list(refs(settings.stance.model_dump(mode="json")))
+    if "qa" in sections:
+        names += list(refs(settings.qa.model_dump(mode="json")))
+    return list(dict.fromkeys(names))
+
+
+def plan(targets: list[str]) -> list[tuple[str, str]]:
+    """(model, the preset it is trained for) in build order, each model once. A target is a preset (name or
+    file) or a model medcite trains (``NAME`` or ``models:NAME``)."""
     out: dict[str, str] = {}
-    for preset in presets:
-        settings = load_settings(preset)
-        for name in build_order(retrieval_models(settings)):
-            out.setdefault(name, preset)
+    known = set(preset_names())
+    for target in targets:
+        name = strip_prefix(target)
+        if name in CATALOGUE and target not in known:
+            for dep in build_order([name]):
+                out.setdefault(dep, DEFAULT_PRESET.get(CATALOGUE[dep].kind, "best"))
+            continue
+        if target not in known and not Path(target).is_file():
+            raise ConfigError(f"{target!r} is neither a preset nor a model medcite trains",
+                              hint="`medcite config presets` lists the presets, `medcite models list` the models")
+        for dep in build_order(preset_models(target)):
+            out.setdefault(dep, target)
     return list(out.items())
 
 
@@ -130,51 +214,53 @@ def training_store(data: Path, store_path: Path | None, min_questions: int, echo
     return folder_
 
 
-def build_models(presets: list[str], data: Path, store_path: Path | None, *, echo: Echo = log.info,
-                 ltr_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Train the missing models of ``presets``; returns one record per model (skipped, built).
+def command_of(name: str, data: BuildData, store: Path | None) -> str:
+    """The command that builds ``name`` with these data (recorded in its ``training.json``)."""
+    spec = CATALOGUE[name]
+    parts = ["medcite models build", name, *(f"--{k} {data.files[k]}" for k in spec.data if k in data.files)]
+    if spec.corpus and data.corpus is not None:
+        parts.append(f"--corpus {data.corpus}")
+    if spec.corpus and data.min_questions != 20:
+        parts.append(f"--min-questions {data.min_questions}")
+    return " ".join(parts)
 
-    ``store_path``: the user's store, trained on when it holds enough BioASQ gold articles (else, or when None,
-    the snippet store of ``data``: :func:`training_store`). ``ltr_options``: fields of
-    :class:`medcite.train.ltr.LTROptions` for the LTR models (tests, benchmarks)."""
-    todo = plan(presets)
-    unknown = [n for n, _ in todo if n not in CATALOGUE]
-    if unknown:
-        raise ConfigError(f"no recipe to build {', '.join(unknown)}",
-                          hint="train it with its `medcite train` command (docs/MODELS.md)")
-    if not Path(data).is_file():
-        raise InputError(f"no BioASQ training file at {data}", hint="give one with --data BIOASQ.json.gz")
-    records: list[dict[str, Any]] = []
-    missing = [(n, p) for n, p in todo if not is_present(n)]
-    if store_path is not None:
-        DocumentStore.open(store_path).close()  # a missing store fails here, before any training
-    if missing:
-        min_questions = int((ltr_options or {}).get("min_questions", 20))
-        store_path = training_store(Path(data), None if store_path is None else Path(store_path), min_questions,
-                                    echo)
+
+def build_models(targets: list[str], data: BuildData, *, echo: Echo = log.info, force: bool = False
+                 ) -> list[dict[str, Any]]:
+    """Train the models of ``targets`` (presets or model names) that are not already trained here (all of them
+    with ``force``); returns one record per model (skipped, built)."""
+    todo = plan(targets)
+    if data.corpus is not None:
+        DocumentStore.open(data.corpus).close()  # a missing store fails here, before any training
+    missing = [(n, p) for n, p in todo if force or not is_trained_here(n)]
+    for name, _ in missing:  # every data file a recipe will read, before hours of training
+        for kind in CATALOGUE[name].data:
+            if kind != "pubmedqa" or kind in data.files:
+                data.file(kind, name)
+    store: Path | None = None
+    if any(CATALOGUE[n].corpus for n, _ in missing):
+        store = training_store(data.file("bioasq", "the retrieval models"), data.corpus, data.min_questions, echo)
     total = sum(CATALOGUE[n].minutes for n, _ in missing)
     if missing:
         echo(f"{len(missing)} model(s) to train, about {total} min on 2 cores: {', '.join(n for n, _ in missing)}")
+    records: list[dict[str, Any]] = []
     left = total
     for i, (name, preset) in enumerate(todo, start=1):
-        spec = CATALOGUE[name]
-        out = folder(name)
-        if is_present(name):
-            echo(f"[{i}/{len(todo)}] {name}: present at {out}, skipped")
+        spec, out = CATALOGUE[name], folder(name)
+        if (name, preset) not in missing:
+            echo(f"[{i}/{len(todo)}] {name}: trained here at {out}, skipped (--force trains it again)")
             records.append({"model": name, "status": "present", "folder": str(out)})
             continue
-        if out.exists():  # an unfinished folder (files missing): trained again from scratch
-            echo(f"[{i}/{len(todo)}] {name}: {out} is incomplete, training it again")
-            shutil.rmtree(out)
         echo(f"[{i}/{len(todo)}] {name} ({spec.kind}: {spec.description}), about {spec.minutes} min; "
              f"about {left} min left in all")
         started = time.perf_counter()
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=out.parent))
         try:
-            options = (ltr_options or {}) if spec.kind == "ltr" else {}
-            assert store_path is not None  # chosen above whenever a model is missing
-            report = RECIPES[spec.kind](name, preset, Path(data), Path(store_path), tmp / "model", **options)
+            report = RECIPES[spec.kind](spec, preset, data, store if spec.corpus else None, tmp / "model")
+            _record_command(tmp / "model", command_of(name, data, data.corpus))
+            if out.exists():  # an earlier or unfinished model of this name: replaced only now, when done
+                shutil.rmtree(out)
             os.replace(tmp / "model", out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -182,5 +268,13 @@ def build_models(presets: list[str], data: Path, store_path: Path | None, *, ech
         seconds = round(time.perf_counter() - started, 1)
         echo(f"[{i}/{len(todo)}] {name}: done in {seconds} s, at {out}")
         records.append({"model": name, "status": "built", "folder": str(out), "seconds": seconds,
-                        "store": str(store_path), "metrics": report.get("metrics")})
+                        **({"store": str(store)} if spec.corpus else {}), "metrics": report.get("metrics")})
     return records
+
+
+def _record_command(model: Path, command: str) -> None:
+    from ..io import write_json
+
+    path = model / "training.json"
+    report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    write_json(path, {"command": command, **report})

@@ -1,68 +1,84 @@
-"""`medcite models`: build the trained models a preset needs, and list them."""
+"""`medcite models`: list every model the presets and commands name, and build medcite's own."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
 
 def default_data() -> Path | None:
     """The shared BioASQ training file, when this checkout has one (``$MEDCITE_DATA_DIR`` or ../shared/data)."""
-    from ..paths import shared_data_dir
+    from ..trained_models import data_path
 
-    path = shared_data_dir() / "bioasq" / "bioasq_taskb_golden_7b-11b_dev.json.gz"
+    path = Path(data_path("bioasq"))
     return path if path.is_file() else None
+
+
+def _data_option(kind: str, what: str, *aliases: str):  # type: ignore[no-untyped-def]
+    from ..trained_models import DATA
+
+    return click.option(f"--{kind}", *aliases, kind, default=None, type=click.Path(exists=True, dir_okay=False),
+                        help=f"{what} (default: the shared {DATA[kind][0]} when this checkout has it).")
 
 
 @click.group("models")
 def models_group() -> None:
-    """The models medcite trains itself (under $MEDCITE_MODELS_DIR, default ~/.cache/medcite/models)."""
+    """The models medcite names: its own (shipped with medcite or trained here, under $MEDCITE_MODELS_DIR, default
+    ~/.cache/medcite/models), the packaged ones and the hub models the published systems used."""
 
 
 @models_group.command("build")
-@click.argument("presets", nargs=-1)
-@click.option("--all", "all_", is_flag=True, help="Every shipped preset's models.")
+@click.argument("targets", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every model medcite trains (the large ones take hours).")
 @click.option("--corpus", "corpus", default=None, type=click.Path(exists=True, file_okay=False),
-              help="Your document store: trained on when it holds the BioASQ gold articles of --min-questions "
-                   "training questions; otherwise (or when left out) medcite trains on its own store of the "
-                   "training file's gold snippets (built once, beside the models folder).")
-@click.option("--data", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="BioASQ training JSON (default: the shared bioasq_taskb_golden_7b-11b_dev.json.gz when present).")
+              help="Your document store: the retrieval models are trained over it when it holds the BioASQ gold "
+                   "articles of --min-questions training questions; otherwise (or when left out) over medcite's "
+                   "own store of the training file's gold snippets (built once, beside the models folder).")
+@_data_option("bioasq", "BioASQ Task b training JSON", "--data")
+@_data_option("pubmedqa", "PubMedQA ori_pqal-style JSON (the yes/no head's extra training questions)")
+@_data_option("healthver", "HealthVer-style CSV (the stance classifier's training claims)")
 @click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
               help="Train on --corpus only when at least this many training questions have gold there.")
-def build(presets: tuple[str, ...], all_: bool, corpus: str | None, data: str | None, min_questions: int) -> None:
-    """Train every model PRESETS need that is not yet present (resumable: present models are skipped, an
-    interrupted one is trained again). Example: medcite models build best --corpus STORE"""
-    from ..config import preset_names
-    from .model_builds import build_models
+@click.option("--force", is_flag=True, help="Train again the models already trained here.")
+def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str | None, pubmedqa: str | None,
+          healthver: str | None, min_questions: int, force: bool) -> None:
+    """Train into the models folder the models TARGETS need (presets, or models medcite trains by name), where
+    they take precedence over the shipped ones. Resumable: models already trained here are skipped, an
+    interrupted one is trained again. Examples: medcite models build best --corpus STORE;
+    medcite models build medcite-yesno"""
+    from ..trained_models import CATALOGUE, data_path
+    from .model_builds import BuildData, build_models
 
-    if all_ == bool(presets):
-        raise click.UsageError("name one or more presets, or give --all (not both)")
-    names = preset_names() if all_ else list(presets)
-    known = set(preset_names())
-    unknown = [p for p in names if p not in known and not Path(p).is_file()]
-    if unknown:
-        raise click.BadParameter(f"unknown preset(s) {', '.join(unknown)}; `medcite config presets` lists them",
-                                 param_hint="PRESETS")
-    path = Path(data) if data else default_data()
-    if path is None:
-        raise click.UsageError("give the BioASQ training file with --data BIOASQ.json.gz")
-    records = build_models(names, path, Path(corpus) if corpus else None, echo=lambda m: click.echo(m, err=True),
-                           ltr_options={"min_questions": min_questions})
+    if all_ == bool(targets):
+        raise click.UsageError("name one or more presets or models, or give --all (not both)")
+    files: dict[str, Path] = {}
+    for kind, given in (("bioasq", bioasq), ("pubmedqa", pubmedqa), ("healthver", healthver)):
+        path = Path(given) if given else Path(data_path(kind))
+        if path.is_file():
+            files[kind] = path
+    data = BuildData(files, Path(corpus) if corpus else None, min_questions)
+    records = build_models(list(CATALOGUE) if all_ else list(targets), data, echo=lambda m: click.echo(m, err=True),
+                           force=force)
     click.echo(json.dumps(records, indent=2))
 
 
 @models_group.command("list")
-def list_models() -> None:
-    """The models medcite can build: kind, training time on 2 cores, and whether each is present."""
-    from ..trained_models import CATALOGUE, folder, is_present
+@click.option("--json", "as_json", is_flag=True, help="One JSON list (name, source, folder, size, roles, used by, "
+              "command) instead of the table.")
+@click.option("--preset", "presets", multiple=True, help="Only the models these presets name (repeatable).")
+def list_models(as_json: bool, presets: tuple[str, ...]) -> None:
+    """Every model a preset or command names: where it comes from here (trained here, shipped, packaged, hub
+    cache, server, missing), its size, who uses it, and the command that makes it."""
+    from ..pipeline.inventory import inventory
 
-    rows: list[dict[str, Any]] = [
-        {"model": m.name, "kind": m.kind, "minutes": m.minutes, "present": is_present(m.name),
-         "folder": str(folder(m.name))} for m in CATALOGUE.values()]
-    for r in rows:
-        click.echo(f"{r['model']:<34} {r['kind']:<14} ~{r['minutes']:>3} min  "
-                   f"{'present' if r['present'] else 'missing'}  {r['folder']}")
+    entries = inventory(list(presets) or None)
+    if as_json:
+        click.echo(json.dumps([e.as_dict() for e in entries], indent=2))
+        return
+    for e in entries:
+        size = f"{e.size_bytes / 1e6:8.1f} MB" if e.size_bytes else f"{'-':>11}"
+        users = ", ".join(e.used_by[:4]) + (f" +{len(e.used_by) - 4}" if len(e.used_by) > 4 else "")
+        click.echo(f"{e.name:<44} {e.source:<12} {size}  used by: {users or '-'}")
+        click.echo(f"{'':<44} make: {e.command}")

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.cli.model_builds import build_models, training_store_folder
+from medcite.cli.model_builds import BuildData, build_models, training_store_folder
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.train.bioasq_docs import MARKER, snippet_articles, snippet_documents, snippet_store
 from medcite.types import Article
@@ -91,7 +91,8 @@ def test_a_store_without_gold_trains_on_the_snippet_store_once(snippet_data: Pat
     models = tmp_path / "cache" / "models"
     monkeypatch.setenv("MEDCITE_MODELS_DIR", str(models))
     said: list[str] = []
-    records = build_models([str(bm25_ltr_preset)], snippet_data, other_store, echo=said.append, ltr_options=FAST)
+    records = build_models([str(bm25_ltr_preset)], BuildData({"bioasq": snippet_data}, other_store, 3, FAST),
+                           echo=said.append)
     target = training_store_folder(snippet_data)
     assert target.parent == tmp_path / "cache" / "training" and target.name.startswith("bioasq-")
     assert (target / MARKER).is_file()
@@ -108,7 +109,8 @@ def test_a_store_without_gold_trains_on_the_snippet_store_once(snippet_data: Pat
     with DocumentStore.open(other_store) as store:
         assert len(store) == 5  # the user's store is left as it was
     # a second run skips the model; a training store stopped half way (no marker) is built again
-    again = build_models([str(bm25_ltr_preset)], snippet_data, other_store, echo=said.append, ltr_options=FAST)
+    again = build_models([str(bm25_ltr_preset)], BuildData({"bioasq": snippet_data}, other_store, 3, FAST),
+                           echo=said.append)
     assert again[0]["status"] == "present"
     (target / MARKER).unlink()
     (target / "stray").write_text("left by a stopped build")
@@ -122,7 +124,8 @@ def test_a_store_with_gold_is_trained_on(snippet_data: Path, bm25_ltr_preset: Pa
     own = tmp_path / "own"
     with DocumentStore.create(own) as store, store.transaction() as tx:
         tx.upsert(snippet_articles(json.loads(snippet_data.read_text())["questions"]), FileStats("synthetic"))
-    records = build_models([str(bm25_ltr_preset)], snippet_data, own, echo=lambda m: None, ltr_options=FAST)
+    records = build_models([str(bm25_ltr_preset)], BuildData({"bioasq": snippet_data}, own, 3, FAST),
+                           echo=lambda m: None)
     assert records[0]["store"] == str(own)
     assert not training_store_folder(snippet_data).exists()
 
@@ -134,4 +137,4 @@ def test_cli_corpus_is_optional(snippet_data: Path, bm25_ltr_preset: Path, tmp_p
     result = CliRunner().invoke(cli, ["models", "build", str(bm25_ltr_preset), "--data", str(snippet_data),
                                       "--min-questions", "50"])
     assert "no store given: training on medcite's BioASQ snippet store" in result.output
-    assert result.exit_code != 0 and "training questions have a gold document" in result.output
+    assert result.exit_code != 0 and "would rest on too few questions" in result.output

@@ -57,7 +57,8 @@ def test_train_ltr_refuses_a_used_folder_and_too_few_questions(tiny_corpus: tupl
     assert used.exit_code != 0 and "not empty" in used.output
     few = runner.invoke(cli, ["train", "ltr", "--data", str(data), "--corpus", str(store), "--out",
                               str(tmp_path / "m"), *FAST[:-4], "--min-questions", "50"])
-    assert few.exit_code != 0 and "training questions have a gold document" in few.output
+    assert few.exit_code != 0 and "would rest on too few questions" in few.output
+    assert "medcite models build medcite-ltr-bioasq --bioasq" in few.output  # the snippet store's command
     assert not (tmp_path / "m").exists()
 
 
@@ -106,16 +107,20 @@ def models_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 def test_best_without_its_model_fails_before_any_work_with_the_command(tiny_corpus: tuple[Path, Path],
-                                                                        models_dir: Path) -> None:
+                                                                        models_dir: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite import trained_models
+
+    monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
     _, store_dir = tiny_corpus
     result = CliRunner().invoke(cli, ["search", "--preset", "best", "--corpus", str(store_dir), "gout"])
     assert result.exit_code != 0
-    assert "medcite-ltr-bioasq" in result.output and "medcite models build best --corpus STORE" in result.output
+    assert "medcite models build medcite-ltr-bioasq --bioasq" in result.output
     # nothing was built: no dense index of the store was made for a search that cannot run
     assert not list((store_dir / "indexes").glob("faiss-*")) if (store_dir / "indexes").exists() else True
     presets = CliRunner().invoke(cli, ["config", "presets"])
     line = status_line(presets.output, "best")
-    assert line.endswith("[needs: medcite models build best, ~5 min]") and len(line) <= 120
+    assert line.endswith("[needs: medcite models build best, ~7 min]") and len(line) <= 120
 
 
 @pytest.mark.slow  # a MiniLM index of the tiny store and the MiniLM features: ~15 s quiet, a minute on a busy machine
@@ -135,7 +140,7 @@ def test_models_build_best_trains_once_then_skips(tiny_corpus: tuple[Path, Path]
     again = runner.invoke(cli, args, catch_exceptions=False)
     assert json.loads(again.stdout)[0]["status"] == "present" and "skipped" in again.stderr
     presets = runner.invoke(cli, ["config", "presets"])
-    assert status_line(presets.output, "best").endswith("[models present]")
+    assert status_line(presets.output, "best").endswith("[models trained here]")
     found = runner.invoke(cli, ["search", "--preset", "best", "--corpus", str(store_dir), "-k", "3",
                                 "Which drug treats gout?"])
     assert found.exit_code == 0, found.output
