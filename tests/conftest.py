@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +14,13 @@ from medcite.paths import shared_data_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# the suite never reads or writes the user's models folder, LLM cache or runs folder: its own, empty at the start
+# (the models medcite ships are found inside the package; a test that builds one builds it here)
+_OWN = Path(tempfile.mkdtemp(prefix="medcite-tests-"))
+os.environ["MEDCITE_CACHE_DIR"] = str(_OWN / "cache")
+os.environ["MEDCITE_MODELS_DIR"] = str(_OWN / "models")
+os.environ["MEDCITE_RUNS_DIR"] = str(_OWN / "runs")
+atexit.register(shutil.rmtree, _OWN, ignore_errors=True)
 medcite_fakes.register()  # fake backends (hash-bow encoder, rules/replies LLMs), reachable through --set
 
 
