@@ -21,7 +21,8 @@ _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "
 @click.option("--store", "store_dir", required=True, type=click.Path(file_okay=False),
               help="Document store folder (created if missing).")
 @click.option("--on-error", type=click.Choice(["raise", "skip"]), default=None,
-              help="On a bad record or damaged file: stop (raise), or warn, count and go on (skip). "
+              help="On a bad record or damaged file: stop (raise), or count, skip and go on (skip): one warning "
+              "per reason, every skipped record listed in STORE/skipped.jsonl. "
               "Default: the corpus.on_error setting ('raise').")
 @click.option("--format", "fmt", type=click.Choice(["auto", "xml", "jsonl"]), default="auto", show_default=True,
               help="Input format; 'auto' looks at the content (gzip, '<' or '{').")

@@ -298,12 +298,12 @@ def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
         except UnicodeDecodeError as exc:
             yield BadRecord(
                 f"line is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                "JSONL files must be UTF-8 encoded", lineno)
+                "JSONL files must be UTF-8 encoded", lineno, kind="line is not valid UTF-8")
             continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield BadRecord(f"invalid JSON at column {exc.colno}: {exc.msg}", lineno)
+            yield BadRecord(f"invalid JSON at column {exc.colno}: {exc.msg}", lineno, kind="invalid JSON")
             continue
         except RecursionError:
             yield BadRecord("JSON nested too deeply to be an article record", lineno)
@@ -312,18 +312,19 @@ def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
             yield BadRecord(f"a number has more than {sys.get_int_max_str_digits()} digits, too long to read", lineno)
             continue
         if not isinstance(obj, dict):
-            yield BadRecord(f"line is a JSON {type(obj).__name__}, expected an object", lineno)
+            yield BadRecord(f"line is a JSON {type(obj).__name__}, expected an object", lineno,
+                            kind="line is not a JSON object")
             continue
         if _ESCAPED_SURROGATE.search(text) and (where := _lone_surrogate(obj)):
             yield BadRecord(f"field {where} holds a lone surrogate escape (\\udXXX), which is not text; "
-                            "it cannot be stored", lineno)
+                            "it cannot be stored", lineno, kind="a lone surrogate escape")
             continue
         pmid_hint = obj.get("pmid", obj.get("id"))
         pmid_hint = str(pmid_hint) if isinstance(pmid_hint, int | str) else None
         try:
             article, unknown = article_from_json(obj)
         except _BadValue as exc:
-            yield BadRecord(str(exc), lineno, pmid_hint)
+            yield BadRecord(str(exc), lineno, pmid_hint, kind="a field of the wrong type or form")
             continue
         if not article.title and not article.abstract:
             yield BadRecord("record has neither title nor abstract text", lineno, article.pmid)
@@ -332,6 +333,6 @@ def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
             known = ARTICLE_FIELDS if "pmid" in obj else COLLECTION_FIELDS
             yield BadRecord(
                 f"unknown field(s) {', '.join(map(repr, unknown))}; known fields: {', '.join(known)}",
-                lineno, article.pmid, kept=True,
+                lineno, article.pmid, kept=True, kind="unknown field(s)",
             )
         yield article
