@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from .numbers import Count
+
 
 def default_data() -> Path | None:
     """The shared BioASQ training file, when this checkout has one (``$MEDCITE_DATA_DIR`` or ../shared/data)."""
@@ -31,7 +33,7 @@ def models_group() -> None:
                    "training file's gold snippets (built once, beside the models folder).")
 @click.option("--data", default=None, type=click.Path(exists=True, dir_okay=False),
               help="BioASQ training JSON (default: the shared bioasq_taskb_golden_7b-11b_dev.json.gz when present).")
-@click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
+@click.option("--min-questions", default=20, show_default=True, type=Count(1),
               help="Train on --corpus only when at least this many training questions have gold there.")
 def build(presets: tuple[str, ...], all_: bool, corpus: str | None, data: str | None, min_questions: int) -> None:
     """Train every model PRESETS need that is not yet present (resumable: present models are skipped, an

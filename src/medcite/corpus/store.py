@@ -70,13 +70,21 @@ class Changes:
     seq: int
 
 
+#: the largest PMID a store holds (SQLite's INTEGER stops at 2**63 - 1; the readers allow 18 digits)
+MAX_PMID = 10**18 - 1
+
+
 def _pmid_int(pmid: str | int) -> int:
+    shown = str(pmid) if len(str(pmid)) <= 40 else str(pmid)[:40] + "..."
     try:
         value = int(pmid)
     except (TypeError, ValueError):
-        raise InputError(f"PMID {pmid!r} is not an integer", hint="PMIDs are bare integers such as 12345678") from None
+        raise InputError(f"PMID {shown!r} is not an integer", hint="PMIDs are bare integers such as 12345678") from None
     if value <= 0:
-        raise InputError(f"PMID {pmid!r} must be positive")
+        raise InputError(f"PMID {shown} must be positive")
+    if value > MAX_PMID:
+        raise InputError(f"PMID {shown} is too large: PMIDs have at most 18 digits",
+                         hint="PMIDs are bare integers such as 12345678")
     return value
 
 

@@ -53,3 +53,93 @@ def test_values_json_cannot_hold_stop_the_ingest_naming_file_and_line(
     before = store_state(store)
     assert_clean_error(invoke("ingest", str(BAD / name), "--store", str(store)), name, line, reason)
     assert store_state(store) == before
+
+
+# -- 2: numbers past what the engine or SQLite can hold ----------------------------------------------------
+HUGE = str(10**60)
+
+
+def assert_usage_error(result: Result, *needles: str) -> None:
+    """click refused an option's value: exit code 2, its ``Error: Invalid value`` line, no traceback."""
+    assert result.exit_code == 2, (result.output, repr(result.exception))
+    assert "Traceback" not in result.output and "Error: Invalid value for" in result.output, result.output
+    for needle in needles:
+        assert needle in result.output, (needle, result.output)
+
+
+@pytest.mark.parametrize("k", [HUGE, str(10**18), str(2**64)])
+def test_search_k_past_the_engine_is_refused(store: Path, k: str) -> None:
+    assert_usage_error(invoke("search", "statins", "--corpus", str(store), "-k", k), "'-k'", k)
+    index = next((store / "indexes").glob("tantivy-*"))
+    assert_usage_error(invoke("search", "statins", "--index", str(index), "-k", k), "'-k'", k)
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["ingest", "--wait", "nan", "x.jsonl", "--store", "s"], "--wait"),
+    (["ingest", "--batch-size", str(2**64), "x.jsonl", "--store", "s"], "--batch-size"),
+    (["index", "bm25", "--k1", "inf", "--store", "s"], "--k1"),
+    (["pubmed", "sync", "--timeout", "nan", "--dest", "d"], "--timeout"),
+    (["eval", "biogen-b", "--threshold", "nan", "--run", "."], "--threshold"),
+    (["train", "ltr", "--seed", str(10**30)], "--seed"),
+])
+def test_number_options_refuse_non_finite_and_huge_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], option: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert_usage_error(invoke(*args), f"'{option}'")
+    assert not list(tmp_path.iterdir())
+
+
+def test_corpus_show_a_pmid_past_sqlite(store: Path) -> None:
+    assert_clean_error(invoke("corpus", "show", "999999999999999999999999999999", "--store", str(store)),
+                       "PMID 999999999999999999999999999999")
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "Infinity", "-Infinity", "NaN", "1e999"])
+@pytest.mark.parametrize("field", ["retrieve.k", "retrieve.rrf_k", "verify.gate_threshold", "index.milvus.timeout_s"])
+def test_non_finite_numbers_in_settings_are_refused(store: Path, field: str, value: str) -> None:
+    assert_clean_error(invoke("search", "statins", "--corpus", str(store), "--set", f"{field}={value}"),
+                       field.split(".")[-1])
+
+
+@pytest.mark.parametrize("field", ["retrieve.k", "retrieve.keep", 'retrieve.branches=[{"backend": "bm25", "k"'])
+def test_hit_counts_past_the_engine_are_refused_in_settings(store: Path, field: str) -> None:
+    override = f"{field}: {10**18}}}]" if field.startswith("retrieve.branches") else f"{field}={10**18}"
+    assert_clean_error(invoke("search", "statins", "--corpus", str(store), "--set", override), "less than or equal")
+
+
+def test_every_float_setting_refuses_non_finite_values() -> None:
+    """Every float field of every settings section and backend config, found by walking the models."""
+    from pydantic import BaseModel, ValidationError
+
+    from medcite import registry
+    from medcite.config import Settings
+    from medcite.errors import ConfigError
+
+    models: list[type[BaseModel]] = [Settings]
+    for stage in registry.stages():
+        for name in registry.names(stage.name):
+            try:
+                models.append(registry.config_class(stage.name, name))
+            except (ImportError, ConfigError):  # an optional extra that is not installed; a task without settings
+                continue
+    seen: set[type[BaseModel]] = set()
+    checked = 0
+    while models:
+        model = models.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            text = str(info.annotation)
+            models.extend(t for t in getattr(info.annotation, "__args__", (info.annotation,))
+                          if isinstance(t, type) and issubclass(t, BaseModel))
+            if "float" not in text:
+                continue
+            for bad in (float("inf"), float("nan"), "-inf"):
+                value = {"x": bad} if text.startswith("dict") else [bad] if text.startswith("list") else bad
+                with pytest.raises(ValidationError) as caught:
+                    model.model_validate({name: value})
+                assert any(e["loc"][0] == name for e in caught.value.errors()), \
+                    (model.__name__, name, bad, caught.value.errors())
+                checked += 1
+    assert checked > 30, checked
