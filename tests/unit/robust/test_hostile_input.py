@@ -143,3 +143,23 @@ def test_every_float_setting_refuses_non_finite_values() -> None:
                     (model.__name__, name, bad, caught.value.errors())
                 checked += 1
     assert checked > 30, checked
+
+
+# -- 3: a topics file whose fields are of the wrong type ---------------------------------------------------
+@pytest.mark.parametrize(("content", "needles"), [
+    ('[{"id": "t1", "question": ["Do statins", "lower LDL?"]}]', ["'t1'", "'question'", "list"]),
+    ('[{"id": "t1", "question": 42}]', ["'t1'", "'question'", "int"]),
+    ('[{"id": "t1", "question": {"text": "Do statins lower LDL?"}}]', ["'t1'", "'question'", "dict"]),
+    ('[{"id": "t1", "question": "Do statins lower LDL?", "narrative": ["a"]}]', ["'t1'", "'narrative'"]),
+    ('{"topic_id": "t2", "question": true}\n', ["'t2'", "'question'", "bool"]),
+    ('{"questions": [{"id": "q1", "body": ["Is", "it"], "type": "yesno"}]}', ["'q1'", "'body'"]),
+    ('{"questions": [{"id": "q1", "body": "Is it?", "type": 3}]}', ["'q1'", "'type'"]),
+])
+def test_topic_fields_of_the_wrong_type_are_refused(store: Path, tmp_path: Path, content: str,
+                                                    needles: list[str]) -> None:
+    topics = tmp_path / "topics.json"
+    topics.write_text(content)
+    out = tmp_path / "run.trec"
+    assert_clean_error(invoke("search", "--corpus", str(store), "--topics", str(topics), "--output", str(out)),
+                       "topics.json", *needles)
+    assert not out.exists()
