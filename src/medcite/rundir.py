@@ -61,6 +61,30 @@ def new_run_dir(root: str | Path, prefix: str = "run") -> Path:
                      hint="give the run directory explicitly (--out / --run-dir)")
 
 
+def is_run_dir(path: str | Path) -> bool:
+    """A folder medcite wrote a run into: its ``config.json`` (written first, atomically) holds a settings hash."""
+    try:
+        config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "settings_hash" in config
+
+
+def check_run_target(path: str | Path) -> None:
+    """Refuse to write a run into a folder of the user's: one that exists, holds files and is not a run directory.
+
+    A missing or empty folder is claimed; an earlier run's folder is resumed (or refused by the caller).
+    """
+    path = Path(path)
+    if not path.is_dir() or is_run_dir(path):
+        return
+    theirs = sorted(n for n in os.listdir(path) if not (n.startswith(".") and n.endswith(".tmp")))
+    if theirs:
+        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise InputError(f"{path} is not empty and is not a medcite run directory (it holds {shown})",
+                         hint="give a new or empty folder for --out (it is created), or an earlier run's folder")
+
+
 def topic_json(t: Topic) -> dict[str, Any]:
     return {k: v for k, v in asdict(t).items() if v is not None}
 
@@ -122,6 +146,7 @@ class RunWriter:
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path} exists and is not a folder",
                              hint="give a new folder for --out (it is created), or an earlier run's folder to resume")
+        check_run_target(self.path)
         config_path = self.path / "config.json"
         if config_path.exists() and resume:
             old = json.loads(config_path.read_text(encoding="utf-8"))

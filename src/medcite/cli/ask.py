@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..rundir import answer_json, new_run_dir
+from ..rundir import answer_json, check_run_target, is_run_dir, new_run_dir
 from ..types import Topic
 from .options import answer_options, resolve
 from .render import echo_result
@@ -32,8 +32,10 @@ def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: st
     if out is not None and out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is an existing file, not a folder",
                          hint="give a new folder for --out (it is created), or omit it")
-    if out is not None and (out / "config.json").exists():
+    if out is not None and is_run_dir(out):
         raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")
+    if out is not None:
+        check_run_target(out)
     pipeline = Pipeline(settings, corpus)
     topic = Topic("q1", question)
     claimed = out is None

@@ -163,3 +163,36 @@ def test_topic_fields_of_the_wrong_type_are_refused(store: Path, tmp_path: Path,
     assert_clean_error(invoke("search", "--corpus", str(store), "--topics", str(topics), "--output", str(out)),
                        "topics.json", *needles)
     assert not out.exists()
+
+
+# -- 4: --out into a folder of the user's that is not a run directory --------------------------------------
+@pytest.mark.parametrize("config", [None, "{not json", '{"model_type": "bert"}'])
+@pytest.mark.parametrize("command", ["ask", "run"])
+def test_out_into_a_folder_that_is_not_a_run_is_refused(store: Path, tmp_path: Path, command: str,
+                                                        config: str | None) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    if config is not None:
+        (mine / "config.json").write_text(config)
+    before = {p.name: p.read_bytes() for p in mine.iterdir()}
+    topics = tmp_path / "topics.json"
+    topics.write_text('[{"id": "t1", "question": "Do statins lower LDL?"}]')
+    args = {"ask": ["ask", "Do statins lower LDL?", "--corpus", str(store), "--out", str(mine)],
+            "run": ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(mine)]}[command]
+    assert_clean_error(invoke(*args), str(mine), "not a medcite run directory")
+    assert {p.name: p.read_bytes() for p in mine.iterdir()} == before
+
+
+def test_out_into_an_empty_folder_or_an_earlier_run_still_works(store: Path, tmp_path: Path) -> None:
+    asked, ran = tmp_path / "asked", tmp_path / "ran"
+    asked.mkdir()
+    ran.mkdir()
+    result = invoke("ask", "Do statins lower LDL?", "--corpus", str(store), "--out", str(asked))
+    assert result.exit_code == 0 and (asked / "config.json").is_file(), result.output
+    topics = tmp_path / "topics.json"
+    topics.write_text('[{"id": "t1", "question": "Do statins lower LDL?"}]')
+    for _ in range(2):  # the second time the earlier run is resumed
+        result = invoke("run", "--topics", str(topics), "--corpus", str(store), "--out", str(ran))
+        assert result.exit_code == 0, result.output
+    assert len((ran / "answers.jsonl").read_text().splitlines()) == 1
