@@ -19,31 +19,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptIndexError, InputError, MedciteError
+from ..errors import InputError, MedciteError
 from ..io import disk_full, is_disk_full, remove_stale_temp_files, write_json
 from ..types import Article
 from .serialize import article_from_row, article_meta
+from .store_db import DB_NAME, FORMAT_VERSION, create_db, open_db
+
+__all__ = ["DB_NAME", "FORMAT_VERSION", "LOCK_NAME", "Changes", "DocumentStore", "FileStats", "StoreTransaction",
+           "WriterLock"]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-DB_NAME = "store.sqlite"
 LOCK_NAME = "store.lock"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS articles(
-    pmid INTEGER PRIMARY KEY, version INTEGER NOT NULL, seq INTEGER NOT NULL,
-    title TEXT NOT NULL, abstract TEXT NOT NULL, meta TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS articles_seq ON articles(seq);
-CREATE TABLE IF NOT EXISTS deleted(pmid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS deleted_seq ON deleted(seq);
-CREATE TABLE IF NOT EXISTS files(
-    key TEXT PRIMARY KEY, path TEXT NOT NULL, size INTEGER NOT NULL, status TEXT NOT NULL,
-    added INTEGER NOT NULL, replaced INTEGER NOT NULL, deleted INTEGER NOT NULL,
-    skipped INTEGER NOT NULL, warnings INTEGER NOT NULL, error TEXT, seq INTEGER NOT NULL,
-    finished_at TEXT NOT NULL);
-"""
 
 
 @dataclass
@@ -176,30 +163,16 @@ class DocumentStore:
 
     @classmethod
     def _create_locked(cls, path: Path, lock: WriterLock) -> DocumentStore:
-        remove_stale_temp_files(path)  # a manifest write that a crash interrupted (we hold the writer lock)
+        remove_stale_temp_files(path)  # a store or manifest write that a crash interrupted (we hold the lock)
         db = path / DB_NAME
-        if not db.exists() or cls._is_blank(db):
-            # schema and meta rows in one transaction: a crash leaves no file or a blank one, made again here
-            conn = cls._connect(db)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    conn.execute(statement)
-                conn.executemany(
-                    "INSERT INTO meta(key, value) VALUES (?, ?)",
-                    [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
-                     ("created_at", _now())],
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                conn.close()
-                raise
-            store = cls(path, conn, lock)
-            store._write_manifest()
-            return store
+        new = not db.exists()  # an existing file, whatever it holds, is never made again (open() checks it)
+        if new:
+            create_db(db, [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
+                           ("created_at", _now())])
         store = cls.open(path)
         store._lock = lock
+        if new:
+            store._write_manifest()
         return store
 
     @classmethod
@@ -212,52 +185,7 @@ class DocumentStore:
                 f"no document store at {path}",
                 hint=f"create one with `medcite ingest FILES --store {path}`",
             )
-        conn = cls._connect(db)
-        try:
-            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            conn.execute("SELECT pmid, version, seq, title, abstract, meta FROM articles LIMIT 1").fetchall()
-            conn.execute("SELECT pmid, seq FROM deleted LIMIT 1").fetchall()
-            conn.execute("SELECT key, status FROM files LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise CorruptIndexError(
-                f"the document store at {path} is damaged or not a medcite store ({exc})",
-                hint="re-create it: remove the folder and run `medcite ingest` again",
-            ) from None
-        version = int(rows.get("format_version", "0"))
-        if version != FORMAT_VERSION:
-            conn.close()
-            raise CorruptIndexError(
-                f"the document store at {path} has format version {version}, this medcite reads {FORMAT_VERSION}",
-                hint="re-ingest into a new folder with this medcite version",
-            )
-        return cls(path, conn)
-
-    @staticmethod
-    def _is_blank(db: Path) -> bool:
-        """True for a database file without any table (creation was interrupted before its commit)."""
-        try:
-            conn = sqlite3.connect(db)
-            try:
-                return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
-            finally:
-                conn.close()
-        except sqlite3.DatabaseError:
-            return False  # not a database at all: open() says so
-
-    @staticmethod
-    def _connect(db: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise CorruptIndexError(
-                f"{db} is not a SQLite database ({exc})",
-                hint="remove the folder and run `medcite ingest` again",
-            ) from None
-        return conn
+        return cls(path, open_db(db, path))
 
     def close(self) -> None:
         self._conn.close()

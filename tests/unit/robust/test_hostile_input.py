@@ -196,3 +196,33 @@ def test_out_into_an_empty_folder_or_an_earlier_run_still_works(store: Path, tmp
         result = invoke("run", "--topics", str(topics), "--corpus", str(store), "--out", str(ran))
         assert result.exit_code == 0, result.output
     assert len((ran / "answers.jsonl").read_text().splitlines()) == 1
+
+
+# -- 5: a store.sqlite that is not a medcite store ---------------------------------------------------------
+def foreign_sqlite(path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes(text TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('mine')")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("kind", ["zero bytes", "text", "foreign sqlite"])
+def test_a_store_file_that_is_not_a_store_is_reported_never_made_again(tmp_path: Path, kind: str) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    db = folder / "store.sqlite"
+    if kind == "foreign sqlite":
+        foreign_sqlite(db)
+    else:
+        db.write_bytes(b"" if kind == "zero bytes" else b"my notes, not a database\n")
+    before = db.read_bytes()
+    (tmp_path / "c.jsonl").write_text(corpus_lines(3))
+    for args in (["ingest", str(tmp_path / "c.jsonl"), "--store", str(folder)],
+                 ["search", "statins", "--corpus", str(folder)],
+                 ["corpus", "stats", "--store", str(folder)]):
+        assert_clean_error(invoke(*args), str(folder), "not a medcite document store")
+        assert db.read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) in (["store.sqlite"], ["store.lock", "store.sqlite"])
