@@ -226,3 +226,21 @@ def test_a_store_file_that_is_not_a_store_is_reported_never_made_again(tmp_path:
         assert_clean_error(invoke(*args), str(folder), "not a medcite document store")
         assert db.read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) in (["store.sqlite"], ["store.lock", "store.sqlite"])
+
+
+# -- 6: an empty submission is not a valid one -------------------------------------------------------------
+HEAD24 = '"team_id": "t", "run_name": "r", "contact_email": "a@b.c"'
+
+
+@pytest.mark.parametrize(("kind", "content"), [
+    ("biogen-b", ""), ("biogen-b", "\n  \n"), ("biogen24", "{" + HEAD24 + ', "results": []}'),
+    ("biogen-a", ""), ("biogen-a", "[]"),
+    ("bioasq --phase A", '{"questions": []}'), ("bioasq --phase B", '{"questions": []}'),
+])
+def test_an_empty_submission_is_an_error(tmp_path: Path, kind: str, content: str) -> None:
+    path = tmp_path / "submission.json"
+    path.write_text(content)
+    result = invoke("validate", *kind.split(), str(path))
+    assert result.exit_code == 255, result.output
+    assert "OK" not in result.output and "Traceback" not in result.output, result.output
+    assert (tmp_path / "submission.json.errlog").is_file()
