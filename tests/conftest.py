@@ -25,6 +25,15 @@ def shared_data() -> Path:
     return path
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _runs_dir_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run directories a command keeps in medcite's per-user data folder (`ask` without --out) go to a
+    temporary folder: no test writes into the real ~/.local/share/medcite."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEDCITE_RUNS_DIR", str(tmp_path_factory.mktemp("medcite-runs")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _reset_medcite_logging() -> Iterator[None]:
     """In-process CLI tests configure the 'medcite' logger (level, handler); undo that after each test

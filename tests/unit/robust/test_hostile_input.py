@@ -6,6 +6,7 @@ and leaves what was already written as it was.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -244,3 +245,34 @@ def test_an_empty_submission_is_an_error(tmp_path: Path, kind: str, content: str
     assert result.exit_code == 255, result.output
     assert "OK" not in result.output and "Traceback" not in result.output, result.output
     assert (tmp_path / "submission.json.errlog").is_file()
+
+
+# -- 8: ask without --out keeps its run directory in medcite's data folder, not the current one ------------
+def test_ask_without_out_writes_into_the_runs_dir_not_the_current_folder(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here, runs = tmp_path / "here", tmp_path / "medcite-runs"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("MEDCITE_RUNS_DIR", str(runs))
+    result = invoke("ask", "Do statins lower LDL?", "--corpus", str(store))
+    assert result.exit_code == 0, result.output
+    assert not list(here.iterdir())
+    (run,) = runs.iterdir()
+    assert run.name.startswith("ask-") and (run / "answers.jsonl").is_file()
+    assert f"run directory: {run}" in result.output
+    result = CliRunner().invoke(cli, ["-q", "ask", "Do statins lower LDL?", "--corpus", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["topic_id"] == "q1"  # stdout stays one JSON document
+    assert "run directory: " in result.stderr and len(list(runs.iterdir())) == 2
+    assert not list(here.iterdir())
+
+
+def test_the_runs_dir_is_the_per_user_data_dir_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    from medcite.paths import runs_dir
+
+    monkeypatch.delenv("MEDCITE_RUNS_DIR", raising=False)
+    assert runs_dir() == Path(platformdirs.user_data_dir("medcite")) / "runs"  # only named, never created here
+    monkeypatch.setenv("MEDCITE_RUNS_DIR", "~/elsewhere")
+    assert runs_dir() == Path.home() / "elsewhere"
