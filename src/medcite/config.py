@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from . import registry
 from .errors import ConfigError
 from .registry import stage_field
-from .settings_base import Section
+from .settings_base import MAX_HITS, Section
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,8 @@ class CorpusSettings(Section):
 
 class RetrieveSettings(Section):
     k: int = Field(
-        100, ge=1, description="Documents retrieved per query (first-stage budget per sub-query and branch)."
+        100, ge=1, le=MAX_HITS,
+        description="Documents retrieved per query (first-stage budget per sub-query and branch).",
     )
     queries: list[stage_field("querygen")] = Field(  # type: ignore[valid-type]
         default_factory=lambda: [registry.default_config("querygen", backend="original")],
@@ -105,7 +106,7 @@ class RetrieveSettings(Section):
         "question, the narrative and the topic joined (CLaC 2024 SimpleQA)."
     )
     keep: int | None = Field(
-        None, ge=1, description="Hits kept per topic at the end, after reranking (None: keep all)."
+        None, ge=1, le=MAX_HITS, description="Hits kept per topic at the end, after reranking (None: keep all)."
     )
     allow_retracted: bool = Field(
         False, description="Keep retracted articles (PubMed 'Retracted Publication' or a retraction notice) "

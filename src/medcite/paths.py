@@ -27,6 +27,18 @@ def cache_dir() -> Path:
     return path
 
 
+def runs_dir() -> Path:
+    """Where a command keeps a run directory the user did not place (``medcite ask`` without ``--out``):
+    ``$MEDCITE_RUNS_DIR``, else ``runs`` in medcite's per-user data folder (platformdirs: ~/.local/share/medcite
+    on Linux), never the current folder. Only named here; the command creates it when it writes a run."""
+    env = os.environ.get("MEDCITE_RUNS_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("medcite")) / "runs"
+
+
 MODELS_PREFIX = "models:"
 
 

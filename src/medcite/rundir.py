@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,8 +25,13 @@ from . import __version__
 from .config import Settings
 from .errors import InputError
 from .io import atomic_write, disk_full, is_disk_full, remove_stale_temp_files, write_json
+from .rundir_read import read_answers, read_articles
 from .trec import format_run
-from .types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Section, Stance, Topic
+from .types import Answer, Article, Evidence, Hit, Topic
+
+__all__ = ["ANSWERS", "PER_TOPIC_FILES", "RunWriter", "answer_json", "article_json", "check_run_target",
+           "drop_unfinished_topics", "evidence_json", "is_run_dir", "new_run_dir", "new_run_id", "read_answers",
+           "read_articles", "topic_json"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,30 @@ def new_run_dir(root: str | Path, prefix: str = "run") -> Path:
         return path
     raise InputError(f"cannot create a new run directory under {root}: 999 folders named {base}-N exist",
                      hint="give the run directory explicitly (--out / --run-dir)")
+
+
+def is_run_dir(path: str | Path) -> bool:
+    """A folder medcite wrote a run into: its ``config.json`` (written first, atomically) holds a settings hash."""
+    try:
+        config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "settings_hash" in config
+
+
+def check_run_target(path: str | Path) -> None:
+    """Refuse to write a run into a folder of the user's: one that exists, holds files and is not a run directory.
+
+    A missing or empty folder is claimed; an earlier run's folder is resumed (or refused by the caller).
+    """
+    path = Path(path)
+    if not path.is_dir() or is_run_dir(path):
+        return
+    theirs = sorted(n for n in os.listdir(path) if not (n.startswith(".") and n.endswith(".tmp")))
+    if theirs:
+        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise InputError(f"{path} is not empty and is not a medcite run directory (it holds {shown})",
+                         hint="give a new or empty folder for --out (it is created), or an earlier run's folder")
 
 
 def topic_json(t: Topic) -> dict[str, Any]:
@@ -122,6 +151,7 @@ class RunWriter:
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path} exists and is not a folder",
                              hint="give a new folder for --out (it is created), or an earlier run's folder to resume")
+        check_run_target(self.path)
         config_path = self.path / "config.json"
         if config_path.exists() and resume:
             old = json.loads(config_path.read_text(encoding="utf-8"))
@@ -345,65 +375,3 @@ def _repair(path: Path, topic_of: Callable[[bytes], str | None], keep: Callable[
     with open(path, "rb") as src, atomic_write(path, "wb") as dst:
         dst.writelines(line for line in src if ok(line))
     _fsync_dir(path.parent)
-
-
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of a run's JSONL file; a line that is not a JSON object is an InputError."""
-    try:
-        with open(path, "rb") as fh:
-            for n, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    row = json.loads(raw)
-                except (ValueError, RecursionError) as exc:
-                    raise InputError(f"not a JSON line ({type(exc).__name__})", path=str(path),
-                                     position=f"line {n}", hint="re-create the run, or fix that line") from None
-                if not isinstance(row, dict):
-                    raise InputError("not a JSON object", path=str(path), position=f"line {n}")
-                yield n, row
-    except OSError as exc:
-        raise InputError(f"cannot read it ({exc.strerror or exc})", path=str(path)) from None
-
-
-def _malformed(path: Path, n: int, exc: Exception) -> InputError:
-    return InputError(f"a field is missing or of the wrong type ({type(exc).__name__}: {exc})"[:300],
-                      path=str(path), position=f"line {n}", hint="re-create the run, or fix that line")
-
-
-def read_answers(run_dir: str | Path) -> list[Answer]:
-    """The answers of a run directory as :class:`Answer` objects (file order)."""
-    out = []
-    path = Path(run_dir) / "answers.jsonl"
-    for n, row in _rows(path):
-        try:
-            sentences = [
-                AnswerSentence(str(s["text"]), tuple(map(str, s["pmids"])), tuple(s.get("evidence", ())),
-                               tuple((str(p), Stance(v)) for p, v in s.get("stances", {}).items()))
-                for s in row["sentences"]
-            ]
-            dropped = [Dropped(d["what"], d["text"], d["reason"]) for d in row.get("dropped", [])]
-            out.append(Answer(str(row["topic_id"]), sentences, dropped, row.get("generator", "")))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise _malformed(path, n, exc) from None
-    return out
-
-
-def read_articles(run_dir: str | Path) -> dict[str, dict[str, Article]]:
-    """topic id -> PMID -> the article as the run recorded it (``articles.jsonl``: the evidence articles)."""
-    out: dict[str, dict[str, Article]] = {}
-    path = Path(run_dir) / "articles.jsonl"
-    if not path.exists():
-        return out
-    for n, row in _rows(path):
-        try:
-            sections = tuple(Section(label, None, int(start), int(end))
-                             for label, start, end in row.get("sections") or ())
-            article = Article(str(row["pmid"]), row.get("title") or "", row.get("abstract") or "", sections,
-                              journal=row.get("journal"), year=row.get("year"),
-                              retracted=bool(row.get("retracted") is True), doi=row.get("doi"),
-                              publication_types=tuple(row.get("publication_types") or ()))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise _malformed(path, n, exc) from None
-        out.setdefault(str(row["topic_id"]), {})[article.pmid] = article
-    return out

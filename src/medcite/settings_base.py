@@ -13,11 +13,22 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: most hits one search may ask for: far above any ranking's depth, far below what an engine can allocate
+#: (tantivy panics near 10**18; a FAISS search allocates k results per query)
+MAX_HITS = 1_000_000
+
 
 class Section(BaseModel):
-    """A settings section: unknown keys are errors, assignments are validated."""
+    """A settings section: unknown keys are errors, assignments are validated, and floats are finite.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, protected_namespaces=())
+    ``allow_inf_nan=False`` holds for every float field of every section and backend config (all derive from
+    this class), in any container: ``inf``, ``nan`` (as JSON ``Infinity``/``NaN``, as strings, or ``1e999``)
+    compare false with every bound and would reach a backend as a number.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, protected_namespaces=(), allow_inf_nan=False
+    )
 
 
 class BackendConfig(Section):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .numbers import Finite
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def biogen_a(run_path: Path, qrels: Path, average: str, json_out: Path | None) -
 @click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Reference answers (BioASQ JSON with ideal_answer, or JSON/JSONL {topic_id, reference}): "
               "adds nugget precision and recall.")
-@click.option("--threshold", type=click.FloatRange(-1.0, 1.0), default=None,
+@click.option("--threshold", type=Finite(-1.0, 1.0), default=None,
               help="Cosine at or above which a system and a reference sentence match (default: "
               "medcite.evaluate.nuggets.DEFAULT_THRESHOLD, for MiniLM; docs/TASK_B.md).")
 @click.option("--encoder", default="minilm", show_default=True,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from .numbers import Finite
 from .options import resolve, settings_options
 
 
@@ -26,8 +27,8 @@ from .options import resolve, settings_options
     default=None,
     help="Sparse backend: tantivy (default: on disk, incremental) or bm25s (in memory, any k1/b; rebuilds on update).",
 )
-@click.option("--k1", type=float, default=None, help="BM25 k1 (tantivy: 1.2 only).")
-@click.option("--b", "b", type=float, default=None, help="BM25 b (tantivy: 0.75 only).")
+@click.option("--k1", type=Finite(), default=None, help="BM25 k1 (tantivy: 1.2 only).")
+@click.option("--b", "b", type=Finite(), default=None, help="BM25 b (tantivy: 0.75 only).")
 @click.option("--rebuild", is_flag=True, help="Discard the index in --out and build it from scratch.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @settings_options

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import InputError
+from .numbers import Count
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
@@ -60,8 +61,8 @@ def _settings(
               help="Import precomputed embeddings: a folder of embeds_chunk_N.npy + pmids_chunk_N.json (NCBI's "
                    "MedCPT layout). Repeat it to merge the N shard folders of `medcite index dense encode`: all "
                    "N must be there, from one store state and one encoder, each PMID once.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Texts per encoder batch.")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=None,
+@click.option("--batch-size", type=Count(1), default=None, help="Texts per encoder batch.")
+@click.option("--chunk-size", type=Count(1), default=None,
               help="Articles per build chunk (memory bound and resume unit).")
 @click.option("--rebuild", is_flag=True, help="Discard what --out holds and build from scratch.")
 @settings_options
@@ -153,8 +154,8 @@ def dense(
               help="Which entry of the settings' `indexes` gives the encoder and chunk size.")
 @click.option("--encoder", default=None, help="Article/symmetric encoder (as for `medcite index dense`).")
 @click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Texts per encoder batch.")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=None,
+@click.option("--batch-size", type=Count(1), default=None, help="Texts per encoder batch.")
+@click.option("--chunk-size", type=Count(1), default=None,
               help="Articles per chunk file (memory bound and resume unit).")
 @click.option("--rebuild", is_flag=True, help="Discard what --out holds and encode the shard from scratch.")
 @settings_options

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .numbers import Count, Finite
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
@@ -21,13 +22,14 @@ _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "
 @click.option("--store", "store_dir", required=True, type=click.Path(file_okay=False),
               help="Document store folder (created if missing).")
 @click.option("--on-error", type=click.Choice(["raise", "skip"]), default=None,
-              help="On a bad record or damaged file: stop (raise), or warn, count and go on (skip). "
+              help="On a bad record or damaged file: stop (raise), or count, skip and go on (skip): one warning "
+              "per reason, every skipped record listed in STORE/skipped.jsonl. "
               "Default: the corpus.on_error setting ('raise').")
 @click.option("--format", "fmt", type=click.Choice(["auto", "xml", "jsonl"]), default="auto", show_default=True,
               help="Input format; 'auto' looks at the content (gzip, '<' or '{').")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+@click.option("--batch-size", type=Count(1), default=None,
               help="Articles written per batch. Default: the corpus.batch_size setting (2000).")
-@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=600.0, show_default=True,
+@click.option("--wait", "wait_s", type=Finite(min=0), default=600.0, show_default=True,
               help="Seconds to wait when another ingest is writing to the store; then fail saying which "
               "process holds it.")
 @settings_options

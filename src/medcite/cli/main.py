@@ -83,9 +83,12 @@ class LazyGroup(click.Group):
             # a reader without its own check met JSON/XML nested thousands deep, or a gzip stream cut short
             # (click would print a bare "Aborted!" for EOFError): name the files the command was given
             what = "nested too deeply to read" if isinstance(exc, RecursionError) else "truncated (corrupt gzip?)"
-            files = [a for a in ctx.meta.get("medcite.args", []) if os.path.isfile(a)]
-            _fail(ctx, MedciteError(f"an input is {what}: {', '.join(files) or 'one of the inputs'}",
-                                    hint="check the file(s) named here"))
+            _fail(ctx, _input_error(ctx, f"is {what}"))
+        except ValueError as exc:
+            # json.loads met an integer past Python's int-string conversion limit, in a reader without its own check
+            if "integer string conversion" not in str(exc):
+                raise
+            _fail(ctx, _input_error(ctx, f"holds a number of more than {sys.get_int_max_str_digits()} digits"))
         except sqlite3.OperationalError as exc:
             if is_disk_full(exc):
                 _fail(ctx, MedciteError(f"no space left for a SQLite database ({exc})",
@@ -110,6 +113,13 @@ def hoist_global_options(args: list[str]) -> list[str]:
         return args
     rest = [a for a in args[:cut] if not GLOBAL_FLAGS.match(a)]
     return [*flags, *rest, *args[cut:]]
+
+
+def _input_error(ctx: click.Context, what: str) -> MedciteError:
+    """An error naming the files the command was given (the reader that failed did not say which)."""
+    files = [a for a in ctx.meta.get("medcite.args", []) if os.path.isfile(a)]
+    return MedciteError(f"an input {what}: {', '.join(files) or 'one of the inputs'}",
+                        hint="check the file(s) named here")
 
 
 def _fail(ctx: click.Context, exc: MedciteError) -> NoReturn:

@@ -7,13 +7,7 @@ from pathlib import Path
 
 import click
 
-
-def default_data() -> Path | None:
-    """The shared BioASQ training file, when this checkout has one (``$MEDCITE_DATA_DIR`` or ../shared/data)."""
-    from ..trained_models import data_path
-
-    path = Path(data_path("bioasq"))
-    return path if path.is_file() else None
+from .numbers import Count
 
 
 def _data_option(kind: str, what: str, *aliases: str):  # type: ignore[no-untyped-def]
@@ -39,7 +33,7 @@ def models_group() -> None:
 @_data_option("bioasq", "BioASQ Task b training JSON", "--data")
 @_data_option("pubmedqa", "PubMedQA ori_pqal-style JSON (the yes/no head's extra training questions)")
 @_data_option("healthver", "HealthVer-style CSV (the stance classifier's training claims)")
-@click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
+@click.option("--min-questions", default=20, show_default=True, type=Count(1),
               help="Train on --corpus only when at least this many training questions have gold there.")
 @click.option("--force", is_flag=True, help="Train again the models already trained here.")
 def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str | None, pubmedqa: str | None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .numbers import Count, Finite
 from .options import resolve, settings_options
 
 
@@ -19,7 +20,7 @@ def pubmed_group() -> None:
 @click.option("--updates", is_flag=True, help="Sync the daily update files.")
 @click.option("--since", metavar="FILE", default=None,
               help="Start after this file, e.g. pubmed25n1300.xml.gz (NLM order: baseline, then updates).")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
+@click.option("--limit", type=Count(1), default=None,
               help="Consider only the first N files of the selection (after --since), in NLM order.")
 @click.option("--base-url", default=None, metavar="URL",
               help="Where the baseline/ and updatefiles/ folders are listed (default: NLM's, "
@@ -27,15 +28,15 @@ def pubmed_group() -> None:
 @click.option("--ingest", "store_dir", default=None, type=click.Path(file_okay=False),
               help="Then apply the verified files to this document store, in NLM order (updates and deletions "
                    "included); indexes of the store follow it when next opened.")
-@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True,
+@click.option("--retries", type=Count(0), default=3, show_default=True,
               help="Tries after the first for a dropped connection, a timeout, a 5xx answer or a checksum mismatch.")
-@click.option("--backoff", "backoff_s", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--backoff", "backoff_s", type=Finite(min=0), default=1.0, show_default=True,
               help="Seconds before the first retry (doubled for each later one).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=60.0, show_default=True,
+@click.option("--timeout", "timeout_s", type=Finite(min=1), default=60.0, show_default=True,
               help="Seconds without data before a request counts as failed (and is retried).")
 @click.option("--retry-quarantined", is_flag=True,
               help="Download again the files an earlier run quarantined for a checksum mismatch.")
-@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=600.0, show_default=True,
+@click.option("--wait", "wait_s", type=Finite(min=0), default=600.0, show_default=True,
               help="With --ingest: seconds to wait for another process writing to the store.")
 @settings_options
 def sync(

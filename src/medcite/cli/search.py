@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import InputError
+from .numbers import MAX_HITS, Count
 from .trec_output import write_trec
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ BATCH = 256
     default=None,
     help="TREC run file to write (default: print to stdout).",
 )
-@click.option("-k", "k", type=click.IntRange(min=1), default=100, show_default=True, help="Hits per query.")
+@click.option("-k", "k", type=Count(1, MAX_HITS), default=100, show_default=True, help="Hits per query.")
 @click.option("--run-tag", default=None, help="Run tag, the last column of the run file (default: medcite-<backend>).")
 @click.option(
     "--query-from",

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from .numbers import MAX_SEED, Count, Finite
+
 
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
@@ -22,27 +24,27 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="New or empty folder for the trained model and training.json."),
         click.option("--index", default=None, type=click.Path(exists=True, file_okay=False),
                      help="BM25 index of the store (default: a temporary one is built)."),
-        click.option("--epochs", default=1, show_default=True, type=click.IntRange(1)),
-        click.option("--batch-size", default=16, show_default=True, type=click.IntRange(1)),
-        click.option("--lr", default=2e-5, show_default=True, type=click.FloatRange(0, min_open=True),
+        click.option("--epochs", default=1, show_default=True, type=Count(1)),
+        click.option("--batch-size", default=16, show_default=True, type=Count(1)),
+        click.option("--lr", default=2e-5, show_default=True, type=Finite(0, min_open=True),
                      help="Peak learning rate (AdamW, linear warm-up and decay)."),
-        click.option("--max-length", default=256, show_default=True, type=click.IntRange(8),
+        click.option("--max-length", default=256, show_default=True, type=Count(8),
                      help="Token limit of a training input."),
-        click.option("--max-pairs", default=None, type=click.IntRange(1),
+        click.option("--max-pairs", default=None, type=Count(1),
                      help="Cap on training pairs (whole questions at a time)."),
-        click.option("--min-pairs", default=100, show_default=True, type=click.IntRange(1),
+        click.option("--min-pairs", default=100, show_default=True, type=Count(1),
                      help="Stop with an error (naming how many gold documents the store holds) when there are "
                           "fewer positive training pairs than this."),
-        click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
+        click.option("--min-questions", default=20, show_default=True, type=Count(1),
                      help="Refuse a store that holds the gold articles of fewer training questions than this "
                           "(or of fewer than 5 held-back ones), as `medcite models build` does."),
-        click.option("--seed", default=13, show_default=True, type=int),
+        click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED)),
         click.option("--dev-fraction", default=0.2, show_default=True,
-                     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     type=Finite(0, 1, min_open=True, max_open=True),
                      help="Share of questions held back (the most recent batches when known)."),
-        click.option("--max-dev", default=None, type=click.IntRange(1),
+        click.option("--max-dev", default=None, type=Count(1),
                      help="Evaluate on at most this many held-back questions."),
-        click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads."),
+        click.option("--threads", default=None, type=Count(1), help="Torch CPU threads."),
         click.option("--negatives-from", default="bm25", show_default=True, type=click.Choice(["bm25", "dense"]),
                      help="Hard negatives from the store's BM25 hits, or from its nearest documents by a "
                           "bi-encoder (sentence-transformers' mine_hard_negatives; embeds the whole store once)."),
@@ -80,7 +82,7 @@ def train() -> None:
 
 @train.command("reranker")
 @_common
-@click.option("--negatives", default=3, show_default=True, type=click.IntRange(0),
+@click.option("--negatives", default=3, show_default=True, type=Count(0),
               help="BM25 hard negatives per gold document (gold removed).")
 def reranker(**kw: Any) -> None:
     """Fine-tune a cross-encoder with BCE on gold and BM25 hard-negative pairs; report MAP@10 before/after."""
@@ -94,7 +96,7 @@ def reranker(**kw: Any) -> None:
 
 @train.command("encoder")
 @_common
-@click.option("--negatives", default=1, show_default=True, type=click.IntRange(0),
+@click.option("--negatives", default=1, show_default=True, type=Count(0),
               help="BM25 hard negatives added to each gold pair (gold removed); 0: in-batch negatives only "
                    "(about 2.8x faster, lower MAP@10: docs/BENCHMARKS.md).")
 def encoder(**kw: Any) -> None:
@@ -119,24 +121,24 @@ def encoder(**kw: Any) -> None:
 @click.option("--first-stage", default="hybrid", show_default=True,
               help="Preset whose first stage (its reranker switched off) the model reorders; use the same at "
                    "search time.")
-@click.option("--top-n", default=100, show_default=True, type=click.IntRange(2), help="Candidates per question.")
+@click.option("--top-n", default=100, show_default=True, type=Count(2), help="Candidates per question.")
 @click.option("--features", default="first_stage,bm25,prf,dense,terms,passage", show_default=True,
               help="Feature groups (comma-separated) of first_stage, bm25, prf, dense, terms, passage, document.")
 @click.option("--encoders", default="minilm", show_default=True,
               help="Encoders (comma-separated) whose cosine the dense features read, e.g. "
                    "minilm,models:medcite-minilm-bi-bioasq.")
 @click.option("--dev-fraction", default=0.2, show_default=True,
-              type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              type=Finite(0, 1, min_open=True, max_open=True),
               help="Share of questions held back for the report (the most recent batches when known).")
-@click.option("--seed", default=13, show_default=True, type=int)
-@click.option("--max-train", default=None, type=click.IntRange(1), help="Use at most this many training questions.")
-@click.option("--max-dev", default=None, type=click.IntRange(1), help="Evaluate on at most this many held-back ones.")
-@click.option("--trees", default=1000, show_default=True, type=click.IntRange(1),
+@click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
+@click.option("--max-train", default=None, type=Count(1), help="Use at most this many training questions.")
+@click.option("--max-dev", default=None, type=Count(1), help="Evaluate on at most this many held-back ones.")
+@click.option("--trees", default=1000, show_default=True, type=Count(1),
               help="Most boosting rounds (early stopping on a slice of the training questions picks fewer).")
-@click.option("--learning-rate", default=0.05, show_default=True, type=click.FloatRange(0, min_open=True))
-@click.option("--leaves", default=15, show_default=True, type=click.IntRange(2), help="Leaves per tree.")
-@click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="LightGBM threads.")
-@click.option("--min-questions", default=20, show_default=True, type=click.IntRange(1),
+@click.option("--learning-rate", default=0.05, show_default=True, type=Finite(0, min_open=True))
+@click.option("--leaves", default=15, show_default=True, type=Count(2), help="Leaves per tree.")
+@click.option("--threads", default=1, show_default=True, type=Count(1), help="LightGBM threads.")
+@click.option("--min-questions", default=20, show_default=True, type=Count(1),
               help="Stop with an error when fewer training questions have a gold document in the store.")
 def ltr(**kw: Any) -> None:
     """Train the learning-to-rank reranker (LightGBM LambdaMART over cheap features); report MAP@10 before/after."""
@@ -166,14 +168,14 @@ def ltr(**kw: Any) -> None:
               help="New or empty folder for the model and training.json.")
 @click.option("--base", default="minilm", show_default=True,
               help="Encoder: 'minilm' (packaged, offline) or a model folder / hub name.")
-@click.option("--epochs", default=0, show_default=True, type=click.IntRange(0),
+@click.option("--epochs", default=0, show_default=True, type=Count(0),
               help="0: linear head on the frozen encoder's features (the measured best on the packaged "
                    "MiniLM); N: fine-tune the whole encoder for N epochs.")
-@click.option("--seed", default=13, show_default=True, type=int)
+@click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
 @click.option("--dev-fraction", default=0.25, show_default=True,
-              type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              type=Finite(0, 1, min_open=True, max_open=True),
               help="Share of the distinct claims held back for the report (never rows).")
-@click.option("--c", "c", default=None, type=click.FloatRange(0, min_open=True),
+@click.option("--c", "c", default=None, type=Finite(0, min_open=True),
               help="Regularisation of the linear head (default: chosen by cross-validation over claims).")
 @click.option("--negations", is_flag=True, help="Add negation-rewritten training claims (label flipped).")
 @click.option("--bioasq", default=None, type=click.Path(exists=True, dir_okay=False),
@@ -182,15 +184,15 @@ def ltr(**kw: Any) -> None:
               help="File of BioASQ question ids (whitespace-separated) kept out of training.")
 @click.option("--pubmedqa", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Add PubMedQA labelled questions with their contexts (ori_pqal-style JSON).")
-@click.option("--max-length", default=128, show_default=True, type=click.IntRange(16),
+@click.option("--max-length", default=128, show_default=True, type=Count(16),
               help="Token limit of a (evidence, claim) pair.")
 @click.option("--layers", default="1,2,3,4", show_default=True,
               help="Hidden-state layers (0: embeddings; negative: from the top) whose [CLS] and mean vectors of "
                    "the pair the linear head reads (epochs 0).")
-@click.option("--batch-size", default=16, show_default=True, type=click.IntRange(1), help="Fine-tuning only.")
-@click.option("--lr", default=3e-5, show_default=True, type=click.FloatRange(0, min_open=True),
+@click.option("--batch-size", default=16, show_default=True, type=Count(1), help="Fine-tuning only.")
+@click.option("--lr", default=3e-5, show_default=True, type=Finite(0, min_open=True),
               help="Peak learning rate (fine-tuning only).")
-@click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads.")
+@click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
 def stance(**kw: Any) -> None:
     """Train the stance classifier (supports / contradicts / neutral) on claims, holding some claims back."""
     from pathlib import Path
@@ -221,12 +223,12 @@ def stance(**kw: Any) -> None:
               help="New or empty folder for yesno_head.json and training.json (models:medcite-yesno is "
                    "~/.cache/medcite/models/medcite-yesno).")
 @click.option("--base", default="minilm", show_default=True, help="Frozen encoder: 'minilm' (packaged) or a folder.")
-@click.option("--max-length", default=256, show_default=True, type=click.IntRange(16), help="Tokens per pair.")
+@click.option("--max-length", default=256, show_default=True, type=Count(16), help="Tokens per pair.")
 @click.option("--layers", default="1,2,3,4", show_default=True, help="Hidden-state layers pooled into features.")
-@click.option("--c", "c", default=None, type=click.FloatRange(0, min_open=True),
+@click.option("--c", "c", default=None, type=Finite(0, min_open=True),
               help="Logistic-regression C (default: chosen by cross-validation grouped by question).")
-@click.option("--seed", default=13, show_default=True, type=int)
-@click.option("--threads", default=None, type=click.IntRange(1), help="Torch CPU threads.")
+@click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
+@click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
 def yesno(**kw: Any) -> None:
     """Train the yes/no head of the offline BioASQ answerer (held-back questions: the benchmark's split)."""
     from ..train.qa import YesNoTrainOptions, train_yesno
@@ -252,7 +254,7 @@ def yesno(**kw: Any) -> None:
                    "medcite-ideal).")
 @click.option("--unit", default="snippet", show_default=True, type=click.Choice(["snippet", "sentence"]),
               help="Candidate unit: whole snippets (measured better) or their sentences.")
-@click.option("--seed", default=13, show_default=True, type=int)
+@click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
 def ideal(**kw: Any) -> None:
     """Train the ideal-answer scorer (LightGBM over cheap features; labels: ROUGE-2 F1 to gold ideal answers)."""
     from ..train.qa import train_ideal

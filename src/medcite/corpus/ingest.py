@@ -14,7 +14,8 @@ Guarantees:
 
 Bad input (``on_error="raise"``, the default): the first bad record or malformed/truncated file stops
 the run with an :class:`InputError` naming the file and position, and nothing from that file is
-committed. With ``on_error="skip"`` each bad record is a logged, counted warning; a file that breaks
+committed. With ``on_error="skip"`` each bad record is counted and skipped: the run ends with one warning
+per reason and every record is listed in the store's ``skipped.jsonl`` (:mod:`.skipped`); a file that breaks
 off (malformed XML, truncated gzip) keeps the records read before the break and is recorded with status
 ``partial`` and the error text. Files recorded as ``partial`` are not retried (same bytes, same break).
 """
@@ -36,6 +37,7 @@ from ..types import Article
 from .jsonl import iter_jsonl
 from .pubmed_xml import iter_pubmed_xml
 from .records import BadRecord, Deletion, Item, UnreadableFileError
+from .skipped import SkipLog
 from .store import DocumentStore, FileStats
 
 log = logging.getLogger(__name__)
@@ -151,26 +153,32 @@ def ingest(
     if batch_size < 1:
         raise InputError(f"batch_size must be at least 1, got {batch_size}")
     results: list[FileStats] = []
-    for path in expand_paths(paths):
-        key = file_key(path)
-        done = store.file_done(key)
-        if done is not None:
-            log.info("%s: already ingested (status %s, as %s); skipping", path, done["status"], done["path"])
-            results.append(FileStats(path=str(path), status="skipped"))
-            continue
-        results.append(_ingest_file(path, key, store, on_error, batch_size, fmt))
+    skips = SkipLog(store.path)
+    try:
+        for path in expand_paths(paths):
+            key = file_key(path)
+            done = store.file_done(key)
+            if done is not None:
+                log.info("%s: already ingested (status %s, as %s); skipping", path, done["status"], done["path"])
+                results.append(FileStats(path=str(path), status="skipped"))
+                continue
+            results.append(_ingest_file(path, key, store, on_error, batch_size, fmt, skips))
+    finally:  # what the committed files skipped, however the run ends
+        for line in skips.summary():
+            log.warning("%s", line)
+        skips.close()
     return results
 
 
 def _ingest_file(
-    path: Path, key: str, store: DocumentStore, on_error: str, batch_size: int, fmt: str
+    path: Path, key: str, store: DocumentStore, on_error: str, batch_size: int, fmt: str, skips: SkipLog
 ) -> FileStats:
     name = str(path)
     stats = FileStats(path=name)
     size = path.stat().st_size
     try:
         kind = detect_format(path) if fmt == "auto" else fmt
-        return _read_file(path, key, store, on_error, batch_size, kind, size)
+        return _read_file(path, key, store, on_error, batch_size, kind, size, skips)
     except InputError as exc:
         if on_error == "raise" or not isinstance(exc, UnreadableFileError):
             raise
@@ -183,7 +191,19 @@ def _ingest_file(
 
 
 def _read_file(
-    path: Path, key: str, store: DocumentStore, on_error: str, batch_size: int, kind: str, size: int
+    path: Path, key: str, store: DocumentStore, on_error: str, batch_size: int, kind: str, size: int, skips: SkipLog
+) -> FileStats:
+    try:
+        stats = _read_in_transaction(path, key, store, on_error, batch_size, kind, size, skips)
+    except BaseException:
+        skips.discard()  # rolled back: none of its records was skipped after all
+        raise
+    skips.commit()
+    return stats
+
+
+def _read_in_transaction(
+    path: Path, key: str, store: DocumentStore, on_error: str, batch_size: int, kind: str, size: int, skips: SkipLog
 ) -> FileStats:
     name = str(path)
     stats = FileStats(path=name)
@@ -204,7 +224,7 @@ def _read_file(
                     batch = []
                     txn.delete(item.pmids, stats)
                 else:
-                    _bad_record(item, name, on_error, stats)  # type: ignore[arg-type]
+                    _bad_record(item, name, on_error, stats, skips)  # type: ignore[arg-type]
         except InputError as exc:
             if on_error == "raise" or exc.path != name or isinstance(exc, UnreadableFileError):
                 raise
@@ -222,15 +242,14 @@ def _read_file(
     return stats
 
 
-def _bad_record(item: BadRecord, name: str, on_error: str, stats: FileStats) -> None:
+def _bad_record(item: BadRecord, name: str, on_error: str, stats: FileStats, skips: SkipLog) -> None:
     if on_error == "raise":
         raise InputError(
             item.reason, path=name, position=item.position,
             hint="fix the record, or pass --on-error skip (--set corpus.on_error=skip) to skip bad records "
-            "with a warning",
+            "(each is listed in STORE/skipped.jsonl)",
         )
     stats.warnings += 1
     if not item.kept:
         stats.skipped += 1
-    log.warning("%s (%s): %s%s", name, item.position, item.reason,
-                "; field ignored" if item.kept else "; record skipped")
+    skips.add(name, item)

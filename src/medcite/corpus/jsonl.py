@@ -7,15 +7,19 @@
   :data:`ARTICLE_FIELDS` (the fields of :class:`~medcite.types.Article`).
 
 Policy: a line without a PMID, with an invalid PMID, or with neither title nor abstract text is a bad
-record; so are invalid JSON, a line that is not a JSON object, bytes that are not UTF-8, and values of
-the wrong type. A field outside the shape's known fields is reported as a :class:`BadRecord` with
-``kept=True`` and the article follows without that field (the caller decides whether that is an error).
+record; so are invalid JSON, a line that is not a JSON object, bytes that are not UTF-8, values of the
+wrong type, and values Python's ``json`` reads but cannot keep: an integer past the int-string conversion
+limit (4,300 digits) and a lone surrogate escape (``"\\ud800"``, not encodable as UTF-8, so not storable).
+A field outside the shape's known fields is reported as a :class:`BadRecord` with ``kept=True`` and the
+article follows without that field (the caller decides whether that is an error).
 Blank lines are ignored. A truncated or corrupt gzip stream raises :class:`InputError`.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -232,6 +236,32 @@ def article_from_json(d: dict[str, Any]) -> tuple[Article, list[str]]:
     return article, unknown
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(obj: dict[str, Any]) -> str | None:
+    """The field (``'mesh.0.descriptor'``) of the first string or key holding a lone surrogate, or None.
+
+    ``json`` decodes an escaped UTF-16 pair into one character but keeps a lone ``\\ud800`` as a surrogate,
+    which UTF-8 (and so SQLite) cannot encode. Walked with a stack: the object may be nested deep.
+    """
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return repr(path)
+            continue
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in reversed(list(items)):
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return repr(where)
+            stack.append((where, item))
+    return None
+
+
 def _lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, raw bytes) pairs; a damaged gzip stream becomes an InputError."""
     source = open_stream(stream)
@@ -268,25 +298,33 @@ def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
         except UnicodeDecodeError as exc:
             yield BadRecord(
                 f"line is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                "JSONL files must be UTF-8 encoded", lineno)
+                "JSONL files must be UTF-8 encoded", lineno, kind="line is not valid UTF-8")
             continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield BadRecord(f"invalid JSON at column {exc.colno}: {exc.msg}", lineno)
+            yield BadRecord(f"invalid JSON at column {exc.colno}: {exc.msg}", lineno, kind="invalid JSON")
             continue
         except RecursionError:
             yield BadRecord("JSON nested too deeply to be an article record", lineno)
             continue
+        except ValueError:  # an integer past Python's int-string conversion limit (sys.get_int_max_str_digits)
+            yield BadRecord(f"a number has more than {sys.get_int_max_str_digits()} digits, too long to read", lineno)
+            continue
         if not isinstance(obj, dict):
-            yield BadRecord(f"line is a JSON {type(obj).__name__}, expected an object", lineno)
+            yield BadRecord(f"line is a JSON {type(obj).__name__}, expected an object", lineno,
+                            kind="line is not a JSON object")
+            continue
+        if _ESCAPED_SURROGATE.search(text) and (where := _lone_surrogate(obj)):
+            yield BadRecord(f"field {where} holds a lone surrogate escape (\\udXXX), which is not text; "
+                            "it cannot be stored", lineno, kind="a lone surrogate escape")
             continue
         pmid_hint = obj.get("pmid", obj.get("id"))
         pmid_hint = str(pmid_hint) if isinstance(pmid_hint, int | str) else None
         try:
             article, unknown = article_from_json(obj)
         except _BadValue as exc:
-            yield BadRecord(str(exc), lineno, pmid_hint)
+            yield BadRecord(str(exc), lineno, pmid_hint, kind="a field of the wrong type or form")
             continue
         if not article.title and not article.abstract:
             yield BadRecord("record has neither title nor abstract text", lineno, article.pmid)
@@ -295,6 +333,6 @@ def iter_jsonl(stream: IO[bytes], name: str) -> Iterator[Item]:
             known = ARTICLE_FIELDS if "pmid" in obj else COLLECTION_FIELDS
             yield BadRecord(
                 f"unknown field(s) {', '.join(map(repr, unknown))}; known fields: {', '.join(known)}",
-                lineno, article.pmid, kept=True,
+                lineno, article.pmid, kept=True, kind="unknown field(s)",
             )
         yield article

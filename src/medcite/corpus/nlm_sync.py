@@ -46,7 +46,7 @@ from typing import Any
 from ..errors import InputError, MedciteError
 from ..io import atomic_write, write_json
 from ..progress import progress
-from .store import WriterLock
+from .lock import WriterLock
 
 log = logging.getLogger(__name__)
 

@@ -193,7 +193,7 @@ def parse_article(elem: Any) -> Article | BadRecord:
     if pmid is None:
         raw = None if pmid_el is None else (pmid_el.text or "").strip()
         why = "record has no top-level MedlineCitation/PMID" if not raw else f"record has an invalid PMID {raw!r}"
-        return BadRecord(why, line)
+        return BadRecord(why, line, kind="no or an invalid PMID")
     if art is None:
         return BadRecord("record has no Article element", line, pmid)
     title_el = vernacular_el = abstract_el = journal_el = pt_list = article_date = None
@@ -332,5 +332,6 @@ def _deletion(elem: Any) -> Iterator[Item]:
         if _valid_pmid(text):
             pmids.append(text)
         else:
-            yield BadRecord(f"DeleteCitation lists an invalid PMID {text!r}", e.sourceline)
+            yield BadRecord(f"DeleteCitation lists an invalid PMID {text!r}", e.sourceline,
+                            kind="DeleteCitation lists an invalid PMID")
     yield Deletion(tuple(pmids), elem.sourceline)

@@ -26,12 +26,20 @@ class BadRecord:
 
     ``kept`` is False when the record cannot be stored at all (it is skipped), and True when only a
     part of it was dropped (e.g. an unknown JSONL field) and the cleaned record follows as an Article.
+    ``kind`` names the reason without the record's particulars (``"invalid JSON"``), for counting; empty
+    when ``reason`` has none.
     """
 
     reason: str
     line: int | None = None
     pmid: str | None = None
     kept: bool = False
+    kind: str = ""
+
+    @property
+    def group(self) -> str:
+        """What records skipped for the same reason share (``kind``, else ``reason``)."""
+        return self.kind or self.reason
 
     @property
     def position(self) -> str:

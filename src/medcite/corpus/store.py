@@ -9,9 +9,7 @@ index can record the last sequence it applied and later catch up incrementally w
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -19,32 +17,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorruptIndexError, InputError, MedciteError
+from ..errors import InputError, MedciteError
 from ..io import disk_full, is_disk_full, remove_stale_temp_files, write_json
 from ..types import Article
+from .lock import LOCK_NAME, WriterLock
 from .serialize import article_from_row, article_meta
+from .store_db import DB_NAME, FORMAT_VERSION, create_db, open_db
+
+__all__ = ["DB_NAME", "FORMAT_VERSION", "LOCK_NAME", "Changes", "DocumentStore", "FileStats", "StoreTransaction",
+           "WriterLock"]
 
 log = logging.getLogger(__name__)
-
-FORMAT_VERSION = 1
-DB_NAME = "store.sqlite"
-LOCK_NAME = "store.lock"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS articles(
-    pmid INTEGER PRIMARY KEY, version INTEGER NOT NULL, seq INTEGER NOT NULL,
-    title TEXT NOT NULL, abstract TEXT NOT NULL, meta TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS articles_seq ON articles(seq);
-CREATE TABLE IF NOT EXISTS deleted(pmid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS deleted_seq ON deleted(seq);
-CREATE TABLE IF NOT EXISTS files(
-    key TEXT PRIMARY KEY, path TEXT NOT NULL, size INTEGER NOT NULL, status TEXT NOT NULL,
-    added INTEGER NOT NULL, replaced INTEGER NOT NULL, deleted INTEGER NOT NULL,
-    skipped INTEGER NOT NULL, warnings INTEGER NOT NULL, error TEXT, seq INTEGER NOT NULL,
-    finished_at TEXT NOT NULL);
-"""
-
 
 @dataclass
 class FileStats:
@@ -70,73 +53,22 @@ class Changes:
     seq: int
 
 
+#: the largest PMID a store holds (SQLite's INTEGER stops at 2**63 - 1; the readers allow 18 digits)
+MAX_PMID = 10**18 - 1
+
+
 def _pmid_int(pmid: str | int) -> int:
+    shown = str(pmid) if len(str(pmid)) <= 40 else str(pmid)[:40] + "..."
     try:
         value = int(pmid)
     except (TypeError, ValueError):
-        raise InputError(f"PMID {pmid!r} is not an integer", hint="PMIDs are bare integers such as 12345678") from None
+        raise InputError(f"PMID {shown!r} is not an integer", hint="PMIDs are bare integers such as 12345678") from None
     if value <= 0:
-        raise InputError(f"PMID {pmid!r} must be positive")
+        raise InputError(f"PMID {shown} must be positive")
+    if value > MAX_PMID:
+        raise InputError(f"PMID {shown} is too large: PMIDs have at most 18 digits",
+                         hint="PMIDs are bare integers such as 12345678")
     return value
-
-
-class WriterLock:
-    """The one-writer lock of a store folder: an exclusive ``flock`` on ``store.lock``, which holds the pid.
-
-    The kernel drops the lock when its process ends, however it ends (kill -9 included), so a stale lock
-    cannot block a store. A second writer waits up to ``wait_s`` seconds, saying once whom it waits for,
-    then fails with "store is busy (held by pid N)". Readers (search, index) never take it: SQLite's WAL
-    mode lets them read the last committed state while a writer works. Without ``fcntl`` (Windows) there
-    is no lock and SQLite's own locking applies.
-    """
-
-    POLL_S = 0.1
-
-    def __init__(
-        self, folder: Path, wait_s: float | None, *, name: str = LOCK_NAME, what: str = "store",
-        hint: str = "another `medcite ingest` is writing to it: wait for it to finish, or pass --wait SECONDS to "
-        "wait longer",
-    ) -> None:
-        self.path = folder / name
-        self._fd: int | None = None
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX
-            return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = None if wait_s is None else time.monotonic() + wait_s
-        said = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                holder = self.holder()
-                if deadline is not None and time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise InputError(f"{what} {folder} is busy (held by pid {holder or 'unknown'})",
-                                     hint=hint) from None
-                if not said:
-                    log.warning("%s %s is busy (held by pid %s); waiting%s", what, folder, holder or "unknown",
-                                "" if wait_s is None else f" up to {wait_s:g} s")
-                    said = True
-                time.sleep(self.POLL_S)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
-
-    def holder(self) -> str | None:
-        """The pid written by the process that holds (or last held) the lock."""
-        try:
-            text = self.path.read_text(encoding="ascii", errors="replace").strip()
-        except OSError:
-            return None
-        return text if text.isdigit() else None
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
 
 
 class DocumentStore:
@@ -168,30 +100,16 @@ class DocumentStore:
 
     @classmethod
     def _create_locked(cls, path: Path, lock: WriterLock) -> DocumentStore:
-        remove_stale_temp_files(path)  # a manifest write that a crash interrupted (we hold the writer lock)
+        remove_stale_temp_files(path)  # a store or manifest write that a crash interrupted (we hold the lock)
         db = path / DB_NAME
-        if not db.exists() or cls._is_blank(db):
-            # schema and meta rows in one transaction: a crash leaves no file or a blank one, made again here
-            conn = cls._connect(db)
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    conn.execute(statement)
-                conn.executemany(
-                    "INSERT INTO meta(key, value) VALUES (?, ?)",
-                    [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
-                     ("created_at", _now())],
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                conn.close()
-                raise
-            store = cls(path, conn, lock)
-            store._write_manifest()
-            return store
+        new = not db.exists()  # an existing file, whatever it holds, is never made again (open() checks it)
+        if new:
+            create_db(db, [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
+                           ("created_at", _now())])
         store = cls.open(path)
         store._lock = lock
+        if new:
+            store._write_manifest()
         return store
 
     @classmethod
@@ -204,52 +122,7 @@ class DocumentStore:
                 f"no document store at {path}",
                 hint=f"create one with `medcite ingest FILES --store {path}`",
             )
-        conn = cls._connect(db)
-        try:
-            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            conn.execute("SELECT pmid, version, seq, title, abstract, meta FROM articles LIMIT 1").fetchall()
-            conn.execute("SELECT pmid, seq FROM deleted LIMIT 1").fetchall()
-            conn.execute("SELECT key, status FROM files LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise CorruptIndexError(
-                f"the document store at {path} is damaged or not a medcite store ({exc})",
-                hint="re-create it: remove the folder and run `medcite ingest` again",
-            ) from None
-        version = int(rows.get("format_version", "0"))
-        if version != FORMAT_VERSION:
-            conn.close()
-            raise CorruptIndexError(
-                f"the document store at {path} has format version {version}, this medcite reads {FORMAT_VERSION}",
-                hint="re-ingest into a new folder with this medcite version",
-            )
-        return cls(path, conn)
-
-    @staticmethod
-    def _is_blank(db: Path) -> bool:
-        """True for a database file without any table (creation was interrupted before its commit)."""
-        try:
-            conn = sqlite3.connect(db)
-            try:
-                return conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
-            finally:
-                conn.close()
-        except sqlite3.DatabaseError:
-            return False  # not a database at all: open() says so
-
-    @staticmethod
-    def _connect(db: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise CorruptIndexError(
-                f"{db} is not a SQLite database ({exc})",
-                hint="remove the folder and run `medcite ingest` again",
-            ) from None
-        return conn
+        return cls(path, open_db(db, path))
 
     def close(self) -> None:
         self._conn.close()

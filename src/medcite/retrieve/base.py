@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import Field
 
-from ..settings_base import BackendConfig
+from ..settings_base import MAX_HITS, BackendConfig
 from ..types import Hit, Query, Topic
 
 
@@ -28,7 +28,8 @@ class RetrieverConfig(BackendConfig):
         "Give two branches of one backend different labels."
     )
     index: str = Field(..., description="Name of the index (an entry of `indexes`) this branch searches.")
-    k: int | None = Field(None, ge=1, description="Documents this branch retrieves per sub-query (None: retrieve.k).")
+    k: int | None = Field(None, ge=1, le=MAX_HITS,
+                          description="Documents this branch retrieves per sub-query (None: retrieve.k).")
     weight: float = Field(1.0, ge=0, description="Weight of this branch's runs in 'rrf' and 'wsum' fusion.")
     queries: list[str] | None = Field(
         None, description="Stages of the query set this branch searches (a Query's `stage`: 'original', "

@@ -93,11 +93,19 @@ def _from_jsonl(text: str, path: Path) -> list[Topic]:
     return topics
 
 
-def _text(item: Mapping[str, Any], *keys: str) -> str | None:
+def _text(item: Mapping[str, Any], *keys: str, who: str, path: Path, where: str) -> str | None:
+    """The first of ``keys`` holding text; a value that is not a string (a list, a number) is an InputError."""
     for key in keys:
         value = item.get(key)
-        if value is not None and str(value).strip():
-            return str(value).strip()
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            shown = json.dumps(value, ensure_ascii=False)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise InputError(f"{who}: field {key!r} must be a string, got {type(value).__name__} {shown}",
+                             hint=SHAPES_HINT, path=str(path), position=where)
+        if value.strip():
+            return value.strip()
     return None
 
 
@@ -113,16 +121,19 @@ def _bioasq(item: Any, path: Path, i: int) -> Topic:
     where = f"questions[{i}]"
     if not isinstance(item, Mapping):
         raise InputError("each question must be a JSON object", path=str(path), position=where)
-    qid, body = _id(item, "id"), _text(item, "body")
+    qid = _id(item, "id")
+    who = f"question {qid!r}" if qid else "a question"
+    body = _text(item, "body", who=who, path=path, where=where)
     if qid is None or body is None:
         raise InputError("a BioASQ question needs 'id' and 'body'", hint=SHAPES_HINT, path=str(path), position=where)
-    return Topic(id=qid, question=body, type=_text(item, "type"))
+    return Topic(id=qid, question=body, type=_text(item, "type", who=who, path=path, where=where))
 
 
 def _biogen(item: Mapping[str, Any], path: Path, i: int, where: str | None = None) -> Topic:
     where = where or f"item {i}"
     qid = _id(item, "id", "topic_id", "qid")
-    question = _text(item, "question")
+    who = f"topic {qid!r}" if qid else "a topic"
+    question = _text(item, "question", who=who, path=path, where=where)
     if qid is None or question is None:
         raise InputError(
             f"a topic needs an id ('id' or 'topic_id') and a 'question'; found keys {sorted(item)[:8]}",
@@ -130,7 +141,8 @@ def _biogen(item: Mapping[str, Any], path: Path, i: int, where: str | None = Non
             path=str(path),
             position=where,
         )
-    return Topic(id=qid, question=question, narrative=_text(item, "narrative"), topic=_text(item, "topic", "title"))
+    return Topic(id=qid, question=question, narrative=_text(item, "narrative", who=who, path=path, where=where),
+                 topic=_text(item, "topic", "title", who=who, path=path, where=where))
 
 
 def _from_tsv(text: str, path: Path) -> list[Topic]:

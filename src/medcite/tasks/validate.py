@@ -4,8 +4,8 @@ Official (2025 Task B, starter kit; 2024, submission page and the official 2024 
 ≤ 250 words per answer, ≤ 3 PMIDs per sentence (2024: only the first 3 of a bracket count), every PMID in the
 corpus; 2024: words counted outside citation brackets, every cited PMID in ``references``, every reference
 cited, listed once, no citation bracket where the official parser discards it (FORMATS.md §1). medcite adds:
-no empty answers, no duplicate topics, every expected topic present, and (given a run directory) every cited
-PMID in that topic's evidence.
+no empty answers, no empty submission, no duplicate topics, every expected topic present, and (given a run
+directory) every cited PMID in that topic's evidence.
 Like the official validators, failure means exit code 255 and a ``<file>.errlog`` beside the file.
 """
 
@@ -24,6 +24,8 @@ from .biogen import MAX_BRACKET_PMIDS, parse_biogen24_answer
 MAX_WORDS = 250
 MAX_CITES = MAX_BRACKET_PMIDS
 PMID_RE = re.compile(r"^[1-9]\d{0,9}$")
+#: an empty submission answers nothing: never valid, whatever else the format allows
+NO_ITEMS = "no items: "
 
 
 @dataclass
@@ -72,6 +74,8 @@ def validate_biogen25(path: str | Path, *, in_corpus: InCorpus | None = None,
     except (OSError, UnicodeDecodeError) as exc:
         rep.errors.append(f"cannot read the file: {exc}")
         return rep
+    if not any(line.strip() for line in lines):
+        rep.errors.append(NO_ITEMS + "the file holds no answer lines")
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -150,6 +154,8 @@ def validate_biogen24(path: str | Path, *, in_corpus: InCorpus | None = None,
     if not isinstance(results, list):
         rep.errors.append("'results' must be a list")
         return rep
+    if not results:
+        rep.errors.append(NO_ITEMS + "'results' is an empty list")
     seen: set[str] = set()
     for n, res in enumerate(results, start=1):
         if not isinstance(res, dict):

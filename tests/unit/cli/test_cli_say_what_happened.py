@@ -42,7 +42,7 @@ def test_new_run_dirs_never_collide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_two_asks_in_the_same_second_get_two_run_directories(
     store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEDCITE_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setattr(medcite.rundir, "new_run_id", lambda prefix="run": f"{prefix}-20260101-000000")
     runner = CliRunner()
     outs = []
@@ -51,11 +51,11 @@ def test_two_asks_in_the_same_second_get_two_run_directories(
         assert result.exit_code == 0, result.output
         outs.append(re.search(r"run directory: (\S+)", result.output).group(1))  # type: ignore[union-attr]
     assert outs[0] != outs[1]
-    assert all((tmp_path / o / "config.json").is_file() for o in outs)
+    assert all(Path(o).parent == tmp_path / "runs" and (Path(o) / "config.json").is_file() for o in outs)
 
 
 def test_a_failed_start_leaves_no_run_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEDCITE_RUNS_DIR", str(tmp_path / "runs"))
     DocumentStore.create(tmp_path / "empty").close()
     result = CliRunner().invoke(cli, ["ask", QUESTION, "--corpus", str(tmp_path / "empty")])
     assert result.exit_code != 0

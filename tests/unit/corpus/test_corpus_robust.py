@@ -52,11 +52,23 @@ def test_writer_lock_dies_with_its_process(tmp_path: Path) -> None:
         assert len(s) == 0
 
 
-def test_blank_database_left_by_a_crash_is_made_again(tmp_path: Path) -> None:
-    (tmp_path / "store").mkdir()
-    (tmp_path / "store" / "store.sqlite").write_bytes(b"")  # created, then killed before the schema commit
+def test_a_crash_while_creating_leaves_no_store_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database is made under a temporary name and renamed into place: a crash before the rename leaves
+    no store.sqlite (so an existing one, even of zero bytes, is never made again: issue 22 #5)."""
+    import medcite.corpus.store_db as store_db
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store_db.os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        DocumentStore.create(tmp_path / "store")
+    assert not (tmp_path / "store" / "store.sqlite").exists()
+    monkeypatch.undo()
+    (tmp_path / "store" / ".store.sqlite.left.tmp").write_bytes(b"half")  # as a kill -9 would leave it
     with DocumentStore.create(tmp_path / "store") as s:
         assert len(s) == 0 and s.seq == 0
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["manifest.json", "store.lock", "store.sqlite"]
 
 
 # -- 11: JSONL records are checked against a schema ------------------------------------------------------

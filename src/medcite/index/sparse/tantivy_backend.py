@@ -267,6 +267,7 @@ class TantivyIndex(SparseBackendMixin):
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         searcher = self._searcher
+        k = min(k, searcher.num_docs)  # tantivy allocates for k hits: more than the index holds is never needed
         out: list[list[Hit]] = []
         for text in queries:
             q = self._query(text)
