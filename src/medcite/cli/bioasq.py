@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..config import Settings, load_settings
+from ..paths import runs_dir
 from ..rundir import new_run_dir
 from .options import preset_options
 
@@ -22,7 +23,8 @@ def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      "MiniLM, LLM -> packaged local model); see `medcite config show --preset P`.")(f)
     return click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                         help="Run directory (resumed if it exists with the same settings; default: "
-                        "runs/bioasq-PHASE-<time>).")(f)
+                        "bioasq-PHASE-<time> in medcite's runs folder: $MEDCITE_RUNS_DIR, else the per-user data "
+                        "folder).")(f)
 
 
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,7 +73,7 @@ def phase_a(questions: Path, output: Path, corpus: Path, preset: str, overrides:
     items = task.read(questions)  # bad input stops here, before any model loads or file is written
     settings = settings_for(preset, overrides, offline, no_llm)
     with Pipeline(settings, corpus) as pipeline:
-        out = run_dir or new_run_dir("runs", "bioasq-a")  # claimed once the pipeline has started
+        out = run_dir or new_run_dir(runs_dir(), "bioasq-a")  # claimed once the pipeline has started
         result = task.run(pipeline, items, out, output=output,
                           command=f"medcite bioasq phase-a --preset {settings.preset} --questions {questions}")
     _report(result, "retrieved")
@@ -90,7 +92,7 @@ def phase_aplus(questions: Path, output: Path, corpus: Path, preset: str, overri
     items = task.read(questions)
     settings = settings_for(preset, overrides, offline, no_llm)
     with Pipeline(settings, corpus) as pipeline:
-        out = run_dir or new_run_dir("runs", "bioasq-aplus")  # claimed once the pipeline has started
+        out = run_dir or new_run_dir(runs_dir(), "bioasq-aplus")  # claimed once the pipeline has started
         result = task.run(pipeline, items, out, output=output,
                           command=f"medcite bioasq phase-aplus --preset {settings.preset} --questions {questions}")
     _report(result, "answered")
@@ -107,7 +109,7 @@ def phase_b(questions: Path, output: Path, preset: str, overrides: tuple[str, ..
     task = PhaseB()
     items = task.read(questions)
     settings = settings_for(preset, overrides, offline, no_llm)
-    out = run_dir or new_run_dir("runs", "bioasq-b")
+    out = run_dir or new_run_dir(runs_dir(), "bioasq-b")
     ctx = Context(settings)
     try:
         result = task.run(settings, ctx, items, out, output=output,
