@@ -46,6 +46,7 @@ def main() -> int:
             report_path = built / "training.json"
             # data paths as the repository sees them: ../shared/data (where CI and the README put the data)
             text = report_path.read_text(encoding="utf-8").replace(str(shared.resolve()), "../shared/data")
+            text = text.replace(str(Path(tmp) / "training"), "$MEDCITE_MODELS_DIR/../training")  # the snippet store
             write_json(report_path, json.loads(text.replace(str(shared), "../shared/data")))
             target = SHIPPED_DIR / name
             staging = SHIPPED_DIR / f".{name}.new"
