@@ -120,8 +120,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     for spec in encoders:
         encoder = load_encoder(spec, ctx.models)
         vectors = DocumentVectors(encoder.encode_documents, index_vectors(ctx, encoder))
-        name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))
-        encoded.append(Encoded(_slug(name), _query_encoder(encoder), vectors))
+        encoded.append(Encoded(feature_slug(spec), _query_encoder(encoder), vectors))
     store = ctx.store
     return FeatureSources(analyzer, doc_freq, n_docs, avg_title, avg_abstract, search=sparse.search,
                           get_many=lambda pmids: store.get_many(list(pmids)), expanders=expanders,
@@ -135,7 +134,10 @@ def _query_encoder(encoder: Any) -> Callable[[str], np.ndarray]:
     return encode
 
 
-def _slug(name: str) -> str:
+def feature_slug(spec: Any) -> str:
+    """An encoder's name in its ``dense`` feature columns (``cos_<slug>``): the last part of its name or path
+    (``encoder`` for a spec that is not a name)."""
+    name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))
     return "".join(c if c.isalnum() else "_" for c in name.split(":")[-1].split("/")[-1]).strip("_") or "encoder"
 
 
