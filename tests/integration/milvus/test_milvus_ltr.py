@@ -178,13 +178,18 @@ def test_features_on_milvus_equal_the_tantivy_ones(corpus: tuple[Path, Path], mi
                     np.testing.assert_allclose(got[:, j], want[:, j], rtol=0.1, atol=1e-6, err_msg=name)
 
 
-def test_term_statistics_follow_the_store_updates(milvus_server: str, cache: ModelCache, tmp_path: Path) -> None:
+def test_term_statistics_follow_the_store_updates(milvus_server: str, cache: ModelCache, tmp_path: Path,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
     _, store = build_tiny_bioasq(tmp_path)
     settings = load_settings("best", _sets(milvus_server))
     analyze = analyzer_for(settings.indexes["bm25"])
     with DocumentStore.open(store) as docs, _milvus(settings, docs, cache) as ctx:
         stats = ctx.index("bm25").term_statistics()
         assert len(stats) == 48 and stats.doc_freq(analyze("zygomycosis")[0]) == 0
+    # the first count (of a whole store, maybe PubMed) is said once; later opens only apply the changes
+    said = [r for r in caplog.records if "counting the term statistics" in r.getMessage()]
+    assert len(said) == 1 and "48 articles" in said[0].getMessage()
+    caplog.clear()
     with DocumentStore.create(store) as docs, docs.transaction() as tx:
         tx.upsert([Article("2001", "Zygomycosis after transplant", "Amphotericin treats zygomycosis."),
                    Article("2002", "Mucormycosis", "Zygomycosis is also called mucormycosis."),
@@ -201,3 +206,4 @@ def test_term_statistics_follow_the_store_updates(milvus_server: str, cache: Mod
         terms = {t for a in docs.iter_articles() for t in analyze(a.text)}
         assert {t: stats.doc_freq(t) for t in terms} == {t: tantivy.doc_freq(t) for t in terms}
         assert milvus.search("zygomycosis amphotericin", 1)[0].pmid == "2001"
+    assert not [r for r in caplog.records if "counting the term statistics" in r.getMessage()]

@@ -16,6 +16,7 @@ from medcite's (Milvus Lite has no stemmer), where the features count the terms 
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from ...context import BuildContext
     from ...corpus.store import DocumentStore
     from ..base import TermStatistics
+
+log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+")
 
@@ -97,10 +100,18 @@ class MilvusBM25Index:
                 raise ConfigError(f"the term statistics of the {self.settings.backend} index {self.name!r} are "
                                   "counted from its document store, and none was given",
                                   hint="pass --corpus STORE (or build the index through a context with a store)")
+            from ..base import index_folder
+            from ..manifest import MANIFEST
             from ..sparse.base import ensure_sparse
 
+            cfg = statistics_config(self.settings)
+            folder = index_folder(self.store.path, cfg)
+            if not (folder / MANIFEST).exists():
+                log.warning("counting the term statistics of the %s index %r once, in a tantivy index of the store "
+                            "(%d articles) at %s; it follows the store from then on", self.settings.backend,
+                            self.name, len(self.store), folder)
             # a tantivy index: its doc_freq and len are the statistics
-            self._stats = cast("TermStatistics", ensure_sparse(self.store, statistics_config(self.settings)))
+            self._stats = cast("TermStatistics", ensure_sparse(self.store, cfg))
         return self._stats
 
     def search(self, query: str, k: int) -> list[Hit]:
