@@ -165,8 +165,10 @@ def test_features_on_milvus_equal_the_tantivy_ones(corpus: tuple[Path, Path], mi
             assert got.shape == want.shape == (48, len(names))
             assert np.isfinite(got).all() and np.isfinite(want).all()
             for j, name in enumerate(names):
-                if name.startswith("cos_"):  # the same float32 vectors, read from Milvus and from FAISS
-                    np.testing.assert_allclose(got[:, j], want[:, j], atol=1e-5, err_msg=name)
+                if name.startswith("cos_"):
+                    # each engine stores the vectors of its own encoding run: MiniLM's floats move by ~1e-5 with
+                    # the batching (the 48 articles are one batch in both here, so near-tied ranks do not flip)
+                    np.testing.assert_allclose(got[:, j], want[:, j], atol=1e-4, err_msg=name)
                 elif name not in SEARCHED:  # statistics and texts: the same numbers
                     np.testing.assert_allclose(got[:, j], want[:, j], rtol=1e-12, atol=1e-12, err_msg=name)
                 elif stemmer == "none" and name in ("bm25_index_rank", "bm25_rocchio"):
