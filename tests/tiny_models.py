@@ -105,18 +105,20 @@ def build_tiny_stance(out: Path, labels: tuple[str, ...] = ("supports", "contrad
     return out
 
 
-def build_tiny_ltr(out: Path, groups: tuple[str, ...] = ("first_stage", "bm25", "terms")) -> Path:
+def build_tiny_ltr(out: Path, groups: tuple[str, ...] = ("first_stage", "bm25", "terms"),
+                    encoders: tuple[Any, ...] = ()) -> Path:
     """An LTR model folder (``config.json`` + ``model.txt``) of a LightGBM ranker fitted in a second on random
-    rows of the right width (no encoder: the ``dense`` group is left out)."""
+    rows of the right width; the ``dense`` group reads ``encoders`` (names or configs, e.g. ``{"backend":
+    "hash-bow"}``)."""
     import json
 
     import lightgbm as lgb
     import numpy as np
 
-    from medcite.rerank.ltr import BOOSTER, FORMAT, HEAD
+    from medcite.rerank.ltr import BOOSTER, FORMAT, HEAD, feature_slug
     from medcite.rerank.ltr_features import feature_names
 
-    names = feature_names(groups, [])
+    names = feature_names(groups, [feature_slug(e) for e in encoders])
     rng = np.random.default_rng(0)
     x = rng.random((200, len(names)))
     y = (x[:, 0] > 0.7).astype(float)
@@ -124,6 +126,51 @@ def build_tiny_ltr(out: Path, groups: tuple[str, ...] = ("first_stage", "bm25", 
     model.fit(x, y, group=[20] * 10)
     out.mkdir(parents=True, exist_ok=True)
     model.booster_.save_model(str(out / BOOSTER))
-    (out / HEAD).write_text(json.dumps({"format": FORMAT, "groups": list(groups), "features": names, "encoders": [],
+    (out / HEAD).write_text(json.dumps({"format": FORMAT, "groups": list(groups), "features": names,
+                                        "encoders": list(encoders),
                                         "first_stage": "bm25", "top_n": 100, "bm25_depth": 300}))
     return out
+
+
+#: (disease, drug) of the tiny BioASQ questions of :func:`build_tiny_bioasq`
+TINY_TOPICS = [
+    ("asthma", "salbutamol"), ("malaria", "artemisinin"), ("gout", "allopurinol"), ("migraine", "sumatriptan"),
+    ("psoriasis", "methotrexate"), ("epilepsy", "valproate"), ("glaucoma", "latanoprost"),
+    ("tuberculosis", "isoniazid"), ("hypertension", "amlodipine"), ("diabetes", "metformin"),
+    ("anemia", "iron"), ("acne", "isotretinoin"),
+]
+
+
+def build_tiny_bioasq(root: Path) -> tuple[Path, Path]:
+    """(BioASQ JSON, store folder) under ``root``: 12 questions "Which drug treats DISEASE?", each with 2 gold
+    documents (PMIDs 1001 + 4i, 1002 + 4i) and 2 look-alikes, batches 1B1..3B2."""
+    import json
+
+    from medcite.corpus.store import DocumentStore, FileStats
+    from medcite.types import Article
+
+    articles, questions = [], []
+    pmid = 1000
+    for i, (disease, drug) in enumerate(TINY_TOPICS):
+        gold = []
+        for j in range(2):
+            pmid += 1
+            gold.append(pmid)
+            articles.append(Article(str(pmid), f"{drug} for {disease} trial {j}",
+                                    f"{drug} treats {disease}. Patients with {disease} improved on {drug}."))
+        for j in range(2):
+            pmid += 1
+            articles.append(Article(str(pmid), f"{disease} epidemiology {j}",
+                                    f"The prevalence of {disease} rises. {disease} burden in cities."))
+        questions.append({
+            "id": f"q{i:02d}", "type": "summary", "body": f"Which drug treats {disease}?",
+            "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{p}" for p in gold],
+            "source_batch": f"{1 + i // 4}B{1 + i % 2}",
+        })
+    data = root / "bioasq.json"
+    data.write_text(json.dumps({"questions": questions}))
+    store = DocumentStore.create(root / "store")
+    with store.transaction() as tx:
+        tx.upsert(articles, FileStats("synthetic"))
+    store.close()
+    return data, root / "store"

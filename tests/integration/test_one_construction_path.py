@@ -4,8 +4,10 @@ For each shipped preset (after its own offline swaps) and each registered backen
 settings name that backend (``--set``, as a user would) and :class:`~medcite.pipeline.Pipeline` builds the
 whole pipeline from them: nothing is injected by hand. The built component must be the registered class.
 Models are tiny ones built here, an LLM server is a local one; a backend whose extra is not installed must
-fail with the pip command. The table of variants must cover every registered backend, so a backend added
-without a way to build it fails here.
+fail with the pip command. medcite's models folder is a temporary one holding a tiny model for each LTR model
+presets name (``best``'s ``models:medcite-ltr-bioasq``), so the result never depends on what the user trained;
+``best`` then retrieves once with every index and retriever backend (its LTR features on each engine). The
+table of variants must cover every registered backend, so a backend added without a way to build it fails here.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, MissingExtraError
 from medcite.pipeline import Pipeline, needs_llm, offline_overrides
 from medcite.pipeline.offline import llm_names, uses_stance
+from medcite.trained_models import CATALOGUE
 from medcite.trained_models import missing as missing_models
-from medcite.types import Article
+from medcite.types import Article, Topic
 
 pytest.importorskip("faiss")
 pytest.importorskip("sentence_transformers")
@@ -87,6 +90,21 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "stance": str(build_tiny_stance(root / "stance")), "colbert": str(build_tiny_colbert(root / "colbert")),
             "nli": str(build_tiny_stance(root / "nli", ("contradiction", "entailment", "neutral"))),
             "ltr": str(build_tiny_ltr(root / "ltr"))}
+
+
+@pytest.fixture(scope="module")
+def models_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder (MEDCITE_MODELS_DIR) with a tiny LTR model for each LTR model of the catalogue, reading
+    every default feature group (the ``dense`` one with the hash-bow encoder); the other trained models are
+    absent, so the presets that need them must stop with the command that makes them."""
+    from medcite.rerank.ltr_features import DEFAULT_GROUPS
+    from tiny_models import build_tiny_ltr
+
+    folder = tmp_path_factory.mktemp("models")
+    for name, model in CATALOGUE.items():
+        if model.kind == "ltr":
+            build_tiny_ltr(folder / name, DEFAULT_GROUPS, ({"backend": "hash-bow"},))
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +263,21 @@ def built(pipeline: Pipeline, stage: str, backend: str, settings: Any) -> list[A
     }[stage]()
 
 
+def _retrieves_with_ltr(pipeline: Pipeline, where: str) -> list[str]:
+    """``best`` searches once: its LTR reranker reorders the first stage (features read on this engine)."""
+    got = pipeline.retrieval.retrieve(Topic("t", "Do statins lower LDL cholesterol?"))
+    first, reranked = got.rankings.get("retrieval", []), got.rankings.get("rerank", [])
+    if type(pipeline.retrieval.reranker).__name__ != "LTRReranker" or not first or \
+            {h.pmid for h in reranked} != {h.pmid for h in first}:
+        return [f"{where}: the LTR reranker did not reorder the first stage ({len(first)} -> {len(reranked)})"]
+    return []
+
+
 def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: dict[str, str], server: str,
-                                                           models: ModelCache, milvus: str | None) -> None:
+                                                           models: ModelCache, milvus: str | None,
+                                                           models_folder: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEDCITE_MODELS_DIR", str(models_folder))
     table = variants(tiny, server, milvus)
     milvus_layouts: set[str] = set()
     for stage in registry.stages():
@@ -291,6 +322,8 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
                             failures.append(f"{where}: built {[type(o).__name__ for o in objects]}")
                         if expect_error:
                             failures.append(f"{where}: built, but it should have failed")
+                        if preset == "best" and stage in ("index", "retriever"):
+                            failures += _retrieves_with_ltr(pipeline, where)
                 except MissingExtraError as exc:
                     if backend != "llamacpp" and not (milvus is None and "milvus" in backend):
                         failures.append(f"{where}: {exc}")

@@ -79,6 +79,26 @@ class SparseIndex(Protocol):
 
 
 @runtime_checkable
+class TermStatistics(Protocol):
+    """Collection statistics of a sparse index's analysed terms: its live documents (``len``) and how many
+    documents hold a term (``doc_freq``), as BM25's idf reads them."""
+
+    def __len__(self) -> int: ...
+
+    def doc_freq(self, term: str) -> int: ...
+
+
+def term_statistics(index: Any) -> TermStatistics | None:
+    """Where the document count and frequencies of ``index``'s terms come from: the index itself when it counts
+    its terms (tantivy, bm25s), what its ``term_statistics()`` opens when it keeps them elsewhere (milvus-bm25),
+    else None."""
+    opener = getattr(index, "term_statistics", None)
+    if callable(opener):
+        return opener()  # type: ignore[no-any-return]
+    return index if callable(getattr(index, "doc_freq", None)) else None
+
+
+@runtime_checkable
 class VectorIndex(Protocol):
     """A loaded dense index that follows a document store and answers encoded queries.
 

@@ -4,9 +4,11 @@ LambdaRank to LambdaMART"; Ke et al. 2017, LightGBM) reorders the first stage's 
 The model folder (written by ``medcite train ltr``, or ``medcite models build best``) holds ``config.json``
 (format, feature groups and columns, the encoders the ``dense`` features read, the first stage it was
 trained on), ``model.txt`` (the LightGBM booster) and ``training.json``. The features are those of
-:mod:`medcite.rerank.ltr_features`; the sparse index is the settings' ``bm25`` index (its document
-frequencies and analyser), and the dense features reuse the stored vectors of an open vector index built
-with the same encoder, so ranking a top 100 costs milliseconds beyond the first stage.
+:mod:`medcite.rerank.ltr_features`; the sparse index is the settings' ``bm25`` index (its search, analyser
+and term statistics: :func:`medcite.index.base.term_statistics`, which a Milvus BM25 index counts in an
+embedded index of the store, so a statistics feature has the same value on either engine), and the dense
+features reuse the stored vectors of an open vector index built with the same encoder, so ranking a top 100
+costs milliseconds beyond the first stage.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     """The features' sources from a build context: the sparse index ``index`` (built or synced by the
     context), the store, expanders as the ``bm25+rocchio``/``bm25+rm3`` branches build them, and the encoders
     (each reusing the stored vectors of an open index built with it)."""
+    from ..index.base import term_statistics
     from ..index.dense.encoders import load_encoder
     from ..index.sparse.base import SparseConfig
     from ..retrieve.expansion import RM3, Rocchio, TermFilter, analyzer_for
@@ -116,11 +119,11 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
                           hint="point rerank.index at a BM25 entry of `indexes` (default 'bm25')")
     sparse = ctx.index(index)
     analyzer = analyzer_for(cfg)
-    doc_freq = getattr(sparse, "doc_freq", None)
-    if doc_freq is None:
+    stats = term_statistics(sparse)
+    if stats is None:
         raise ConfigError(f"the ltr reranker needs document frequencies, which the {cfg.backend} index "
                           f"{index!r} does not report", hint="use a tantivy index (the default)")
-    n_docs = len(sparse)
+    doc_freq, n_docs = stats.doc_freq, len(stats)
     legal = TermFilter(doc_freq, n_docs, 0.1)
     expanders = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
     avg_title, avg_abstract, avg_sentence = field_lengths(ctx.store, analyzer)
@@ -128,8 +131,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     for spec in encoders:
         encoder = load_encoder(spec, ctx.models)
         vectors = DocumentVectors(encoder.encode_documents, index_vectors(ctx, encoder))
-        name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))
-        encoded.append(Encoded(_slug(name), _query_encoder(encoder), vectors))
+        encoded.append(Encoded(feature_slug(spec), _query_encoder(encoder), vectors))
     store = ctx.store
     return FeatureSources(analyzer, doc_freq, n_docs, avg_title, avg_abstract, search=sparse.search,
                           get_many=lambda pmids: store.get_many(list(pmids)), expanders=expanders,
@@ -143,7 +145,10 @@ def _query_encoder(encoder: Any) -> Callable[[str], np.ndarray]:
     return encode
 
 
-def _slug(name: str) -> str:
+def feature_slug(spec: Any) -> str:
+    """An encoder's name in its ``dense`` feature columns (``cos_<slug>``): the last part of its name or path
+    (``encoder`` for a spec that is not a name)."""
+    name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))
     return "".join(c if c.isalnum() else "_" for c in name.split(":")[-1].split("/")[-1]).strip("_") or "encoder"
 
 

@@ -3,6 +3,8 @@ No server needed (the backends themselves are tested against a real one in tests
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from medcite.config import load_settings, preset_names
@@ -96,3 +98,41 @@ def test_server_errors_become_medcite_errors() -> None:
     assert isinstance(auth, ConfigError) and "MILVUS_TOKEN" in (auth.hint or "")
     other = translate(pm.MilvusException(code=1, message="disk quota"), server, "flushing")
     assert isinstance(other, InputError) and "db.example" in other.message and "disk quota" in other.message
+
+
+@pytest.mark.parametrize("preset", ["best", "bm25", "hybrid"])
+@pytest.mark.parametrize("analysis", [[], ["indexes.bm25.stemmer=none", "indexes.bm25.stopwords=none"]])
+def test_milvus_bm25_counts_its_terms_where_the_embedded_index_of_the_same_analysis_lives(
+        preset: str, analysis: list[str], tmp_path: Path) -> None:
+    from medcite.index.base import index_folder
+    from medcite.index.milvus.bm25_backend import statistics_config
+
+    embedded = load_settings(preset, analysis).indexes["bm25"]
+    moved = load_settings(preset, [*analysis, "index.backend=milvus"]).indexes["bm25"]
+    stats = statistics_config(moved)  # type: ignore[arg-type]
+    assert (stats.backend, stats.stemmer, stats.stopwords) == ("tantivy", embedded.stemmer, embedded.stopwords)
+    # the folder a store indexed with the embedded default already has: moving to Milvus reuses it
+    assert index_folder(tmp_path, stats) == index_folder(tmp_path, embedded)
+
+
+def test_term_statistics_come_from_the_index_or_what_it_names() -> None:
+    from medcite.index.base import term_statistics
+
+    class Counts:
+        def __len__(self) -> int:
+            return 3
+
+        def doc_freq(self, term: str) -> int:
+            return {"statin": 2}.get(term, 0)
+
+    class Elsewhere:
+        def __init__(self) -> None:
+            self.counts = Counts()
+
+        def term_statistics(self) -> Counts:
+            return self.counts
+
+    counts, elsewhere = Counts(), Elsewhere()
+    assert term_statistics(counts) is counts
+    assert term_statistics(elsewhere) is elsewhere.counts
+    assert term_statistics(object()) is None
