@@ -130,6 +130,8 @@ def setup_logging(verbose: int, quiet: bool) -> None:
         level = logging.ERROR
     root = logging.getLogger("medcite")
     root.setLevel(level)
+    # the progress lines of long loops (medcite.progress) show by default where no bar does; -q hides them
+    logging.getLogger("medcite.progress").setLevel(logging.NOTSET if quiet or level < logging.INFO else logging.INFO)
     if not any(getattr(h, "_medcite", False) for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
