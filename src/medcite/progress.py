@@ -111,12 +111,14 @@ class Rate:
         return self.total is not None and self.initial + self.done >= self.total
 
     def due(self, now: float, *, periodic: bool) -> bool:
-        """The first line once :attr:`first_after` seconds of work are measured; then (``periodic``) every
-        :attr:`every` seconds, or at a new tenth of the total at least :attr:`min_gap` after the last line."""
+        """The first line once :attr:`first_after` seconds of work are measured (unless less than that is left);
+        then (``periodic``) every :attr:`every` seconds, or at a new tenth of the total at least :attr:`min_gap`
+        after the last line."""
         if self.done <= 0 or self.finished():
             return False
-        if self.reported_at is None:
-            return now - self.start >= self.first_after
+        if self.reported_at is None:  # not for a loop about to end: nobody waits for it
+            left = self.left(now)
+            return now - self.start >= self.first_after and (left is None or left >= self.first_after)
         if not periodic:
             return False
         since = now - self.reported_at

@@ -72,6 +72,11 @@ def test_when_lines_are_due() -> None:
     assert not rate.due(14.9, periodic=True) and rate.due(15.0, periodic=True)  # ... but 5 s after the last line
     rate.done = 200
     assert not rate.due(100.0, periodic=True)  # finished: the summary says it
+    short = P.Rate(130, start=0.0)
+    short.done = 100
+    assert not short.due(10.0, periodic=True)  # 3 s left: no line for a loop about to end
+    short.done = 50
+    assert short.due(10.0, periodic=True)
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0.4, "0 s"), (40, "40 s"), (59.6, "1 min"), (90.1, "2 min"),
