@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import IndexMismatchError, InputError
+from ...progress import progress
 from . import faiss_index as fx
 from . import folder as fo
 from .chunks import Chunk, check_vectors, chunk_files, encode_chunks, start_or_resume
@@ -155,13 +156,16 @@ def update_dense_index(
     view = fo.row_files(out, files)
     batch: list[Any] = []
     if encoder is not None:
-        for article in store.iter_changes(since):
-            batch.append(article)
-            if len(batch) >= settings.chunk_size:
+        with progress(total=store.count_changes_since(since), desc="dense update", unit="doc") as bar:
+            for article in store.iter_changes(since):
+                batch.append(article)
+                if len(batch) >= settings.chunk_size:
+                    rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
+                    bar.update(len(batch))
+                    batch = []
+            if batch:
                 rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
-                batch = []
-        if batch:
-            rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
+                bar.update(len(batch))
     old_rows = loaded.rows
     live = np.concatenate([live, *new_live]) if new_live else live.copy()
     stale = gone | set(changed)

@@ -71,6 +71,12 @@ def finished_chunks(chunk_dir: Path) -> list[int]:
     return done
 
 
+def encoded_rows(chunk_dir: Path) -> int:
+    """Rows in the finished chunks of ``chunk_dir`` (0 when it holds none, or does not exist)."""
+    return sum(len(json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8")))
+               for n in finished_chunks(chunk_dir))
+
+
 def encode_chunks(
     store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int, shard: tuple[int, int] | None = None
 ) -> int:
@@ -86,10 +92,8 @@ def encode_chunks(
     batch: list[Any] = []
     total = store.count(shard=shard) if shard else len(store)
     desc = f"dense encode {shard[0]}/{shard[1]}" if shard else "dense build"
-    bar = progress(total=total, initial=min(len(done) * size, total), desc=desc, unit="doc")
-    rows = 0
-    for n in done:
-        rows += len(json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8")))
+    rows = encoded_rows(chunk_dir)
+    bar = progress(total=total, initial=min(rows, total), desc=desc, unit="doc")
 
     def flush() -> None:
         nonlocal number, batch, rows

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
 from ...progress import progress
 from ...types import Article, Hit
@@ -237,9 +238,15 @@ class MilvusCollection:
             return report
         total = len(store) if full else store.count_changes_since(since)
         articles = store.iter_articles() if full else store.iter_changes(since)
-        log.info("Milvus collection %s: %s %d articles (store seq %d -> %d)", self.name,
-                 "indexing" if full else "upserting", total, max(since, 0), target)
-        with progress(total=total, desc="milvus sync", unit="doc") as bar:
+        encoders = [c.encoder for c in self.layout.vector.values()]
+        doing = (f"upserting {total:,} {'' if full else 'new or changed '}abstracts (store seq {max(since, 0)} -> "
+                 f"{target})" + (f", encoded with {', '.join(e.describe() for e in encoders)}" if encoders else ""))
+        with (
+            long_work(log, what="the Milvus collection of index", doing=doing, count=total, full=full,
+                      where=f"collection {self.name!r} on {self.server.uri}",
+                      per_second=min((e.docs_per_s() for e in encoders), default=1_000.0)),
+            progress(total=total, desc="milvus sync", unit="doc") as bar,
+        ):
             for batch in _batches((a for a in articles if int(a.pmid) > after), self.server.batch_size):
                 present = set() if full else self._present([int(a.pmid) for a in batch])
                 report["replaced"] += len(present)
