@@ -91,3 +91,17 @@ def test_the_packaged_minilm_build_measures_its_rate_inside_its_first_chunk(
     first = re.search(r"dense build: (\d+) of 50 docs", out)
     assert first is not None and int(first.group(1)) < 50  # measured within the chunk, batch by batch
     assert "dense build: done, 50 docs" in out and "encode articles" not in out  # the batches have no line of their own
+
+
+def test_ground_without_its_stance_model_stops_before_building_any_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An hour of encoding, then 'the stance model is missing', was the order before; now the model comes first."""
+    fill_store(tmp_path / "store", make_articles(1_000))
+    monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path / "no-models"))
+    task = tmp_path / "a.json"
+    task.write_text('[{"metadata": {"qa_id": "1", "question": "Does insulin treat diabetes?"}, "answer": '
+                    '[{"text": "Insulin treats diabetes.", "existing_supported_citations": ["1"]}]}]')
+    result = CliRunner().invoke(cli, ["ground", "--input", str(task), "--corpus", str(tmp_path / "store"),
+                                      "--out", str(tmp_path / "run"), *HASH])
+    assert result.exit_code == 1 and "models:medcite-stance-healthver" in result.output
+    assert "building" not in result.output and not (tmp_path / "store" / "indexes").exists()
