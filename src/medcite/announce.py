@@ -2,7 +2,7 @@
 
 An index is built or brought up to date when a command first needs it (``ctx.index(name)``): the first
 ``medcite ground`` or ``medcite search --preset hybrid`` on a store of 65,000 abstracts encodes all of them
-with MiniLM, about half an hour to an hour on 2 CPU cores. The context that asks for the index states the
+with MiniLM, half an hour to over an hour on 2 CPU cores. The context that asks for the index states the
 purpose (:func:`purpose`: which preset and stage need it, how to do without it); the backend that does the
 work wraps it in :func:`long_work`, saying what it is about to do. Work expected to take more than
 :data:`ANNOUNCE_AFTER_S` at the backend's typical rate is announced in one WARNING, and its loop then logs

@@ -230,8 +230,8 @@ class EncoderConfig(BackendConfig):
     batch_size: int = Field(32, ge=1, description="Texts per encoder batch.")
     device: str = Field("cpu", description="Torch device for encoding, e.g. 'cpu' or 'cuda'.")
 
-    #: abstracts per second on a CPU and on an accelerator, roughly (all-MiniLM-L6-v2: ~36/s on 2 cores): only
-    #: tells a long build from a short one before it starts (medcite.announce); the real rate is measured
+    #: abstracts per second on a CPU and on an accelerator, roughly (all-MiniLM-L6-v2: ~15 per CPU-second,
+    #: docs/SCALE.md): only tells a long build from a short one before it starts (medcite.announce)
     typical_docs_per_s: ClassVar[tuple[float, float]] = (40.0, 400.0)
 
     def describe(self) -> str:
