@@ -44,6 +44,7 @@ def _reset_medcite_logging() -> Iterator[None]:
 
     logger = logging.getLogger("medcite")
     logger.setLevel(logging.NOTSET)
+    logging.getLogger("medcite.progress").setLevel(logging.NOTSET)
     for handler in [h for h in logger.handlers if getattr(h, "_medcite", False)]:
         logger.removeHandler(handler)
     from medcite.progress import set_quiet

@@ -140,11 +140,16 @@ def setup_logging(verbose: int, quiet: bool) -> None:
         level = logging.ERROR
     root = logging.getLogger("medcite")
     root.setLevel(level)
-    if not any(getattr(h, "_medcite", False) for h in root.handlers):
+    # the progress lines of long loops (medcite.progress) show by default where no bar does; -q hides them
+    logging.getLogger("medcite.progress").setLevel(logging.NOTSET if quiet or level < logging.INFO else logging.INFO)
+    handler = next((h for h in root.handlers if getattr(h, "_medcite", False)), None)
+    if handler is None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         handler._medcite = True  # type: ignore[attr-defined]
         root.addHandler(handler)
+    else:  # a second command in one process (in-process CLI tests): its stderr may be another stream
+        handler.stream = sys.stderr  # type: ignore[attr-defined]
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS)

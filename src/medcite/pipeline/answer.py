@@ -73,10 +73,11 @@ class Pipeline:
             )
         self.context = Context(settings, self.store, models=models, llm=llm, grounding=grounding)
         try:
+            # the stance model first: a missing one must stop the run before an index is built (an hour on CPU)
+            self.stance = self._stance()
             self.retrieval = RetrievalPipeline.from_settings(settings, store=self.store, context=self.context)
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
-            self.stance = self._stance()
             self.gate = self._gate()
             self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
             if settings.flow == "multi-hop":

@@ -12,8 +12,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .. import registry
+from ..announce import purpose
 from ..context import ModelCache
 from ..errors import ConfigError, LLMError, MedciteError
+from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -81,7 +83,10 @@ class Context:
         if cfg is None:
             raise ConfigError(f"no index named {name!r} in the settings",
                               hint=f"indexes: {', '.join(self.settings.indexes)} (define more under `indexes`)")
-        index = self._build("index", cfg)
+        store = self.store.path if self.store is not None else None
+        # a long build or sync on first use announces itself with this purpose (medcite.announce)
+        with purpose(lambda: index_purpose(self.settings, name, grounding=self.grounding, store=store)):
+            index = self._build("index", cfg)
         self._indexes[name] = index
         return index
 

@@ -3,7 +3,6 @@ and the sentence-transformers trainer set up with medcite's recipe, progress bar
 
 from __future__ import annotations
 
-import logging
 import platform
 import random
 import time
@@ -15,8 +14,6 @@ from typing import Any
 from .. import __version__
 from ..errors import ConfigError, InputError
 from ..io import write_json
-
-log = logging.getLogger(__name__)
 
 PACKAGED = ("minilm", "packaged-minilm")
 REPORT = "training.json"
@@ -138,9 +135,10 @@ def write_report(out: Path, report: dict[str, Any]) -> Path:
 
 
 class LossLog:
-    """Mean training loss per window of steps (kept in the report), logged with an ETA.
+    """Mean training loss per window of steps (kept in the report).
 
-    The log lines carry the progress where no progress bar shows (not a terminal, e.g. a background run).
+    Progress and time left are the ``training`` loop's (:mod:`medcite.progress`: a bar on a terminal, log
+    lines with the latest loss elsewhere).
     """
 
     def __init__(self, total: int = 0, every: int = 50) -> None:
@@ -149,18 +147,12 @@ class LossLog:
         self.points: list[tuple[int, float]] = []
         self._sum = 0.0
         self._n = 0
-        self._started = time.perf_counter()
-        self._log_every = max(1, total // 20) if total else 0
 
     def add(self, step: int, loss: float) -> None:
         self._sum += loss
         self._n += 1
         if self._n == self.every:
             self.flush(step)
-        if self._log_every and (step % self._log_every == 0 or step == self.total):
-            elapsed = time.perf_counter() - self._started
-            eta = elapsed / step * (self.total - step)
-            log.info("step %d/%d, loss %.4f, %.0f s elapsed, ETA %.0f s", step, self.total, loss, elapsed, eta)
 
     def flush(self, step: int) -> None:
         if self._n:
@@ -213,8 +205,8 @@ def _progress_callback() -> Any:
     from ..progress import progress
 
     class ProgressLog(TrainerCallback):  # type: ignore[misc]
-        """medcite's progress bar (off when not a terminal or ``--quiet``) and :class:`LossLog` with ETA
-        log lines, fed by the loss the trainer logs at every step."""
+        """medcite's progress (a bar, or log lines with the time left where no terminal shows one) and
+        :class:`LossLog`, fed by the loss the trainer logs at every step."""
 
         def __init__(self) -> None:
             self.losses = LossLog()

@@ -9,7 +9,7 @@ import pytest
 
 from medcite.config import load_settings, preset_names
 from medcite.errors import ConfigError
-from medcite.index.milvus.collection import Layout, analyzer_params
+from medcite.index.milvus.layout import Layout, analyzer_params
 
 
 @pytest.mark.parametrize("preset", preset_names())

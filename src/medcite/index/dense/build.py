@@ -1,11 +1,11 @@
 """Build and update a dense index from the document store, in bounded memory, resumably.
 
-A build has two phases. *Encode*: articles are read from the store in PMID order and encoded
-``chunk_size`` at a time; each finished chunk is written as ``chunks/embeds_chunk_N.npy`` +
-``pmids_chunk_N.json`` (NCBI's layout for its MedCPT PubMed embeddings), so an interrupted build
-resumes after the last finished chunk. *Assemble*: the chunks are streamed into the memory-mapped row
-files and the FAISS index (IVF-PQ is trained on a sample first). The manifest records the store
-sequence number the build started from; changes made since are then applied as an update.
+A build has two phases. *Encode* (:mod:`.chunks`): articles are read from the store in PMID order and
+encoded ``chunk_size`` at a time into ``chunks/embeds_chunk_N.npy`` + ``pmids_chunk_N.json`` (NCBI's layout
+for its MedCPT PubMed embeddings), so an interrupted build resumes after the last finished chunk.
+*Assemble*: the chunks are streamed into the memory-mapped row files and the FAISS index (IVF-PQ is trained
+on a sample first). The manifest records the store sequence number the build started from; changes made
+since are then applied as an update.
 
 An update encodes only the articles added or replaced since the manifest's sequence number, appends
 them as new rows and switches off the rows of replaced and deleted PMIDs. Once ``compact_ratio`` of
@@ -16,7 +16,6 @@ the stored vectors without re-encoding anything.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 from collections.abc import Iterable, Iterator
@@ -26,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import IndexMismatchError, InputError
-from ...io import atomic_write, write_json
 from ...progress import progress
 from . import faiss_index as fx
 from . import folder as fo
+from .chunks import Chunk, check_vectors, chunk_files, encode_chunks, start_or_resume
 from .encoders import Encoder, load_encoder
 
 if TYPE_CHECKING:
@@ -42,9 +41,6 @@ CHUNKS = "chunks"
 #: settings that shape the FAISS layout: a change re-lays the index out from its stored vectors
 LAYOUT_FIELDS = ("index_type", "nlist", "pq_m", "pq_nbits", "hnsw_m", "ef_construction", "train_size",
                  "vector_dtype")
-#: One chunk of rows: its PMIDs (int64), its vectors (often a memory-map view) and a label for errors.
-#: Chunks come from generators, so only one is read into memory at a time.
-Chunk = tuple[np.ndarray, np.ndarray, str]
 
 
 def encoder_record(encoder: Encoder, spec: dict[str, Any]) -> dict[str, Any]:
@@ -94,8 +90,8 @@ def build_dense_index(
     chunk_dir = out / CHUNKS
     if rebuild and chunk_dir.exists():
         shutil.rmtree(chunk_dir)
-    state = _start_or_resume(chunk_dir, store, encoder, settings)
-    _encode_chunks(store, encoder, chunk_dir, settings.chunk_size)
+    state = start_or_resume(chunk_dir, store, encoder, settings)
+    encode_chunks(store, encoder, chunk_dir, settings.chunk_size)
     old = fo.read(out)["files"] if fo.has_index(out) else None
     corpus = {"store_id": store.store_id, "seq": state["seq"], "count": len(store)}
     assemble(out, chunk_files(chunk_dir), settings, encoder_record(encoder, spec), corpus, old)
@@ -160,13 +156,16 @@ def update_dense_index(
     view = fo.row_files(out, files)
     batch: list[Any] = []
     if encoder is not None:
-        for article in store.iter_changes(since):
-            batch.append(article)
-            if len(batch) >= settings.chunk_size:
+        with progress(total=store.count_changes_since(since), desc="dense update", unit="doc") as bar:
+            for article in store.iter_changes(since):
+                batch.append(article)
+                if len(batch) >= settings.chunk_size:
+                    rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
+                    bar.update(len(batch))
+                    batch = []
+            if batch:
                 rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
-                batch = []
-        if batch:
-            rows = _append(view, index, batch, encoder, rows, dim, dtype, changed, new_live, settings.threads)
+                bar.update(len(batch))
     old_rows = loaded.rows
     live = np.concatenate([live, *new_live]) if new_live else live.copy()
     stale = gone | set(changed)
@@ -218,7 +217,7 @@ def _append(
 ) -> int:
     vecs = encoder.encode_documents(batch)  # torch: not under the FAISS thread cap
     pmids = np.array([int(a.pmid) for a in batch], dtype=np.int64)
-    _check_vectors(vecs, dim, "the encoder output")
+    check_vectors(vecs, dim, "the encoder output")
     new_rows = view.append(rows, dim, dtype, vecs, pmids)
     with fx.omp_threads(threads):
         fx.add(index, np.asarray(vecs, dtype=dtype), rows)  # the stored precision, as in a full build
@@ -245,112 +244,6 @@ def compact(
     return assemble(out, chunks(), settings, manifest["encoder"], corpus, files)
 
 
-# -- encode phase ----------------------------------------------------------------------------
-def _start_or_resume(
-    chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: FaissConfig,
-    shard: tuple[int, int] | None = None,
-) -> dict[str, Any]:
-    want: dict[str, Any] = {
-        "fingerprint": encoder.fingerprint,
-        "dim": encoder.dim,
-        "store_id": store.store_id,
-        "chunk_size": settings.chunk_size,
-    }
-    if shard is not None:
-        want["shard"] = list(shard)
-    state_path = chunk_dir / "state.json"
-    if state_path.exists():
-        state: dict[str, Any] = json.loads(state_path.read_text(encoding="utf-8"))
-        if {k: state.get(k) for k in want} != want or ("shard" in state) != (shard is not None):
-            raise IndexMismatchError(
-                f"{chunk_dir} holds an unfinished build with other settings ({state})",
-                hint="re-run with the same encoder, store, chunk size (and shard) to resume, or discard it: "
-                "--rebuild",
-            )
-        log.info("resuming the dense build in %s", chunk_dir)
-        return state
-    chunk_dir.mkdir(parents=True, exist_ok=True)
-    state = want | {"seq": store.seq}
-    write_json(state_path, state)
-    return state
-
-
-def _finished(chunk_dir: Path) -> list[int]:
-    """Numbers of the chunks whose two files are both complete, in order, stopping at the first gap."""
-    done: list[int] = []
-    while (chunk_dir / f"pmids_chunk_{len(done)}.json").exists() and (
-        chunk_dir / f"embeds_chunk_{len(done)}.npy"
-    ).exists():
-        done.append(len(done))
-    return done
-
-
-def _encode_chunks(
-    store: DocumentStore, encoder: Encoder, chunk_dir: Path, size: int, shard: tuple[int, int] | None = None
-) -> int:
-    """Encode the store's articles (those of ``shard`` only, if given) into finished chunk files, after the
-    ones already there; returns the number of rows in all the chunks."""
-    done = _finished(chunk_dir)
-    after = -1
-    if done:
-        last = json.loads((chunk_dir / f"pmids_chunk_{done[-1]}.json").read_text(encoding="utf-8"))
-        after = max(int(p) for p in last)
-        log.info("%d chunks already encoded; continuing after PMID %d", len(done), after)
-    number = len(done)
-    batch: list[Any] = []
-    total = store.count(shard=shard) if shard else len(store)
-    desc = f"dense encode {shard[0]}/{shard[1]}" if shard else "dense build"
-    bar = progress(total=total, initial=min(len(done) * size, total), desc=desc, unit="doc")
-    rows = 0
-    for n in done:
-        rows += len(json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8")))
-
-    def flush() -> None:
-        nonlocal number, batch, rows
-        vecs = encoder.encode_documents(batch)
-        _check_vectors(vecs, encoder.dim, "the encoder output")
-        with atomic_write(chunk_dir / f"embeds_chunk_{number}.npy", "wb") as fh:
-            np.save(fh, np.asarray(vecs, dtype=np.float32))
-        # the PMID file is written last: its presence marks the chunk as finished
-        with atomic_write(chunk_dir / f"pmids_chunk_{number}.json") as fh:
-            json.dump([a.pmid for a in batch], fh)
-        number += 1
-        rows += len(batch)
-        bar.update(len(batch))
-        batch = []
-
-    with bar:
-        for article in store.iter_articles(shard=shard):
-            if int(article.pmid) <= after:
-                continue
-            batch.append(article)
-            if len(batch) >= size:
-                flush()
-        if batch:
-            flush()
-    return rows
-
-
-def chunk_files(chunk_dir: Path) -> Iterator[Chunk]:
-    for n in _finished(chunk_dir):
-        vec_path = chunk_dir / f"embeds_chunk_{n}.npy"
-        ids = json.loads((chunk_dir / f"pmids_chunk_{n}.json").read_text(encoding="utf-8"))
-        yield np.array([int(p) for p in ids], dtype=np.int64), np.load(vec_path), vec_path.name
-
-
-def _check_vectors(vecs: np.ndarray, dim: int, what: str) -> None:
-    if vecs.ndim != 2 or vecs.shape[1] != dim:
-        raise IndexMismatchError(
-            f"{what} has shape {vecs.shape}, expected (n, {dim})",
-            hint="every chunk must use the same encoder and embedding size",
-        )
-    if not np.isfinite(vecs).all():
-        raise InputError(
-            f"{what} contains NaN or infinite values",
-            hint="re-create these embeddings; a NaN vector cannot be searched",
-        )
-
-
 # -- assemble phase --------------------------------------------------------------------------
 def assemble(
     out: Path,
@@ -375,7 +268,7 @@ def assemble(
     dim, dtype, rows = int(encoder["dim"]), settings.vector_dtype, 0
     for pmids, chunk_vectors, label in chunks:
         vecs = np.asarray(chunk_vectors)
-        _check_vectors(vecs, dim, label)
+        check_vectors(vecs, dim, label)
         if len(vecs) != len(pmids):
             raise InputError(
                 f"{label} has {len(vecs)} vectors but {len(pmids)} PMIDs",

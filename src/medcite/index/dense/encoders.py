@@ -22,9 +22,9 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from pydantic import Field
@@ -35,6 +35,7 @@ from ...settings_base import BackendConfig
 from ...types import Article
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Names that mean the packaged all-MiniLM-L6-v2 (sentence-transformers backend).
 MINILM_ALIASES = ("minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2")
@@ -75,18 +76,33 @@ def encode_batched(
     dim: int,
     desc: str,
 ) -> np.ndarray:
-    """Encode in batches of similar length (less padding), with progress, in the input order."""
+    """Encode in batches of similar length (less padding), with progress, in the input order.
+
+    The batches run from both ends of the length order inward (longest, shortest, second longest, ...), so
+    the rate measured over the first batches, and the time left shown from it, holds for the whole run; the
+    longest batch still comes first, so running out of memory shows at once.
+    """
     out = np.empty((len(items), dim), dtype=np.float32)
     if not items:
         return out
     order = sorted(range(len(items)), key=lambda i: -length(items[i]))
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     with progress(total=len(items), desc=desc, unit="doc", leave=False) as bar:
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
+        for idx in ends_inward(batches):
             vecs = np.asarray(encode_batch([items[i] for i in idx]), dtype=np.float32)
             out[idx] = vecs
             bar.update(len(idx))
     return out
+
+
+def ends_inward(items: Sequence[T]) -> Iterator[T]:
+    """``[a, b, c, d, e]`` -> ``a, e, b, d, c``."""
+    low, high = 0, len(items) - 1
+    while low <= high:
+        yield items[low]
+        if high != low:
+            yield items[high]
+        low, high = low + 1, high - 1
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -213,6 +229,24 @@ class EncoderConfig(BackendConfig):
     )
     batch_size: int = Field(32, ge=1, description="Texts per encoder batch.")
     device: str = Field("cpu", description="Torch device for encoding, e.g. 'cpu' or 'cuda'.")
+
+    #: abstracts per second on a CPU and on an accelerator, roughly (all-MiniLM-L6-v2: ~15 per CPU-second,
+    #: docs/SCALE.md): only tells a long build from a short one before it starts (medcite.announce)
+    typical_docs_per_s: ClassVar[tuple[float, float]] = (40.0, 400.0)
+
+    def describe(self) -> str:
+        """The encoder in a few words, from its settings alone: ``all-MiniLM-L6-v2 (packaged;
+        sentence-transformers on cpu)``."""
+        model = getattr(self, "model", None)
+        if not isinstance(model, str):
+            return f"{self.backend} (on {self.device})"
+        packaged = model.strip().lower() in MINILM_ALIASES
+        return f"{'all-MiniLM-L6-v2' if packaged else model} ({'packaged; ' if packaged else ''}{self.backend} " \
+               f"on {self.device})"
+
+    def docs_per_s(self) -> float:
+        cpu, other = self.typical_docs_per_s
+        return cpu if self.device == "cpu" else other
 
     def identity(self) -> dict[str, Any]:
         """What defines the vector space: the config without runtime fields, plus the content identity of

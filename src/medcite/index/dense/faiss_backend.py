@@ -20,13 +20,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
 from ...registry import stage_field
 from ...types import Hit
 from ..base import EncodedSearch, IndexConfig, index_folder
 from . import faiss_index as fx
 from . import folder as fo
-from .build import build_dense_index, check_encoder
+from .build import CHUNKS, build_dense_index, check_encoder
+from .chunks import encoded_rows
 from .encoders import Encoder, EncoderConfig, load_encoder
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
 
 log = logging.getLogger(__name__)
-
 
 
 class FaissConfig(IndexConfig):
@@ -122,15 +123,23 @@ class FaissIndex(EncodedSearch):
 
     @classmethod
     def from_config(cls, cfg: FaissConfig, ctx: BuildContext) -> FaissIndex:
-        """Build the store's index for ``cfg`` (or sync it: changes, then the layout) and open it."""
+        """Build the store's index for ``cfg`` (or sync it: changes, then the layout) and open it; a long build
+        or sync is announced before the encoder loads (:mod:`medcite.announce`)."""
         if ctx.store is None:
             raise ConfigError("a dense index needs a document store", hint="pass --corpus STORE")
-        encoder = load_encoder(cfg.encoder, ctx.models)  # type: ignore[arg-type]
-        folder = index_folder(ctx.store.path, cfg)
-        if not fo.has_index(folder):
-            adopt_earlier_folder(ctx.store, folder, encoder)
-        log.info("dense index %s: building or updating from the store (seq %d)", folder, ctx.store.seq)
-        build_dense_index(ctx.store, folder, cfg, encoder=encoder, relayout=True)
+        store, encoder_cfg = ctx.store, cfg.encoder
+        assert isinstance(encoder_cfg, EncoderConfig)
+        folder = index_folder(store.path, cfg)
+        encoder = None
+        if not fo.has_index(folder) and any(folder.parent.glob("dense-*")):  # adopting one needs the fingerprint
+            encoder = load_encoder(encoder_cfg, ctx.models)
+            adopt_earlier_folder(store, folder, encoder)
+        count, full = pending(folder, store)
+        doing = f"encoding {count:,} {'' if full else 'new or changed '}abstracts with {encoder_cfg.describe()}"
+        with long_work(log, what="the dense index", doing=doing, count=count, where=str(folder), full=full,
+                       per_second=encoder_cfg.docs_per_s()):
+            encoder = encoder or load_encoder(encoder_cfg, ctx.models)
+            build_dense_index(store, folder, cfg, encoder=encoder, relayout=True)
         return cls(folder, encoder, settings=cfg)
 
     @property
@@ -203,6 +212,16 @@ class FaissIndex(EncodedSearch):
 
     def close(self) -> None:
         """Nothing to release: the FAISS index is in RAM and the row files are memory maps."""
+
+
+def pending(folder: Path, store: DocumentStore) -> tuple[int, bool]:
+    """The abstracts a build or sync of ``folder`` is about to encode, and whether it is a first build."""
+    if fo.has_index(folder):
+        corpus = fo.read(folder).get("corpus", {})
+        if corpus.get("store_id") != store.store_id:
+            return 0, False  # the sync refuses it, saying why
+        return store.count_changes_since(int(corpus.get("seq", 0))), False
+    return max(len(store) - encoded_rows(folder / CHUNKS), 0), True
 
 
 def adopt_earlier_folder(store: DocumentStore, folder: Path, encoder: Encoder) -> bool:

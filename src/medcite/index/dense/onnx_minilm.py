@@ -31,6 +31,9 @@ class OnnxMiniLMConfig(EncoderConfig):
 
     backend: Literal["onnx-minilm"] = "onnx-minilm"
 
+    def describe(self) -> str:
+        return "all-MiniLM-L6-v2 int8 (packaged; ONNX Runtime on cpu)"
+
 MAX_LENGTH = 256
 DIM = 384
 

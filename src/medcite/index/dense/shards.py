@@ -33,7 +33,8 @@ import numpy as np
 from ...errors import IndexMismatchError, InputError
 from ...io import write_json
 from . import folder as fo
-from .build import Chunk, _encode_chunks, _start_or_resume, assemble, encoder_record
+from .build import assemble, encoder_record
+from .chunks import Chunk, encode_chunks, start_or_resume
 from .encoders import Encoder, load_encoder
 from .importer import _open_embeds, _read_pmids, check_chunks, find_chunks
 
@@ -89,8 +90,8 @@ def encode_shard(
         raise InputError(f"shard {index}/{of} of the store at {store.path} holds no articles",
                          hint="use fewer shards, or check that the store is not empty")
     encoder = encoder or load_encoder(settings.encoder)
-    state = _start_or_resume(out, store, encoder, settings, shard=(index, of))
-    rows = _encode_chunks(store, encoder, out, settings.chunk_size, shard=(index, of))
+    state = start_or_resume(out, store, encoder, settings, shard=(index, of))
+    rows = encode_chunks(store, encoder, out, settings.chunk_size, shard=(index, of))
     if store.seq != state["seq"]:
         log.warning("the store changed while shard %d/%d was encoded (sequence %d -> %d); the merged index "
                     "applies those changes as an update", index, of, state["seq"], store.seq)

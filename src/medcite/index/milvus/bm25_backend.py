@@ -1,7 +1,7 @@
 """BM25 full-text search on a Milvus server (``milvus-bm25``): Milvus's BM25 function over the analysed
 title + abstract of each article, in the store's collection (:mod:`.collection`).
 
-Analysis is configured to match the embedded backends (:func:`.collection.analyzer_params`): lowercase,
+Analysis is configured to match the embedded backends (:func:`.layout.analyzer_params`): lowercase,
 Lucene's English stop words, tokens of at most 100 characters, Snowball English stemmer. Differences that
 remain: Milvus's ``standard`` tokenizer splits by Unicode word boundaries (UAX #29) where tantivy splits on
 every non-alphanumeric character, and Milvus scores with exact document lengths where tantivy quantises
@@ -26,7 +26,8 @@ from pydantic import Field, field_validator
 from ...errors import ConfigError
 from ...types import Hit
 from ..sparse.base import SparseConfig, stopword_list
-from .collection import MilvusCollection, field_name
+from .collection import MilvusCollection
+from .layout import field_name
 
 if TYPE_CHECKING:
     from ...context import BuildContext

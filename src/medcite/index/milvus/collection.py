@@ -21,28 +21,25 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
 from ...progress import progress
 from ...types import Article, Hit
-from ..base import digest
 from . import client as mc
+from .layout import Layout, analyzer_params, field_name
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings, Settings
+    from ...config import MilvusSettings
     from ...context import BuildContext
     from ...corpus.store import DocumentStore
     from ..dense.encoders import Encoder
-    from .bm25_backend import MilvusBM25Config
-    from .dense_backend import MilvusDenseConfig
 
 log = logging.getLogger(__name__)
 
@@ -55,57 +52,7 @@ PK = "pmid"
 MAX_TEXT_BYTES = 65_535
 #: Milvus's largest top-k per search
 MAX_TOPK = 16_384
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 _INDEX_TYPES = {"flat": "FLAT", "hnsw": "HNSW", "ivf_flat": "IVF_FLAT", "ivf_pq": "IVF_PQ"}
-
-
-def field_name(prefix: str, index: str) -> str:
-    name = f"{prefix}_{index}"
-    if not _NAME.match(name):
-        raise ConfigError(
-            f"index name {index!r} cannot name a Milvus field ({name!r}): use letters, digits and underscores",
-            hint="rename the entry of `indexes` (and the branches that point at it)",
-        )
-    return name
-
-
-@dataclass
-class Layout:
-    """What the collection holds: the sparse and vector indexes of the settings that Milvus serves."""
-
-    sparse: dict[str, MilvusBM25Config] = field(default_factory=dict)
-    vector: dict[str, MilvusDenseConfig] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, settings: Settings) -> Layout:
-        layout = cls()
-        for name, cfg in sorted(settings.indexes.items()):
-            if cfg.backend == "milvus-bm25":
-                layout.sparse[name] = cfg  # type: ignore[assignment]
-            elif cfg.backend == "milvus-dense":
-                layout.vector[name] = cfg  # type: ignore[assignment]
-        return layout
-
-    def identity(self) -> dict[str, Any]:
-        return {"sparse": {n: c.identity() for n, c in self.sparse.items()},
-                "vector": {n: c.identity() for n, c in self.vector.items()}}
-
-    def collection_name(self, server: MilvusSettings, store_id: str) -> str:
-        if server.collection:
-            return server.collection
-        return f"medcite_{store_id[:12]}_{digest(self.identity())[:8]}"
-
-
-def analyzer_params(cfg: MilvusBM25Config) -> dict[str, Any]:
-    """Milvus's analyzer for the same analysis as the embedded BM25 backends: lowercase, tokens of at most
-    100 characters, Lucene's stop words (+ the possessive "s"), Snowball English stemmer."""
-    from ..sparse.base import MAX_TOKEN_CHARS, stopword_list
-
-    filters: list[Any] = ["lowercase", {"type": "length", "max": MAX_TOKEN_CHARS},
-                          {"type": "stop", "stop_words": stopword_list(cfg)}]
-    if cfg.stemmer == "english":
-        filters.append({"type": "stemmer", "language": "english"})
-    return {"tokenizer": "standard", "filter": filters}
 
 
 def _truncate(text: str) -> str:
@@ -291,9 +238,15 @@ class MilvusCollection:
             return report
         total = len(store) if full else store.count_changes_since(since)
         articles = store.iter_articles() if full else store.iter_changes(since)
-        log.info("Milvus collection %s: %s %d articles (store seq %d -> %d)", self.name,
-                 "indexing" if full else "upserting", total, max(since, 0), target)
-        with progress(total=total, desc="milvus sync", unit="doc") as bar:
+        encoders = [c.encoder for c in self.layout.vector.values()]
+        doing = (f"upserting {total:,} {'' if full else 'new or changed '}abstracts (store seq {max(since, 0)} -> "
+                 f"{target})" + (f", encoded with {', '.join(e.describe() for e in encoders)}" if encoders else ""))
+        with (
+            long_work(log, what="the Milvus collection of index", doing=doing, count=total, full=full,
+                      where=f"collection {self.name!r} on {self.server.uri}",
+                      per_second=min((e.docs_per_s() for e in encoders), default=1_000.0)),
+            progress(total=total, desc="milvus sync", unit="doc") as bar,
+        ):
             for batch in _batches((a for a in articles if int(a.pmid) > after), self.server.batch_size):
                 present = set() if full else self._present([int(a.pmid) for a in batch])
                 report["replaced"] += len(present)

@@ -17,7 +17,8 @@ from ...errors import IndexMismatchError
 from ...registry import stage_field
 from ...types import Hit
 from ..base import EncodedSearch, IndexConfig
-from .collection import MilvusCollection, field_name
+from .collection import MilvusCollection
+from .layout import field_name
 
 if TYPE_CHECKING:
     from ...context import BuildContext

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import Field, ValidationError
 
 from ... import registry
-from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...announce import long_work
+from ...errors import ConfigError, CorruptIndexError, IndexMismatchError, MedciteError
 from ...io import remove_stale_temp_files
 from ...types import Hit
 from ..base import IndexConfig, SparseIndex, digest, index_folder
@@ -332,13 +333,31 @@ def _check_same_settings(folder: Path, manifest: dict[str, Any], settings: Spars
 
 
 def ensure_sparse(store: DocumentStore, cfg: SparseConfig) -> SparseIndex:
-    """Build (or bring up to date) the store's BM25 index for ``cfg`` under ``<store>/indexes`` and open it."""
+    """Build (or bring up to date) the store's BM25 index for ``cfg`` under ``<store>/indexes`` and open it; a
+    long build or sync is announced first (:mod:`medcite.announce`)."""
     folder = index_folder(store.path, cfg)
-    log.info("BM25 index %s: building or updating from the store (seq %d)", folder, store.seq)
-    report = build_sparse(store, folder, cfg)
+    backend = backend_class(cfg.backend)
+    count, full = pending(folder, store, rebuilds=getattr(backend, "rebuilds_on_update", False))
+    doing = f"indexing {count:,} {'' if full else 'new or changed '}abstracts with {cfg.backend}"
+    with long_work(log, what="the BM25 index", doing=doing, count=count, where=str(folder), full=full,
+                   per_second=getattr(backend, "docs_per_s", 1_000.0)):
+        report = build_sparse(store, folder, cfg)
     if report.added or report.replaced or report.deleted:
         log.info("BM25 index %s: +%d ~%d -%d documents", folder, report.added, report.replaced, report.deleted)
     return open_sparse(folder, store)
+
+
+def pending(folder: Path, store: DocumentStore, *, rebuilds: bool = False) -> tuple[int, bool]:
+    """The abstracts a build or sync of ``folder`` is about to index, and whether it is a first build
+    (``rebuilds``: the backend re-indexes the whole store for any change)."""
+    if not (folder / MANIFEST).exists():
+        return len(store), True
+    try:
+        corpus = read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)["corpus"]
+    except (MedciteError, KeyError):
+        return 0, False  # the sync refuses it, saying why
+    changes = store.count_changes_since(int(corpus.get("seq", 0)))
+    return (len(store) if rebuilds and changes else changes), False
 
 
 class SparseBackendMixin:
