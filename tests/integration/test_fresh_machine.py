@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,8 @@ def test_bioasq_phase_b_offline_answers_with_the_shipped_models(fresh: Path, sha
     assert result.exit_code == 0, result.output
     answers = json.loads(out.read_text())["questions"]
     assert len(answers) == 8 and all(a["ideal_answer"] for a in answers)
-    assert {a["exact_answer"] for a in answers if a["type"] == "yesno"} <= {"yes", "no"}
+    types = {q["id"]: q["type"] for q in json.loads(questions.read_text())["questions"]}
+    assert {a["exact_answer"] for a in answers if types[a["id"]] == "yesno"} <= {"yes", "no"}
     assert not any(fresh.iterdir()) if fresh.exists() else True  # nothing was trained
 
 
@@ -78,19 +80,42 @@ def test_an_offline_run_is_scored_by_the_shipped_stance_judge(fresh: Path, share
     assert not any(fresh.iterdir()) if fresh.exists() else True
 
 
-def test_ground_offline_grounding_announces_its_first_use_index(fresh: Path, shared_data: Path,
+@pytest.fixture(scope="module")
+def snippet_store(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """About 1,000 documents (the held-out questions' gold snippets, rebuilt as abstracts): enough that encoding
+    them takes long enough to be announced as long work, with a measured rate."""
+    from medcite.corpus.store import DocumentStore, FileStats
+    from medcite.train.bioasq_docs import snippet_articles
+    from medcite.train.qa_data import held_out_ids
+
+    src = shared_data / "bioasq" / "bioasq_taskb_golden_7b-11b_dev.json.gz"
+    held = held_out_ids(src)
+    with gzip.open(src, "rt", encoding="utf-8") as fh:
+        questions = [q for q in json.load(fh)["questions"] if q["id"] in held]
+    articles = snippet_articles(questions)[:1000]
+    folder = tmp_path_factory.mktemp("snippets") / "store"
+    with DocumentStore.create(folder) as store, store.transaction() as tx:
+        tx.upsert(articles, FileStats("held-out gold snippets"))
+    return folder
+
+
+def test_ground_offline_grounding_announces_its_first_use_index(fresh: Path, snippet_store: Path,
                                                                 tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    ingest(shared_data, store)
-    task_a = [{"metadata": {"qa_id": "1", "question": "What is known about renal function?"},
-               "answer": [{"text": "Renal function was impaired in the patients studied.",
+    task_a = [{"metadata": {"qa_id": "1", "question": "Is vitamin D deficiency associated with depression?"},
+               "answer": [{"text": "Low vitamin D levels were associated with depressive symptoms.",
                            "existing_supported_citations": []}]}]
     (tmp_path / "a.json").write_text(json.dumps(task_a))
     result = CliRunner().invoke(cli, ["ground", "--preset", "offline-grounding", "--input", str(tmp_path / "a.json"),
-                                      "--corpus", str(store), "--out", str(tmp_path / "ground")])
+                                      "--corpus", str(snippet_store), "--out", str(tmp_path / "ground")])
     assert result.exit_code == 0, result.output
     assert "1 question-answer pairs grounded" in result.output and "valid" in result.output
-    assert_announced(result.output, "dense")
+    text = result.output
+    # announced before the work: what, how many, why, where, how to avoid it; then the measured rate and time left
+    assert "building the dense index 'dense' on first use: encoding 1,000 abstracts" in text, text
+    assert "why: preset 'offline-grounding'" in text and f"where: {snippet_store}" in text
+    assert "to avoid it: --set 'retrieve.branches=[\"bm25\"]'" in text
+    assert re.search(r"dense build: [\d,]+ of 1,000 docs .* left", text), text
+    assert text.index("on first use") < text.index("dense build:")
     assert not any(fresh.iterdir()) if fresh.exists() else True
 
 
@@ -98,19 +123,15 @@ def test_search_best_runs_on_the_shipped_ltr_model_and_announces_its_dense_index
                                                                                 tmp_path: Path) -> None:
     store = tmp_path / "store"
     ingest(shared_data, store)
-    result = CliRunner().invoke(cli, ["search", "--preset", "best", "--corpus", str(store), "-k", "5",
+    result = CliRunner().invoke(cli, ["-v", "search", "--preset", "best", "--corpus", str(store), "-k", "5",
                                       "renal function in patients"])
     assert result.exit_code == 0, result.output
-    assert_announced(result.output, "dense")
-    again = CliRunner().invoke(cli, ["search", "--preset", "best", "--corpus", str(store), "-k", "5",
+    # a small store: one line (shown with -v), not the long-work warning
+    assert "building the dense index 'dense': encoding 200 abstracts" in result.output, result.output
+    assert "reuses the stored article vectors" in result.output  # the LTR reranker's dense features
+    again = CliRunner().invoke(cli, ["-v", "search", "--preset", "best", "--corpus", str(store), "-k", "5",
                                      "renal function in patients"])
-    assert again.exit_code == 0 and "encoding" not in again.output.lower()  # built once, then reused
+    assert again.exit_code == 0 and "building the dense index" not in again.output  # built once, then reused
+    assert [line.split()[1] for line in again.stdout.splitlines()[:5]] == \
+        [line.split()[1] for line in result.stdout.splitlines()[:5]]
     assert not any(fresh.iterdir()) if fresh.exists() else True
-
-
-def assert_announced(output: str, index: str) -> None:
-    """The first-use announcement: what is built, why, how many documents, where, how to avoid it, an ETA."""
-    text = output.lower()
-    assert f"'{index}'" in text or f"index {index}" in text, output
-    for needle in ("documents", "preset", "eta", "--preset bm25"):
-        assert needle in text, f"{needle!r} missing from the announcement:\n{output}"

@@ -121,10 +121,10 @@ def load_classifier(name: str, device: str = "cpu") -> SequenceClassifierModel |
     """
     from ..rerank.scoring import local_model_dir, not_available
     from ..trained_models import resolve
-    from .probe import LinearHead, encoder_source, is_probe_folder
+    from .probe import HEAD_FILE, LinearHead, encoder_source, is_probe_folder
 
     transformers = require("transformers", "rerank", "the stance classifier")
-    folder = local_model_dir(resolve(name, "medcite train stance --data HEALTHVER.csv"))
+    folder = local_model_dir(resolve(name, "medcite train stance --data HEALTHVER.csv"), heads=(HEAD_FILE,))
     source = str(folder) if folder else name
     try:
         if folder is not None and is_probe_folder(folder):

@@ -56,10 +56,11 @@ def check_top_n(top_n: int | None) -> int | None:
     return top_n
 
 
-def local_model_dir(name_or_path: str) -> Path | None:
+def local_model_dir(name_or_path: str, heads: tuple[str, ...] = ()) -> Path | None:
     """The folder ``name_or_path`` points at, None for a hub name; a path that is not a folder is an error.
 
-    ``models:NAME`` is a model trained by ``medcite train`` under ``medcite.paths.models_dir()``.
+    ``models:NAME`` is a model medcite trained or ships (:func:`medcite.trained_models.resolve`). A folder is a
+    model when it holds ``config.json`` or one of ``heads`` (a medcite head that names its encoder).
     """
     from ..trained_models import resolve
 
@@ -73,7 +74,7 @@ def local_model_dir(name_or_path: str) -> Path | None:
             f"model folder {name_or_path!r} does not exist",
             hint="give the folder of a Hugging Face model (it holds config.json), or a model name",
         )
-    if not (path / "config.json").exists():
+    if not any((path / f).exists() for f in ("config.json", *heads)):
         raise ConfigError(
             f"{name_or_path!r} is not a Hugging Face model folder (no config.json)",
             hint="give the folder written by `save_pretrained`, `medcite train` or `hf download --local-dir`",
