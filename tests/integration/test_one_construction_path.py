@@ -238,11 +238,11 @@ def _build_milvus(settings: Any, store: Path) -> None:
 
 
 def _qa_models_here(settings: Any) -> bool:
-    """The qa backend's trained folders (``models:NAME``: medcite's models folder) are on this machine."""
-    from medcite.paths import MODELS_PREFIX, models_dir
+    """The qa backend's trained models (``models:NAME``: trained here or shipped) are on this machine."""
+    from medcite.paths import MODELS_PREFIX
+    from medcite.trained_models import is_present
 
-    return all((models_dir() / m[len(MODELS_PREFIX):]).is_dir() if m.startswith(MODELS_PREFIX) else Path(m).is_dir()
-               for m in settings.qa.model_names())
+    return all(is_present(m) if m.startswith(MODELS_PREFIX) else Path(m).is_dir() for m in settings.qa.model_names())
 
 
 def built(pipeline: Pipeline, stage: str, backend: str, settings: Any) -> list[Any]:
