@@ -97,7 +97,10 @@ def test_ground_without_its_stance_model_stops_before_building_any_index(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An hour of encoding, then 'the stance model is missing', was the order before; now the model comes first."""
     fill_store(tmp_path / "store", make_articles(1_000))
+    from medcite import trained_models
+
     monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path / "no-models"))
+    monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
     task = tmp_path / "a.json"
     task.write_text('[{"metadata": {"qa_id": "1", "question": "Does insulin treat diabetes?"}, "answer": '
                     '[{"text": "Insulin treats diabetes.", "existing_supported_citations": ["1"]}]}]')

@@ -113,24 +113,22 @@ def test_search_preset_hybrid_with_the_packaged_minilm(
     assert run["182"][0].pmid == "103" and run["181"][0].pmid == "104"  # both branches rank them first
     kinds = sorted(p.name.split("-")[0] for p in (corpus / "indexes").iterdir())
     assert kinds == ["faiss", "tantivy"]
-    # `best` is what the retrieval benchmark set: the hybrid run itself, or a configuration with models medcite
-    # trained (`models:NAME`), which without the models fails naming the command that trains them
-    from medcite.config import load_settings
+    # `best` reorders the same hybrid first stage with medcite's shipped LTR model (no training step); without
+    # any model (nothing shipped, nothing trained here) it fails naming the command that makes it
+    from medcite import trained_models
 
     best = tmp_path / "best.trec"
     args = ["search", "--preset", "best", "--corpus", str(corpus), "--topics", str(topics), "--output", str(best),
             "-k", "3"]
-    settings = load_settings("best")
-    if "models:" not in settings.model_dump_json():
-        code, text = _invoke(args)
-        assert code == 0, text
-        if settings.rerank.backend == "none":
-            assert read_run(best) == run
-    else:
-        monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path / "no-models"))
-        code, text = _invoke(args)
-        assert code == 1 and ("medcite train" in text or "medcite models build best" in text), text
-        assert str(tmp_path / "no-models") in text
+    code, text = _invoke(args)
+    assert code == 0, text
+    assert {q: {h.pmid for h in hits} for q, hits in read_run(best).items()} == \
+        {q: {h.pmid for h in hits} for q, hits in run.items()}  # the same 3 candidates, reordered
+    monkeypatch.setenv("MEDCITE_MODELS_DIR", str(tmp_path / "no-models"))
+    monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
+    code, text = _invoke(args)
+    assert code == 1 and "medcite models build medcite-ltr-bioasq --bioasq" in text, text
+    assert str(tmp_path / "no-models") in text
     assert len(list((corpus / "indexes").iterdir())) == 2
 
 
