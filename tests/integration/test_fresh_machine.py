@@ -99,8 +99,14 @@ def snippet_store(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -
     return folder
 
 
-def test_ground_offline_grounding_announces_its_first_use_index(fresh: Path, snippet_store: Path,
-                                                                tmp_path: Path) -> None:
+def test_ground_offline_grounding_announces_its_first_use_index(fresh: Path, snippet_store: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite import progress
+
+    # a clock that moves one second per reading: the rate line comes after "10 s" of work however fast the
+    # machine encodes (CI's encoded the 1,000 abstracts in under 10 real seconds: no line was due)
+    ticks = iter(range(1, 10**9))
+    monkeypatch.setattr(progress, "clock", lambda: float(next(ticks)))
     task_a = [{"metadata": {"qa_id": "1", "question": "Is vitamin D deficiency associated with depression?"},
                "answer": [{"text": "Low vitamin D levels were associated with depressive symptoms.",
                            "existing_supported_citations": []}]}]
