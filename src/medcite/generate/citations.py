@@ -9,7 +9,7 @@ the post-processor can record why they were dropped.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from ..evidence.sentences import split_spans
@@ -80,6 +80,7 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
             runs.append((m.start(), m.end(), [parsed]))
     pieces: list[str] = []
     marks: list[tuple[int, list[int], str | None]] = []  # (position in clean text, indices, error)
+    stops: list[int] = []  # sentence ends a citation made certain: "... topoisomerase II [3]. Condensin ..."
     pos = 0
     last = 0
     for start, end, groups in runs:
@@ -92,13 +93,15 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
         pos += cut - last
         for found, err in groups:
             marks.append((pos, found, err))
+        if before_punct and text[end] in ".!?" and (end + 1 == len(text) or text[end + 1].isspace()):
+            stops.append(pos + 1)  # a cited sentence ends at its full stop, whatever word precedes the bracket
         if not before_punct:
             pieces.append(" ")
             pos += 1
         last = end
     pieces.append(text[last:])
     clean = "".join(pieces)
-    spans = [(s, e) for s, e in split_spans(clean) if re.search(r"\w", clean[s:e])]
+    spans = [(s, e) for s, e in _cut_at(split_spans(clean), stops, clean) if re.search(r"\w", clean[s:e])]
     if not spans:
         return []
     drafts = [DraftSentence(_tidy(clean[s:e])) for s, e in spans]
@@ -116,6 +119,27 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
         if err:
             drafts[owner].invalid.append(err)
     return [d for d in drafts if d.text]
+
+
+def _cut_at(spans: list[tuple[int, int]], stops: list[int], text: str) -> list[tuple[int, int]]:
+    """``spans`` cut again at each position of ``stops`` that falls inside one of them.
+
+    The sentence splitter takes the word before a full stop for an abbreviation now and then (``topoisomerase
+    II.``, ``etc.``, ``approx.``) and runs two sentences together; a citation bracket right before the full stop
+    says the writer ended a sentence there.
+    """
+    if not stops:
+        return spans
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        first = bisect_right(stops, s)  # stops are in text order: only those inside this span, found by bisection
+        for stop in stops[first:bisect_left(stops, e)]:
+            if text[stop:e].strip() and text[s:stop].strip():
+                rest = len(text[stop:e]) - len(text[stop:e].lstrip())
+                out.append((s, stop))
+                s = stop + rest
+        out.append((s, e))
+    return out
 
 
 def _tidy(text: str) -> str:

@@ -223,10 +223,11 @@ class LLMGenerator:
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
+        from ..llm.reply import prose
         from ..llm.trace import trace_context
 
         with trace_context(stage=stage, attempt=attempt):
-            return self.llm.complete(messages, max_tokens=self.max_tokens).text
+            return prose(self.llm.complete(messages, max_tokens=self.max_tokens).text)
 
     def _condensed(self, question: str, text: str, words: int, attempt: int) -> str:
         """CLaC 2024: the model shortens an over-long answer, keeping its citations; '' when it gave nothing."""

@@ -214,7 +214,7 @@ class BaseLLM:
             self._trace(chats, resolved, results, failed)
         if failed:
             self._raise_failure(failed, len(chats))
-        return [r for r in results if r is not None]
+        return [_visible(r) for r in results if r is not None]
 
     def _trace(self, chats: list[list[Message]], params: dict[str, Any], results: list[Completion | None],
                failed: dict[int, LLMError]) -> None:
@@ -284,3 +284,14 @@ def make_llm(settings: Settings | LLMConfig, *, cache: LLMCache | None = None) -
         raise
     log.debug("LLM backend %s, model %s", cfg.backend, llm.model)
     return llm
+
+
+def _visible(completion: Completion) -> Completion:
+    """The completion with a reasoning model's ``<think>`` block moved from its text to ``reasoning`` (the
+    cache and the trace keep the reply as the server sent it)."""
+    if "think>" not in completion.text.lower():
+        return completion
+    from .reply import split_reasoning
+
+    reasoning, answer = split_reasoning(completion.text)
+    return replace(completion, text=answer, reasoning=reasoning)

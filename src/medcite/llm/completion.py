@@ -18,3 +18,4 @@ class Completion:
     latency_s: float = 0.0
     cache_hit: bool = False
     finish_reason: str | None = None
+    reasoning: str = ""  # a reasoning model's <think> block, taken out of text (medcite.llm.reply)

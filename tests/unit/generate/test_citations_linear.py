@@ -28,3 +28,17 @@ def test_groups_go_to_the_right_sentences() -> None:
     drafts = split_cited_sentences("[9] LDL fell [1]. [2] HDL rose. Nothing here. [3] Last one [4].")
     assert [(d.text, d.indices) for d in drafts] == [
         ("LDL fell.", [9, 1, 2]), ("HDL rose.", []), ("Nothing here.", [3]), ("Last one.", [4])]
+
+
+def test_a_citation_before_a_full_stop_ends_the_sentence_whatever_word_precedes_it() -> None:
+    """Issue 23: the splitter took "II." and "etc." for abbreviations and ran two cited sentences together."""
+    from medcite.generate.citations import split_cited_sentences
+
+    text = ("Condensin loads at breaks created by topoisomerase II [3]. Condensin-dependent localisation follows [1]. "
+            "Goblet cells are found in the eyes etc [8, 9]. Goblet cells secrete mucus [2].")
+    got = [(d.text, d.indices) for d in split_cited_sentences(text)]
+    assert got == [("Condensin loads at breaks created by topoisomerase II.", [3]),
+                   ("Condensin-dependent localisation follows.", [1]),
+                   ("Goblet cells are found in the eyes etc.", [8, 9]), ("Goblet cells secrete mucus.", [2])]
+    # without a citation the splitter decides as before: "e.g." inside a sentence does not end it
+    assert len(split_cited_sentences("Drugs, e.g. statins, lower LDL [1].")) == 1

@@ -1,0 +1,120 @@
+"""Which prompt file medcite rendered, and the values it filled in, read back from the messages it sent.
+
+Each packaged prompt file (``medcite/llm/prompts/*.txt``) becomes one pattern per message: its fixed text
+escaped, each ``{placeholder}`` a named group. A request is recognised when its first messages match one
+prompt's messages exactly (a retry conversation adds the model's answer and a ``retry`` prompt after them).
+Nothing is guessed from keywords: a prompt medcite changes changes the pattern with it, and a message no prompt
+file produced is reported as unrecognised.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from medcite.llm.prompts import load_prompt, prompt_names
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+#: values with a fixed form, where two placeholders meet (``Question: {question}{hint}``): the hint is empty or
+#: DS@GT's `` (Hint: short answer is X)`` (medcite.qa.llm_qa.LLMQA.hint)
+FORMS = {"hint": r"(?: \(Hint: short answer is [^\n]*\))?"}
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    roles: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+    fixed: int  # characters of fixed text: the most specific prompt wins a tie
+
+    def match(self, messages: list[dict[str, Any]]) -> dict[str, str] | None:
+        if len(messages) < len(self.roles):
+            return None
+        values: dict[str, str] = {}
+        for role, pattern, message in zip(self.roles, self.patterns, messages, strict=False):
+            if message.get("role") != role:
+                return None
+            found = pattern.fullmatch(str(message.get("content") or ""))
+            if found is None:
+                return None
+            values.update({k.rsplit("__", 1)[0]: v for k, v in found.groupdict().items()})
+        return values
+
+
+def _pattern(text: str) -> tuple[re.Pattern[str], int]:
+    parts: list[str] = []
+    seen: dict[str, int] = {}
+    last = fixed = 0
+    for m in _PLACEHOLDER.finditer(text):
+        literal = text[last:m.start()]
+        parts.append(re.escape(literal))
+        fixed += len(literal)
+        name = m.group(1)
+        seen[name] = seen.get(name, 0) + 1
+        parts.append(f"(?P<{name}__{seen[name]}>{FORMS.get(name, '.*?')})")
+        last = m.end()
+    parts.append(re.escape(text[last:]))
+    fixed += len(text) - last
+    return re.compile("".join(parts), re.DOTALL), fixed
+
+
+@lru_cache(maxsize=1)
+def templates() -> tuple[Template, ...]:
+    out = []
+    for name in prompt_names():
+        messages = load_prompt(name)
+        compiled = [_pattern(m["content"]) for m in messages]
+        out.append(Template(name, tuple(m["role"] for m in messages), tuple(p for p, _ in compiled),
+                            sum(n for _, n in compiled)))
+    return tuple(out)
+
+
+@dataclass
+class Recognised:
+    """The prompt a conversation is about, its values, and what came after it (a retry's feedback)."""
+
+    name: str
+    values: dict[str, str]
+    later: list[dict[str, Any]] = field(default_factory=list)
+    retry: dict[str, str] | None = None  # the values of the last retry/repair prompt, if the conversation has one
+
+
+_FEEDBACK = ("retry", "retry_plain", "bioasq_repair")
+
+
+def _fits(template: Template, messages: list[dict[str, Any]], start: int) -> tuple[int, dict[str, str]] | None:
+    """(end, values) when ``template`` matches ``messages[start:]``; a few-shot turn after the first has no
+    system message of its own, so the template's system message may be left out there."""
+    values = template.match(messages[start:])
+    if values is not None:
+        return start + len(template.roles), values
+    if start and template.roles[0] == "system" and len(template.roles) > 1:
+        rest = Template(template.name, template.roles[1:], template.patterns[1:], template.fixed)
+        values = rest.match(messages[start:])
+        if values is not None:
+            return start + len(rest.roles), values
+    return None
+
+
+def recognise(messages: list[dict[str, Any]]) -> Recognised | None:
+    """The prompt file a conversation asks about: the last prompt (not a retry's feedback) its messages hold,
+    so a few-shot example before the question is passed over and a retry keeps its original prompt."""
+    best: tuple[int, int, Template, dict[str, str]] | None = None
+    retry: dict[str, str] | None = None
+    for start in range(len(messages)):
+        for template in templates():
+            fit = _fits(template, messages, start)
+            if fit is None:
+                continue
+            end, values = fit
+            if template.name in _FEEDBACK:
+                retry = values
+            elif best is None or (end, template.fixed) > (best[0], best[1]):
+                best = (end, template.fixed, template, values)
+    if best is None:
+        return None
+    end, _, template, values = best
+    return Recognised(template.name, values, messages[end:], retry)

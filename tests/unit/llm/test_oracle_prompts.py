@@ -1,0 +1,37 @@
+"""The oracle recognises each request by the prompt file medcite rendered (issue 23), never by keywords."""
+
+from __future__ import annotations
+
+import pytest
+
+from medcite.llm.prompts import placeholders, prompt_names, render
+from oracle.templates import recognise
+
+FEEDBACK = ("retry", "retry_plain", "bioasq_repair")  # said after an answer, about the prompt before it
+
+
+@pytest.mark.parametrize("name", [n for n in prompt_names() if n not in FEEDBACK])
+def test_every_prompt_file_is_recognised_as_itself_with_its_values(name: str) -> None:
+    values = {p: f"<{p} value {n}>" for n, p in enumerate(sorted(placeholders(name)))}
+    if "hint" in values:
+        values["hint"] = " (Hint: short answer is yes)"
+    found = recognise(render(name, **values))
+    assert found is not None and found.name == name
+    assert found.values == values
+
+
+def test_a_retry_keeps_its_original_prompt_and_a_few_shot_example_is_passed_over() -> None:
+    first = render("generate", question="Do statins lower LDL?", evidence="[1] (1) Statins lower LDL.", max_words=250)
+    retry = render("retry", violations="- sentence 1 has no citation", max_words=250, n_evidence=1)
+    found = recognise([*first, {"role": "assistant", "content": "Statins lower LDL."}, *retry])
+    assert found is not None and found.name == "generate" and found.retry is not None
+    assert found.values["question"] == "Do statins lower LDL?"
+    assert found.retry == {"violations": "- sentence 1 has no citation", "max_words": "250", "n_evidence": "1"}
+    shot = render("bioasq_answer", passage="p1", question="Example?", hint="", rules="r", shape="{}")
+    real = render("bioasq_answer", passage="p2", question="Real?", hint="", rules="r", shape="{}")
+    found = recognise([*shot, {"role": "assistant", "content": "{}"}, *[m for m in real if m["role"] == "user"]])
+    assert found is not None and found.values["question"] == "Real?"
+
+
+def test_text_no_prompt_file_renders_is_not_recognised() -> None:
+    assert recognise([{"role": "user", "content": "Tell me about statins."}]) is None
