@@ -28,6 +28,7 @@ CONTENT = ("outside", "pmid", "uncited", "overcite", "unsupported", "contradicte
 REPLY = ("malformed", "empty", "timeout", "http500")
 FAULTS = CONTENT + REPLY
 
+PLANTED_PMID = "31234567"
 INVENTED = "Zorbalene infusion reversed quellitis in every adult patient within two days"
 
 
@@ -41,7 +42,9 @@ class Planted:
 
 
 def plant(meaning: Meaning, fault: str, rng: random.Random) -> str:
-    """Change ``meaning`` (a cited prose answer) by ``fault``; return the sentence planted."""
+    """Change ``meaning`` (a cited prose answer) by ``fault``; return the sentence planted when the fault is in
+    the text (``pmid``, ``unsupported``, ``contradicted``), else "" (a faithful sentence wrongly cited: what
+    must not reach an answer is the citation, counted by the harness)."""
     sentences = meaning.sentences
     n = len(meaning.evidence) or 1
     if not sentences:
@@ -50,17 +53,17 @@ def plant(meaning: Meaning, fault: str, rng: random.Random) -> str:
     text, cited = sentences[k]
     if fault == "outside":
         sentences[k] = (text, [n + 7])
-        return text
+        return ""
     if fault == "pmid":
         stripped = text.rstrip(".")
-        sentences[k] = (f"{stripped} (PMID: 31234567).", [])
+        sentences[k] = (f"{stripped} (PMID: {PLANTED_PMID}).", [])
         return sentences[k][0]
     if fault == "uncited":
         sentences[k] = (text, [])
-        return text
+        return ""
     if fault == "overcite":
         sentences[k] = (text, list(range(1, min(n, 6) + 1)) if n > 3 else [*cited, n + 1, n + 2, n + 3])
-        return text
+        return ""
     if fault == "unsupported":
         sentences.insert(k, (f"{INVENTED}.", cited or [1]))
         return sentences[k][0]

@@ -40,6 +40,8 @@ class Request:
     fault: str = ""
     planted: str = ""
     retry: bool = False
+    topic: str = ""  # the gold question id the answer came from ("" when none)
+    sentences: int = 0  # prose: the sentences of the right answer (before any fault)
 
 
 @dataclass
@@ -76,6 +78,8 @@ class OracleServer:
         style = self.styles[digest[0] % len(self.styles)]
         entry = Request(found.name, style, retry=found.retry is not None)
         meaning = self.oracle.answer(found.name, found.values)
+        entry.topic = meaning.question.id if meaning.question is not None else ""
+        entry.sentences = len(meaning.sentences) if meaning.kind == "prose" else 0
         if meaning.kind == "prose" and meaning.cited and meaning.question is not None:
             for text, _ in meaning.sentences:
                 self.gold.written[key(text)] = meaning.question.id

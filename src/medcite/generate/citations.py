@@ -121,6 +121,22 @@ def split_cited_sentences(text: str) -> list[DraftSentence]:
     return [d for d in drafts if d.text]
 
 
+_VERDICT = re.compile(r"^\s*(?:yes|no|indeed|correct|incorrect|true|false)(?:\s*,?\s*(?:it|they|this|that)\s+"
+                      r"(?:does|do|is|are|can|did|was|were|has|have)(?:\s+not|n't)?)?\s*[.!]?\s*$", re.IGNORECASE)
+
+
+def carry_verdicts(drafts: list[DraftSentence]) -> list[DraftSentence]:
+    """A bare verdict (``Yes.``, ``No, it does not.``) that cites nothing takes the citations of the sentence
+    after it: the evidence for a yes/no answer is the evidence of the finding that follows, and a capable model
+    answering a yes/no question writes the verdict first without a bracket of its own."""
+    for n, draft in enumerate(drafts[:-1]):
+        if not draft.indices and not draft.invalid and _VERDICT.match(draft.text):
+            follower = next((d for d in drafts[n + 1:] if d.indices), None)
+            if follower is not None:
+                draft.indices = list(follower.indices)
+    return drafts
+
+
 def _cut_at(spans: list[tuple[int, int]], stops: list[int], text: str) -> list[tuple[int, int]]:
     """``spans`` cut again at each position of ``stops`` that falls inside one of them.
 

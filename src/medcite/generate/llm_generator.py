@@ -36,7 +36,7 @@ from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
 from .attribution import SupportJudge, attribute, attribute_judged
 from .base import FALLBACK, ExtractiveOptions, GenerateConfig
-from .citations import DraftSentence, split_cited_sentences
+from .citations import DraftSentence, carry_verdicts, split_cited_sentences
 from .extractive import ExtractiveGenerator
 from .postprocess import finalize, word_count
 
@@ -240,11 +240,11 @@ class LLMGenerator:
 
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
-            return split_cited_sentences(text)
+            return carry_verdicts(split_cited_sentences(text))
         if self.judge is not None:
-            return attribute_judged(_plain_sentences(text), evidence, self.judge, candidates=self.judge_candidates,
-                                    max_citations=self.max_citations)
-        return attribute(_plain_sentences(text), evidence, threshold=self.posthoc_threshold)
+            return carry_verdicts(attribute_judged(_plain_sentences(text), evidence, self.judge,
+                                                   candidates=self.judge_candidates, max_citations=self.max_citations))
+        return carry_verdicts(attribute(_plain_sentences(text), evidence, threshold=self.posthoc_threshold))
 
     def _violations(self, drafts: Sequence[DraftSentence], evidence: Sequence[Evidence]) -> list[str]:
         if self.mode == "cited":

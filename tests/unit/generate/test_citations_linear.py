@@ -42,3 +42,18 @@ def test_a_citation_before_a_full_stop_ends_the_sentence_whatever_word_precedes_
                    ("Goblet cells are found in the eyes etc.", [8, 9]), ("Goblet cells secrete mucus.", [2])]
     # without a citation the splitter decides as before: "e.g." inside a sentence does not end it
     assert len(split_cited_sentences("Drugs, e.g. statins, lower LDL [1].")) == 1
+
+
+def test_a_bare_verdict_takes_the_citations_of_the_finding_after_it() -> None:
+    """Issue 23: "Yes." first, uncited, made a faithful yes/no answer fail "every sentence cites" (cited mode)
+    and "every sentence is supported" (post-hoc mode), and the extractive fallback replaced it."""
+    from medcite.generate.citations import carry_verdicts, split_cited_sentences
+
+    drafts = carry_verdicts(split_cited_sentences("Yes. Statins lower LDL cholesterol [2, 3]. Pain is rare [1]."))
+    assert [(d.text, d.indices) for d in drafts] == [("Yes.", [2, 3]), ("Statins lower LDL cholesterol.", [2, 3]),
+                                                    ("Pain is rare.", [1])]
+    drafts = carry_verdicts(split_cited_sentences("No, it does not. Vitamin D did not prevent fractures [4]."))
+    assert drafts[0].indices == [4]
+    # a sentence with content is never given citations it did not write
+    drafts = carry_verdicts(split_cited_sentences("Statins are widely used. Statins lower LDL [2]."))
+    assert drafts[0].indices == []

@@ -1,0 +1,239 @@
+"""Every LLM stage against a capable model: the oracle server (tests/oracle) plays one from held-out gold data.
+
+What a user with a vLLM server and a strong model would get, measured here without one (issue 23). The oracle
+answers each prompt medcite sends right (the question's human ideal answer, each sentence citing the evidence
+item it shares most words with; gold-first rerank orders; HealthVer labels; gold exact answers), written in
+five styles real models use (plain, markdown, fenced, ``<think>`` first, chatter after), and can plant one
+fault class at a set rate. Non-LLM models get the offline swaps (``offline_overrides(..., "local")``). The
+questions are BioASQ's held-back questions (``medcite.train.qa_data.held_out_ids``) whose ideal answer has 2-5
+sentences; the corpus is the articles of their gold snippets.
+
+Parts (``--part``):
+
+- ``task_b``: every Task B LLM preset as configured, and with ``verify.gate=off``: sentences the oracle wrote
+  (first attempt) and how many reached the final answers, answers replaced by the extractive fallback, and
+  requests no prompt file explains (must be 0).
+- ``faults``: each fault class planted in every first answer (content faults) or 30 % of requests (reply
+  faults) on ``clac25-a`` (overlap gate, constraint retries, fallback) and
+  ``dal25-rfr_monot5-msmarco_llama70b`` (Dalhousie's LLM citation validation): planted sentences that reach
+  a final answer, cited PMIDs outside the evidence, sentences over 3 PMIDs, uncited sentences, PMIDs in the
+  prose, answers over 250 words, topics left unanswered.
+- ``bioasq``: Phase B of ``dsgt-ensemble`` and ``pjs-ensemble`` from the gold snippets: yes/no macro-F1,
+  factoid strict accuracy, list F1 and ROUGE-2 against what the gold exact answers themselves score.
+- ``rerank``: the listwise LLM reranker over each question's BM25 top 30: MAP@10 against the oracle ordering of
+  the same pool (gold passages first).
+
+    python benchmarks/bench_llm_oracle.py [--part task_b faults bioasq rerank] [--questions 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import common  # noqa: E402
+
+from oracle import OracleServer, llm_overrides, load  # noqa: E402
+from oracle.faults import CONTENT, REPLY  # noqa: E402
+from oracle.gold import held_out_questions  # noqa: E402
+from oracle.harness import listwise_map, questions, run_preset, snippet_store  # noqa: E402
+from oracle.styles import STYLES  # noqa: E402
+
+NAME = "llm_oracle"
+WORK = common.REPO / "benchmarks" / "work" / "llm_oracle"
+TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",
+          "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "clac24-simpleqa",
+          "clac24-simpleqa-hybrid", "clac24-medhopqa-bm25", "clac24-medhopqa-hybrid"]
+FAULT_PRESETS = ["clac25-a", "dal25-rfr_monot5-msmarco_llama70b"]
+BIOASQ_PRESETS = ["dsgt-ensemble", "pjs-ensemble"]
+log = logging.getLogger("bench_llm_oracle")
+
+
+def part_task_b(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
+    from medcite.config import load_settings
+
+    for preset in TASK_B:
+        variants = [("", ())]
+        if load_settings(preset).verify.gate != "off":
+            variants.append(("-gate-off", ("verify.gate=off",)))
+        for tag, sets in variants:
+            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}{tag}", sets=sets)
+            log.info("%s%s: %d of %d sentences kept, %d fallbacks", preset, tag, row["kept"], row["written"],
+                     row["fallbacks"])
+            results.setdefault("task_b", {})[f"{preset}{tag}"] = row
+            save(results)
+
+
+def part_faults(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
+    for preset in FAULT_PRESETS:
+        for fault in (*CONTENT, *REPLY):
+            rate = 1.0 if fault in CONTENT else 0.3
+            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}-{fault}", fault=fault, rate=rate)
+            log.info("%s %s: %d planted, %d in answers", preset, fault, row["planted"], row["planted_in_answers"])
+            results.setdefault("faults", {})[f"{preset}/{fault}"] = row
+            save(results)
+
+
+def part_bioasq(n: int, results: dict[str, Any]) -> None:
+    from medcite.config import load_settings
+    from medcite.evaluate.bioasq import evaluate_phase_b
+    from medcite.pipeline import offline_overrides
+    from medcite.pipeline.context import Context
+    from medcite.tasks.bioasq import read_phase_b_run
+    from medcite.tasks.bioasq_phases import PhaseB
+    from medcite.types import QAAnswer
+
+    qs = [q for q in held_out_questions() if q.snippets][:n]
+    gold_answers = [QAAnswer(q.id, _gold_exact(q), q.ideal_answers[0] if q.ideal_answers else "") for q in qs]
+    ceiling = _phase_b_measures(evaluate_phase_b(qs, gold_answers))
+    results.setdefault("bioasq", {})["gold"] = ceiling
+    for preset in BIOASQ_PRESETS:
+        server = OracleServer(load(qs), styles=STYLES)
+        base = load_settings(preset)
+        out = WORK / "runs" / f"bioasq-{preset}"
+        shutil.rmtree(out, ignore_errors=True)
+        with server.running() as url:
+            overrides = [o for o in offline_overrides(base, "local") if o != "--set"]
+            overrides = [o for o in overrides if not o.startswith("qa.shots")]
+            settings = load_settings(preset, overrides + llm_overrides(url, list(base.llms)) + ["qa.shots=0"])
+            ctx = Context(settings)
+            started = time.perf_counter()
+            try:
+                result = PhaseB().run(settings, ctx, qs, out, output=out / "answers.json")
+            finally:
+                ctx.close()
+        measures = _phase_b_measures(evaluate_phase_b(qs, read_phase_b_run(result.submission)))
+        measures["seconds"] = round(time.perf_counter() - started, 1)
+        measures["unrecognised"] = server.counts().get("UNRECOGNISED", 0)
+        measures["calls"] = dict(server.counts())
+        results["bioasq"][preset] = measures
+        log.info("%s: %s (gold %s)", preset, measures, ceiling)
+        save(results)
+
+
+def _gold_exact(q: Any) -> Any:
+    if q.type == "yesno":
+        return q.exact_answer
+    if isinstance(q.exact_answer, tuple):
+        return tuple(names[0] for names in q.exact_answer if names)
+    return None
+
+
+def _phase_b_measures(ev: Any) -> dict[str, Any]:
+    m = ev.measures
+    return {"yesno_macro_f1": round(m.get("yesno", {}).get("macro_f1", 0.0), 4),
+            "factoid_strict": round(m.get("factoid", {}).get("strict_accuracy", 0.0), 4),
+            "list_f1": round(m.get("list", {}).get("F1", 0.0), 4),
+            "rouge2_f1": round(m.get("ideal", {}).get("rouge2_f1", 0.0), 4), "counts": ev.counts}
+
+
+def part_rerank(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
+    """The listwise reranker (RankGPT window 20, step 10) over each question's BM25 top 30."""
+    results["rerank"] = listwise_map(qs, store)
+    log.info("rerank: %s", results["rerank"])
+    save(results)
+
+
+def save(results: dict[str, Any]) -> None:
+    common.write_result(NAME, results)
+    common.update_markdown_section(NAME, markdown(results))
+
+
+def pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.1f} %" if b else "-"
+
+
+def markdown(r: dict[str, Any]) -> str:
+    lines = ["## LLM stages against a capable model (the oracle server)", "",
+             "`benchmarks/bench_llm_oracle.py`: an OpenAI-compatible server plays a strong model from held-out gold "
+             "data (tests/oracle): each prompt answered right, in five writing styles (plain, markdown, fenced, "
+             "`<think>` first, chatter after). Held-back BioASQ questions whose ideal answer has 2-5 sentences; "
+             "offline swaps for the non-LLM models. Trivial baseline beside each figure: what the gold itself "
+             "scores (BioASQ), BM25's own order (rerank), the oracle's own sentences (Task B).", ""]
+    if r.get("task_b"):
+        lines += ["### Task B presets: faithful answers kept", "",
+                  "| preset | topics | sentences written | kept | kept share | extractive fallbacks | unrecognised "
+                  "prompts | s |", "|---|---|---|---|---|---|---|---|"]
+        for name, row in r["task_b"].items():
+            lines.append(f"| {name} | {row['topics']} | {row['written']} | {row['kept']} | "
+                         f"{pct(row['kept'], row['written'])} | {row['fallbacks']} | {row['unrecognised']} | "
+                         f"{row['seconds']} |")
+        lines.append("")
+    if r.get("faults"):
+        lines += ["### Planted faults", "",
+                  "Content faults in every first answer (a retry gets the faithful answer), reply faults in 30 % of "
+                  "requests. `in answers`: planted sentences that reached a final answer.", "",
+                  "| preset / fault | planted | planted sentences | in answers | PMIDs outside evidence | "
+                  "sentences > 3 PMIDs | uncited sentences | PMIDs in prose | answers > 250 words | "
+                  "topics answered | fallbacks |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for name, row in r["faults"].items():
+            lines.append(f"| {name} | {row['planted']} | {row['planted_sentences']} | {row['planted_in_answers']} | "
+                         f"{row['pmids_outside_evidence']} | {row['sentences_over_3_pmids']} | "
+                         f"{row.get('uncited_sentences', '-')} | {row.get('pmids_in_prose', '-')} | "
+                         f"{row['answers_over_250_words']} | {row['answered']}/{row['topics']} | {row['fallbacks']} |")
+        lines.append("")
+    if r.get("bioasq"):
+        b = r["bioasq"]
+        g = b.get("gold", {})
+        lines += ["### BioASQ Phase B from the gold snippets", "",
+                  "| system | yes/no macro-F1 | factoid strict acc. | list F1 | ROUGE-2 F1 | unrecognised |",
+                  "|---|---|---|---|---|---|"]
+        for name, row in b.items():
+            lines.append(f"| {name} | {row['yesno_macro_f1']} | {row['factoid_strict']} | {row['list_f1']} | "
+                         f"{row['rouge2_f1']} | {row.get('unrecognised', '-')} |")
+        for name, row in b.items():
+            if name != "gold":
+                ratios = [f"{m} {row[m] / g[m]:.3f}" for m in ("yesno_macro_f1", "factoid_strict", "list_f1")
+                          if g.get(m)]
+                lines.append(f"\n{name} / gold: {', '.join(ratios)}.")
+        lines.append("")
+    if r.get("rerank"):
+        x = r["rerank"]
+        lines += ["### Listwise rerank (RankGPT window 20, step 10) over the BM25 top 30", "",
+                  "| questions | MAP@10 listwise | MAP@10 oracle order of the pool | ratio | MAP@10 BM25 order |",
+                  "|---|---|---|---|---|",
+                  f"| {x['questions']} | {x['map10_listwise']} | {x['map10_oracle_order']} | {x['ratio']} | "
+                  f"{x['map10_bm25']} |", ""]
+    lines += [f"Measured {r.get('measured', '')}."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--part", nargs="+", default=["task_b", "faults", "bioasq", "rerank"])
+    ap.add_argument("--questions", type=int, default=30)
+    ap.add_argument("--presets", nargs="*", help="Only these Task B presets (part task_b).")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("medcite", "httpx", "httpx2", "httpcore", "sentence_transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    path = common.RESULTS_DIR / f"{NAME}.json"
+    results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    results = {k: v for k, v in results.items() if k in ("task_b", "faults", "bioasq", "rerank")}
+    results["measured"] = time.strftime("%Y-%m-%d")
+    if args.presets:
+        TASK_B[:] = args.presets
+    qs = questions(args.questions)
+    store = snippet_store(WORK / "store")
+    if "task_b" in args.part:
+        part_task_b(qs, store, results)
+    if "faults" in args.part:
+        part_faults(qs[: max(10, args.questions // 2)], store, results)
+    if "bioasq" in args.part:
+        part_bioasq(args.questions * 3, results)
+    if "rerank" in args.part:
+        part_rerank(qs, store, results)
+    save(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Issue 23: LLM presets end to end against a capable model, played by the oracle server (tests/oracle) from
+held-out BioASQ gold: a faithful answer is kept whatever shape the model writes it in, planted faults never
+reach an answer, a failing server never leaves a topic unanswered, and BioASQ answers and listwise orders reach
+what the gold scores. Offline swaps for every non-LLM model; a store of the questions' gold-snippet articles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oracle import OracleServer, llm_overrides, load
+from oracle.faults import CONTENT, REPLY
+from oracle.harness import listwise_map, questions, run_preset, snippet_store
+
+pytestmark = pytest.mark.slow  # about 2-3 minutes: each case runs a preset on a few topics
+
+
+@pytest.fixture(scope="module")
+def qs() -> list:
+    return questions(6)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, qs: list) -> Path:
+    return snippet_store(tmp_path_factory.mktemp("oracle") / "store", qs)
+
+
+def test_a_faithful_answer_in_every_style_is_kept_whole(qs: list, store: Path, tmp_path: Path) -> None:
+    row = run_preset("clac25-a", qs, store, tmp_path / "run", sets=("verify.gate=off",))
+    assert row["unrecognised"] == 0, row["calls"]
+    assert row["fallbacks"] == 0 and row["answered"] == len(qs)
+    assert row["written"] >= 2 * len(qs) and row["kept"] == row["written"], row
+
+
+def test_listwise_queries_and_summaries_stages_are_recognised_and_answered(qs: list, store: Path,
+                                                                        tmp_path: Path) -> None:
+    row = run_preset("clac25-b", qs[:3], store, tmp_path / "run", sets=("verify.gate=off",))
+    assert row["unrecognised"] == 0 and {"reformulate", "summarize", "generate_topic"} <= set(row["calls"])
+    assert row["fallbacks"] == 0 and row["kept"] == row["written"], row
+
+
+@pytest.mark.parametrize("fault", [f for f in CONTENT if f != "contradicted"])
+def test_a_planted_fault_never_reaches_an_answer(fault: str, qs: list, store: Path, tmp_path: Path) -> None:
+    row = run_preset("clac25-a", qs[:4], store, tmp_path / "run", fault=fault, rate=1.0)
+    assert row["planted"] >= 4, row  # every first answer carried the fault
+    assert row["planted_in_answers"] == 0, row  # the invented or PMID-naming sentences
+    assert row["pmids_outside_evidence"] == 0 and row["sentences_over_3_pmids"] == 0, row
+    assert row["uncited_sentences"] == 0 and row["pmids_in_prose"] == 0, row
+    assert row["answers_over_250_words"] == 0 and row["answered"] == 4
+
+
+def test_a_contradicted_sentence_is_removed_by_dalhousies_citation_validation(qs: list, store: Path,
+                                                                             tmp_path: Path) -> None:
+    row = run_preset("dal25-rfr_monot5-msmarco_llama70b", qs[:4], store, tmp_path / "run", fault="contradicted",
+                     rate=1.0)
+    assert row["planted_sentences"] >= 4 and row["planted_in_answers"] == 0, row
+    assert "stance" in row["calls"]
+
+
+@pytest.mark.parametrize("fault", REPLY)
+def test_a_failing_server_never_leaves_a_topic_unanswered(fault: str, qs: list, store: Path, tmp_path: Path) -> None:
+    row = run_preset("clac25-a", qs[:4], store, tmp_path / "run", fault=fault, rate=0.5, seed=3)
+    assert row["planted"] >= 1, row
+    assert row["answered"] == 4 and row["pmids_outside_evidence"] == 0, row
+
+
+def test_bioasq_phase_b_with_the_oracle_scores_what_the_gold_exact_answers_score(tmp_path: Path) -> None:
+    from medcite.config import load_settings
+    from medcite.evaluate.bioasq import evaluate_phase_b
+    from medcite.pipeline import offline_overrides
+    from medcite.pipeline.context import Context
+    from medcite.tasks.bioasq import read_phase_b_run
+    from medcite.tasks.bioasq_phases import PhaseB
+    from medcite.types import QAAnswer
+    from oracle.gold import held_out_questions
+
+    picked: list = []
+    for kind in ("yesno", "factoid", "list"):
+        picked += [q for q in held_out_questions() if q.type == kind and q.snippets and q.exact_answer][:4]
+    server = OracleServer(load(picked), styles=("plain", "markdown", "fenced", "think", "chatter"))
+    base = load_settings("dsgt-ensemble")
+    with server.running() as url:
+        sets = [o for o in offline_overrides(base, "local") if o != "--set" and not o.startswith("qa.shots")]
+        settings = load_settings("dsgt-ensemble", [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
+        ctx = Context(settings)
+        try:
+            result = PhaseB().run(settings, ctx, picked, tmp_path / "run", output=tmp_path / "answers.json")
+        finally:
+            ctx.close()
+    assert server.counts().get("UNRECOGNISED", 0) == 0
+    got = evaluate_phase_b(picked, read_phase_b_run(result.submission)).measures
+    gold = [QAAnswer(q.id, q.exact_answer if q.type == "yesno" else tuple(n[0] for n in q.exact_answer), "")
+            for q in picked]
+    ceiling = evaluate_phase_b(picked, gold, rouge=False).measures
+    assert got["yesno"]["macro_f1"] >= 0.98 * ceiling["yesno"]["macro_f1"]
+    assert got["factoid"]["strict_accuracy"] >= 0.98 * ceiling["factoid"]["strict_accuracy"]
+    assert got["list"]["F1"] >= 0.98 * ceiling["list"]["F1"]
+
+
+def test_the_listwise_reranker_with_the_oracle_reaches_the_oracle_order_of_its_pool(qs: list, store: Path) -> None:
+    found = listwise_map(qs, store)
+    assert found["unrecognised"] == 0 and found["calls"].get("listwise_rerank", 0) >= len(qs)
+    assert found["map10_listwise"] >= 0.98 * found["map10_oracle_order"], found

@@ -1,0 +1,137 @@
+"""One run of a preset against the oracle, and what became of what the oracle wrote (shared by
+tests/integration/test_llm_oracle.py and benchmarks/bench_llm_oracle.py)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from .answers import sentences
+from .faults import PLANTED_PMID
+from .gold import BIOASQ, held_out_questions, key, load
+from .server import OracleServer, llm_overrides
+from .styles import STYLES
+
+GENERATION = ("generate", "generate_topic", "generate_plain")
+
+
+def questions(n: int, skip: int = 0) -> list[Any]:
+    """Held-back BioASQ questions whose first ideal answer has 2-5 sentences, in the split's order."""
+    found = [q for q in held_out_questions() if q.ideal_answers and 2 <= len(sentences(q.ideal_answers[0])) <= 5]
+    return found[skip: skip + n]
+
+
+def snippet_store(folder: Path, qs: list[Any] | None = None) -> Path:
+    """A store of the articles of the gold snippets of ``qs`` (default: every held-back question); built once."""
+    from medcite.corpus.store import DocumentStore, FileStats
+    from medcite.train.bioasq_docs import snippet_articles
+
+    if (folder / "done").exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    ids = {q.id for q in (qs if qs is not None else held_out_questions())}
+    with gzip.open(BIOASQ, "rt", encoding="utf-8") as fh:
+        raw = [q for q in json.load(fh)["questions"] if q["id"] in ids]
+    with DocumentStore.create(folder) as store, store.transaction() as tx:
+        tx.upsert(snippet_articles(raw), FileStats("gold snippets of held-back BioASQ questions"))
+    (folder / "done").write_text("ok")
+    return folder
+
+
+def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tuple[str, ...] = (),
+               fault: str | None = None, rate: float = 0.0, styles: tuple[str, ...] = STYLES,
+               seed: int = 0) -> dict[str, Any]:
+    """Run Task B preset ``preset`` on ``qs`` against the oracle (offline swaps for the other models) and count:
+    sentences the oracle wrote in each topic's first answer and those that reached the final answers, extractive
+    fallbacks, planted sentences found in a final answer, cited PMIDs outside the evidence shown, sentences over
+    3 PMIDs and answers over 250 words."""
+    from medcite.config import load_settings
+    from medcite.pipeline import Pipeline, offline_overrides
+    from medcite.rundir import read_answers
+    from medcite.tasks.validate import evidence_by_topic
+    from medcite.types import Topic
+
+    server = OracleServer(load(qs), styles=styles, fault=fault, rate=rate, seed=seed, timeout_s=2.0)
+    base = load_settings(preset)
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.perf_counter()
+    with server.running() as url:
+        overrides = [o for o in offline_overrides(base, "local") if o != "--set"]
+        overrides += llm_overrides(url, list(base.llms), timeout_s=1.0 if fault == "timeout" else 60.0)
+        with Pipeline(load_settings(preset, [*overrides, *sets]), store) as pipeline:
+            pipeline.run([Topic(q.id, q.body) for q in qs], out)
+    seconds = time.perf_counter() - started
+    answers = read_answers(out)
+    evidence = evidence_by_topic(out)
+    written: dict[str, int] = {}
+    for r in server.log:  # each topic's first generation request
+        if r.prompt in GENERATION and not r.retry and r.topic and r.topic not in written:
+            written[r.topic] = r.sentences
+    kept = fallbacks = over_cap = outside = long_answers = uncited = pmid_prose = 0
+    final: set[str] = set()
+    for a in answers:
+        is_fallback = "fallback" in a.generator
+        fallbacks += is_fallback
+        kept += 0 if is_fallback else len(a.sentences)
+        allowed = evidence.get(a.topic_id, set())
+        for s in a.sentences:
+            final.add(key(s.text))
+            over_cap += len(s.pmids) > 3
+            uncited += not s.pmids and getattr(s, "kind", "") == ""
+            pmid_prose += PLANTED_PMID in s.text or "PMID" in s.text
+            outside += sum(p not in allowed for p in s.pmids)
+        long_answers += sum(len(s.text.split()) for s in a.sentences) > 250
+    planted = [p for p in server.planted if p.text]
+    return {"preset": preset, "sets": list(sets), "fault": fault, "rate": rate, "topics": len(qs),
+            "answered": sum(bool(a.sentences) for a in answers), "written": sum(written.values()), "kept": kept,
+            "fallbacks": fallbacks, "unrecognised": server.counts().get("UNRECOGNISED", 0),
+            "calls": dict(server.counts()), "planted": len(server.planted), "planted_sentences": len(planted),
+            "planted_in_answers": sum(key(p.text) in final for p in planted),
+            "pmids_outside_evidence": outside, "sentences_over_3_pmids": over_cap,
+            "uncited_sentences": uncited, "pmids_in_prose": pmid_prose,
+            "answers_over_250_words": long_answers, "seconds": round(seconds, 1)}
+
+
+def listwise_map(qs: list[Any], store: Path, *, depth: int = 30, window: int = 20, step: int = 10
+                 ) -> dict[str, Any]:
+    """The listwise LLM reranker (RankGPT sliding window) over each question's BM25 top ``depth``: mean MAP@10
+    of its order, of the oracle order of the same pool (gold passages first) and of BM25's own order."""
+    from medcite.config import load_settings
+    from medcite.corpus.store import DocumentStore
+    from medcite.evaluate.bioasq_map import average_precision
+    from medcite.pipeline.context import Context
+    from medcite.rerank.llm_listwise import ListwiseConfig
+
+    gold = load(qs)
+    server = OracleServer(gold, styles=STYLES)
+    got: list[float] = []
+    ideal: list[float] = []
+    first: list[float] = []
+    with server.running() as url, DocumentStore.open(store) as docs:
+        ctx = Context(load_settings("bm25", llm_overrides(url)), store=docs)
+        try:
+            bm25 = ctx.index("bm25")
+            reranker = ctx.build("rerank", ListwiseConfig(top_n=depth, window=window, step=step))
+            for q in qs:
+                hits = bm25.search(q.body, depth)
+                articles = docs.get_many([h.pmid for h in hits])
+                relevant = set(q.documents)
+                ranked = reranker.rerank(q.body, hits, articles, depth)
+                order = {h.pmid: n for n, h in enumerate(hits)}
+                best = sorted(hits, key=lambda h: (-gold.relevance(q, articles[h.pmid].text), order[h.pmid]))
+                got.append(average_precision([h.pmid for h in ranked], relevant))
+                ideal.append(average_precision([h.pmid for h in best], relevant))
+                first.append(average_precision([h.pmid for h in hits], relevant))
+        finally:
+            ctx.close()
+
+    def mean(xs: list[float]) -> float:
+        return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+    return {"questions": len(qs), "map10_listwise": mean(got), "map10_oracle_order": mean(ideal),
+            "map10_bm25": mean(first), "ratio": round(mean(got) / mean(ideal), 4) if mean(ideal) else None,
+            "calls": dict(server.counts()), "unrecognised": server.counts().get("UNRECOGNISED", 0)}
