@@ -3,9 +3,10 @@
 
 The store is built in tmp_path from the snippet-level corpus (benchmarks/bioasq_corpus.py): the snippet
 documents gold for the first QUESTIONS held-back questions plus a seeded sample of DISTRACTORS other snippet
-documents. `bm25` and `hybrid` (packaged MiniLM) run everywhere, and so does `best`: its LTR model ships with medcite (a model
-trained here, under $MEDCITE_MODELS_DIR, would take precedence; the suite keeps its own, empty one). To stay under 3 minutes on 2 cores a reranker reads the first
-stage's top RERANK_DEPTH instead of 100 (`--set rerank.top_n=...`).
+documents. `bm25` and `hybrid` (packaged MiniLM) run everywhere, and so does `best`: its LTR model ships with
+medcite (a model trained here, under $MEDCITE_MODELS_DIR, would take precedence; the suite keeps its own, empty
+one). To stay under 3 minutes on 2 cores a reranker reads the first stage's top RERANK_DEPTH instead of 100
+(`--set rerank.top_n=...`).
 """
 
 from __future__ import annotations
