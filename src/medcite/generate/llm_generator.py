@@ -65,6 +65,12 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     fallback: bool = Field(
         True, description="Answer extractively when the LLM answer stays invalid (else keep what survives)."
     )
+    fallback_when: Literal["invalid", "empty"] = Field(
+        "invalid", description="When the extractive fallback replaces the LLM answer: 'invalid' (medcite's "
+        "presets: any rule still broken after the last attempt) or 'empty' (a paper's post-processing: rule "
+        "breaks are repaired by dropping citations and sentences, and only an answer with no valid sentence left "
+        "is replaced; the run directory marks it)."
+    )
     extractive: ExtractiveOptions = Field(
         default_factory=ExtractiveOptions, description="The extractive fallback's options."
     )
@@ -183,7 +189,7 @@ class LLMGenerator:
                  max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
                  extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
-                 judge: SupportJudge | None = None, judge_candidates: int = 5) -> None:
+                 judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid") -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -205,6 +211,9 @@ class LLMGenerator:
         self.dedupe = dedupe
         self.judge = judge
         self.judge_candidates = judge_candidates
+        if fallback_when not in ("invalid", "empty"):
+            raise ConfigError(f"unknown fallback_when {fallback_when!r}", hint="choose 'invalid' or 'empty'")
+        self.fallback_when = fallback_when
 
     Config = LLMGenerateConfig
 
@@ -219,7 +228,8 @@ class LLMGenerator:
                    min_sentences=cfg.min_sentences, extractive=extractive, prompt=cfg.prompt,
                    max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
                    judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
-                   and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates)
+                   and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates,
+                   fallback_when=cfg.fallback_when)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -330,12 +340,11 @@ class LLMGenerator:
         drafts, repeats = fuzzy_dedupe(drafts, self.dedupe)
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
         dropped = [*repeats, *dropped]
-        if not violations:
-            return Answer(topic.id, sentences, [*notes, *dropped], self.name)
-        if not self.fallback:
+        if not violations or not self.fallback or (self.fallback_when == "empty" and sentences):
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)
         why = (f"LLM answer still invalid after {self.max_attempts} attempt(s) "
-               f"({'; '.join(violations)}): extractive answer used")
+               f"({'; '.join(violations)}): extractive answer used") if self.fallback_when == "invalid" else (
+               f"no valid sentence left after post-processing ({'; '.join(violations)}): extractive answer used")
         return self.extractive_answer(topic, queries, evidence, notes, text, why)
 
     def extractive_answer(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
