@@ -101,6 +101,12 @@ class RetrieveSettings(Section):
         description="With a reranker: rerank each sub-query's candidates against that sub-query and pool by "
         "the best reranker score (CLaC 2025), instead of reranking the fused list against the question.",
     )
+    branch_rerank: stage_field("rerank") | None = Field(  # type: ignore[valid-type]
+        None, description="A reranker run on each sub-query's candidates against that sub-query before the "
+        "runs are pooled by PMID (best score, union of branches), keeping its own `k` per sub-query; `rerank` "
+        "then reads the pooled list (CLaC 2025 runs C and D: the ms-marco cross-encoder keeps m=10 / m=30 per "
+        "branch, then MedCPT). None: no per-branch step (runs are merged by `fusion`)."
+    )
     rerank_query: Literal["question", "question+narrative+topic"] = Field(
         "question", description="What the reranker reads as the query of the fused list: the question, or the "
         "question, the narrative and the topic joined (CLaC 2024 SimpleQA)."

@@ -91,10 +91,10 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     min_sentences: int = Field(
         1, ge=1, description="Fewest valid sentences an accepted answer has (fewer is a violation)."
     )
-    prompt: Literal["generate", "generate_topic"] = Field(
+    prompt: Literal["generate", "generate_topic", "clac25_generate"] = Field(
         "generate", description="'cited' mode's prompt: 'generate' (question and evidence) or 'generate_topic' "
-        "(CLaC 2025 / Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the "
-        "sentence range)."
+        "(Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the sentence range) "
+        "or 'clac25_generate' (CLaC 2025's Listing 3, verbatim, with the same values and the citation cap)."
     )
     max_sentences: int = Field(
         8, ge=1, description="'generate_topic': the most sentences the prompt asks for (the range starts at "
@@ -285,7 +285,8 @@ class LLMGenerator:
                       max_words=self.max_words, topic=topic.topic or "(not given)",
                       narrative=topic.narrative or "(not given)",
                       reformulations="\n".join(f"- {v}" for v in variants) or "(none)",
-                      min_sentences=self.min_sentences, max_sentences=self.max_sentences)
+                      min_sentences=self.min_sentences, max_sentences=self.max_sentences,
+                      max_citations=self.max_citations)
 
     def _feedback(self, messages: list[Message], text: str, violations: Sequence[str],
                   n_evidence: int) -> list[Message]:
