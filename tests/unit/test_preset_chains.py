@@ -19,9 +19,10 @@ def _queries(name: str) -> list[str]:
 def test_clac25_common(name: str) -> None:
     s = load_settings(name)
     assert s.llm.model == QWEN
-    assert s.generate.backend == "llm" and s.generate.mode == "cited" and s.generate.prompt == "generate_topic"
+    # the paper's own prompt (000 Appendix A.3), issue 25
+    assert s.generate.backend == "llm" and s.generate.mode == "cited" and s.generate.prompt == "clac25_generate"
     assert {"topic", "narrative", "question", "reformulations", "min_sentences", "max_sentences"} <= placeholders(
-        "generate_topic")
+        "clac25_generate")
     assert [b.backend for b in s.retrieve.branches] == ["bm25"]  # every run starts from BM25
     assert f"run {name[-1].upper()}" in preset_description(name) and "CLaC 2025" in preset_description(name)
 
@@ -40,8 +41,9 @@ def test_clac25_sparse_runs_summarise_the_whole_pooled_union(name: str, k: int, 
     assert (e.bullet_words, e.lam, e.prior_weight) == (28, 0.75, 0.0)
 
 
-@pytest.mark.parametrize(("name", "k", "pool"), [("clac25-c", 25, 100), ("clac25-d", 200, 800)])
+@pytest.mark.parametrize(("name", "k", "pool"), [("clac25-c", 25, 40), ("clac25-d", 200, 120)])
 def test_clac25_dense_runs_rescore_the_bm25_pool_with_medcpt(name: str, k: int, pool: int) -> None:
+    # issue 25 (000 §8.1): each branch is cross-encoder reranked and cut to m before pooling, so MedCPT reads 4 x m
     s = load_settings(name)
     assert _queries(name) == ["original", "llm_reformulate"] and s.retrieve.k == k and s.retrieve.fusion == "pool"
     assert not s.retrieve.rerank_per_query  # MedCPT reads the whole query set (+ topic, narrative) at once
