@@ -96,6 +96,11 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
         "(Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the sentence range) "
         "or 'clac25_generate' (CLaC 2025's Listing 3, verbatim, with the same values and the citation cap)."
     )
+    plain_prompt: Literal["generate_plain", "generate_plain_question"] = Field(
+        "generate_plain", description="'posthoc' mode's prompt: 'generate_plain' (the question, the topic and the "
+        "narrative; CLaC 2024 SimpleQA) or 'generate_plain_question' (the question alone; CLaC 2024 MedHopQA, "
+        "which \"uses only the question\")."
+    )
     max_sentences: int = Field(
         8, ge=1, description="'generate_topic': the most sentences the prompt asks for (the range starts at "
         "min_sentences)."
@@ -189,7 +194,8 @@ class LLMGenerator:
                  max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
                  extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
-                 judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid") -> None:
+                 judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid",
+                 plain_prompt: str = "generate_plain") -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -214,6 +220,7 @@ class LLMGenerator:
         if fallback_when not in ("invalid", "empty"):
             raise ConfigError(f"unknown fallback_when {fallback_when!r}", hint="choose 'invalid' or 'empty'")
         self.fallback_when = fallback_when
+        self.plain_prompt = plain_prompt
 
     Config = LLMGenerateConfig
 
@@ -229,7 +236,7 @@ class LLMGenerator:
                    max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
                    judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
                    and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates,
-                   fallback_when=cfg.fallback_when)
+                   fallback_when=cfg.fallback_when, plain_prompt=cfg.plain_prompt)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -275,7 +282,7 @@ class LLMGenerator:
     def _messages(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> list[Message]:
         from ..llm.prompts import render
 
-        prompt = self.prompt if self.mode == "cited" else "generate_plain"
+        prompt = self.prompt if self.mode == "cited" else self.plain_prompt
         if prompt == "generate":
             return render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
                           max_words=self.max_words)
