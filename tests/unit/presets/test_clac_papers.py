@@ -87,7 +87,7 @@ def test_clac25_dense_offline_swap_keeps_the_per_branch_keep() -> None:
 
 @pytest.mark.parametrize(("prompt", "listing"), [
     ("clac25_reformulate", "Do not include any other text. The response must start with '1.'"),
-    ("clac25_reformulate", "rewrite the question in three different ways, each a complete, grammatically correct question."),
+    ("clac25_reformulate", "rewrite the question in three different ways, each a complete, grammatically correct"),
     ("clac25_summarize", "Avoid speculation; do NOT add new facts."),
     ("clac25_generate", "Every sentence MUST end with square-bracket citations using ONLY evidence indices"),
     ("clac25_generate", "Prefer specific quantitative claims"),
