@@ -105,7 +105,10 @@ class RuleLLM(BaseLLM):
         if "Summarize the abstract" in first:
             abstract = first.split("Abstract: ", 1)[1]
             return "Summary: " + abstract.split(". ")[0].rstrip(".") + "."
-        if "exactly three different questions" in first:
+        if "Summarize the biomedical EVIDENCE" in first:  # CLaC 2025 Listing 2: "EVIDENCE:\n<title> <abstract>"
+            abstract = first.split("EVIDENCE:\n", 1)[1].split("\n\nSummary:", 1)[0]
+            return abstract.split(". ")[-1 if abstract.count(". ") else 0].rstrip(".") + "."
+        if "exactly three different questions" in first or "rewrite the question in three different ways" in first:
             return "1. statin LDL cholesterol\n2. can statins hurt my muscles\n3. statin myopathy"
         if "as one keyword query" in first:
             return "Query: statin LDL cholesterol hypercholesterolemia"

@@ -101,6 +101,12 @@ class RetrieveSettings(Section):
         description="With a reranker: rerank each sub-query's candidates against that sub-query and pool by "
         "the best reranker score (CLaC 2025), instead of reranking the fused list against the question.",
     )
+    branch_rerank: stage_field("rerank") | None = Field(  # type: ignore[valid-type]
+        None, description="A reranker run on each sub-query's candidates against that sub-query before the "
+        "runs are pooled by PMID (best score, union of branches), keeping its own `k` per sub-query; `rerank` "
+        "then reads the pooled list (CLaC 2025 runs C and D: the ms-marco cross-encoder keeps m=10 / m=30 per "
+        "branch, then MedCPT). None: no per-branch step (runs are merged by `fusion`)."
+    )
     rerank_query: Literal["question", "question+narrative+topic"] = Field(
         "question", description="What the reranker reads as the query of the fused list: the question, or the "
         "question, the narrative and the topic joined (CLaC 2024 SimpleQA)."
@@ -434,6 +440,16 @@ def settings_hash(settings: BaseModel) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+#: top-level keys of a preset file that document it and are not settings: its description, the published run
+#: it reproduces and where each of its settings comes from (:mod:`medcite.provenance`)
+NOTE_KEYS = ("description", "paper", "sources")
+
+
+def preset_json(name: str) -> dict[str, Any]:
+    """The preset file as written (its own keys only, ``extends`` not followed)."""
+    return _preset_json(name)
+
+
 def preset_names() -> list[str]:
     folder = resources.files("medcite") / "presets"
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
@@ -486,7 +502,8 @@ def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
         raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
     data = _preset_json(name)
     parent = data.pop("extends", None)
-    data.pop("description", None)
+    for note in NOTE_KEYS:  # what the preset says about itself, not settings (medcite.provenance reads them)
+        data.pop(note, None)
     if parent is not None and not isinstance(parent, str):
         raise ConfigError(f"preset {name!r}: 'extends' must be one preset name, got {parent!r}",
                           hint='e.g. "extends": "offline"')

@@ -177,6 +177,8 @@ def retrieval_models(settings: Any) -> list[str]:
     used = {getattr(b, "index", None) for b in settings.retrieve.branches}
     data = [settings.indexes[n].model_dump(mode="json") for n in settings.indexes if n in used]
     data.append(settings.rerank.model_dump(mode="json"))
+    if settings.retrieve.branch_rerank is not None:
+        data.append(settings.retrieve.branch_rerank.model_dump(mode="json"))
     return list(dict.fromkeys(refs(data)))
 
 

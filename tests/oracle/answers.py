@@ -111,6 +111,8 @@ class Oracle:
                     self.by_sentence[key(s)] = q.id
         self.handlers: dict[str, Callable[[dict[str, str]], Meaning]] = {
             "generate": self.generate, "generate_topic": self.generate, "generate_plain": self.generate_plain,
+            "clac25_generate": self.generate, "generate_plain_question": self.generate_plain,
+            "clac25_summarize": self.summarize, "clac25_reformulate": self.reformulate,
             "answer_first": self.generate_plain, "condense": self.condense, "summarize": self.summarize,
             "reformulate": self.reformulate, "decompose": self.decompose, "keyword_rewrite": self.keyword_rewrite,
             "stance_queries": self.stance_queries, "sufficiency": self.sufficiency,

@@ -19,9 +19,10 @@ def _queries(name: str) -> list[str]:
 def test_clac25_common(name: str) -> None:
     s = load_settings(name)
     assert s.llm.model == QWEN
-    assert s.generate.backend == "llm" and s.generate.mode == "cited" and s.generate.prompt == "generate_topic"
+    # the paper's own prompt (000 Appendix A.3), issue 25
+    assert s.generate.backend == "llm" and s.generate.mode == "cited" and s.generate.prompt == "clac25_generate"
     assert {"topic", "narrative", "question", "reformulations", "min_sentences", "max_sentences"} <= placeholders(
-        "generate_topic")
+        "clac25_generate")
     assert [b.backend for b in s.retrieve.branches] == ["bm25"]  # every run starts from BM25
     assert f"run {name[-1].upper()}" in preset_description(name) and "CLaC 2025" in preset_description(name)
 
@@ -40,8 +41,9 @@ def test_clac25_sparse_runs_summarise_the_whole_pooled_union(name: str, k: int, 
     assert (e.bullet_words, e.lam, e.prior_weight) == (28, 0.75, 0.0)
 
 
-@pytest.mark.parametrize(("name", "k", "pool"), [("clac25-c", 25, 100), ("clac25-d", 200, 800)])
+@pytest.mark.parametrize(("name", "k", "pool"), [("clac25-c", 25, 40), ("clac25-d", 200, 120)])
 def test_clac25_dense_runs_rescore_the_bm25_pool_with_medcpt(name: str, k: int, pool: int) -> None:
+    # issue 25 (000 §8.1): each branch is cross-encoder reranked and cut to m before pooling, so MedCPT reads 4 x m
     s = load_settings(name)
     assert _queries(name) == ["original", "llm_reformulate"] and s.retrieve.k == k and s.retrieve.fusion == "pool"
     assert not s.retrieve.rerank_per_query  # MedCPT reads the whole query set (+ topic, narrative) at once
@@ -114,7 +116,8 @@ def test_clac24_simpleqa_systems_3_and_4(name: str, branches: list[str]) -> None
     assert (g.backend, g.mode, g.condense) == ("llm", "posthoc", True)  # type: ignore[attr-defined]
     judge = g.posthoc_judge  # type: ignore[attr-defined]
     assert (judge.backend, judge.llm) == ("llm", "mistral")
-    assert s.llm.model == "Qwen/Qwen3-8B" and "Mistral" in s.llms["mistral"].model  # type: ignore[attr-defined]
+    # issue 25: the paper names "Qwen3-8B-AWQ" (003 §3.2)
+    assert s.llm.model == "Qwen/Qwen3-8B-AWQ" and "Mistral" in s.llms["mistral"].model  # type: ignore[attr-defined]
     assert {"topic", "narrative", "question", "evidence"} <= placeholders("generate_plain")
     d = preset_description(name)
     assert "CLaC 2024" in d and ("System 3" if name == "clac24-simpleqa" else "System 4") in d and "Offline" in d
@@ -142,7 +145,9 @@ def test_clac24_medhopqa_systems_5_and_6(name: str, branches: list[str], system:
     assert h.search_question and h.short_answer and h.llm is None  # the generator's model writes the hops too
     assert [q.backend for q in s.retrieve.queries] == ["original"]  # each sub-question is searched as it is
     assert [b.backend for b in s.retrieve.branches] == branches
-    assert (s.retrieve.k, s.retrieve.keep, s.retrieve.fusion, s.retrieve.rrf_k) == (60, 60, "rrf", 60)
+    # issue 25: System 6 takes 30 documents from each retriever (003 §4.2)
+    k = 30 if "dense" in branches else 60
+    assert (s.retrieve.k, s.retrieve.keep, s.retrieve.fusion, s.retrieve.rrf_k) == (k, 60, "rrf", 60)
     if "dense" in branches:
         assert s.indexes["dense"].encoder.model == "minilm"  # type: ignore[attr-defined]
     assert s.rerank.backend == "none"
@@ -152,13 +157,16 @@ def test_clac24_medhopqa_systems_5_and_6(name: str, branches: list[str], system:
     assert (g.backend, g.mode, g.condense, g.max_words) == ("llm", "posthoc", True, 250)  # type: ignore[attr-defined]
     judge = g.posthoc_judge  # type: ignore[attr-defined]
     assert (judge.backend, judge.llm, judge.prompt) == ("llm", "mistral", "stance")  # System 1's support prompt
-    assert g.posthoc_candidates == 20 == load_settings("clac24-llm").ground.candidates  # type: ignore[attr-defined]
-    assert s.llm.model == "Qwen/Qwen3-8B" and s.llms["mistral"].model == "mistralai/Mistral-7B-Instruct-v0.2"
+    # issue 25: System 1 judges its top 10 documents (003 §2.2)
+    assert g.posthoc_candidates == 10 == load_settings("clac24-llm").ground.candidates  # type: ignore[attr-defined]
+    assert s.llm.model == "Qwen/Qwen3-8B-AWQ" and s.llms["mistral"].model == "mistralai/Mistral-7B-Instruct-v0.2"
     assert s.verify.citations == "off" and s.verify.sufficiency_rounds == 0
     assert placeholders("hop_classify") == {"question"} and placeholders("hop_first") == {"question"}
     assert placeholders("hop_next") == {"question", "asked", "evidence", "max_subquestions"}
     assert placeholders("hop_short_answer") == {"question", "evidence"}
-    assert {"topic", "narrative", "question", "evidence"} <= placeholders("generate_plain")
+    # issue 25: MedHopQA "uses only the question" (003 §6)
+    assert g.plain_prompt == "generate_plain_question"  # type: ignore[attr-defined]
+    assert placeholders("generate_plain_question") == {"question", "evidence", "max_words"}
     d = preset_description(name)
     assert "CLaC 2024" in d and system in d and "MedHopQA" in d and "Offline" in d and "Choice" in d
 

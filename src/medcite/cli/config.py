@@ -39,6 +39,25 @@ def presets(full: bool) -> None:
             room = max(20 if status else 40, 118 - width - (len(status) + 3 if status else 0))
             text = textwrap.shorten(first_sentence(text), width=room, placeholder=" ...")
         click.echo(f"{name:<{width}}  {text}{f' [{status}]' if status else ''}".rstrip())
+        if full:
+            for line in provenance_lines(name):
+                click.echo(f"    {line}")
+
+
+def provenance_lines(name: str) -> list[str]:
+    """Per documented setting of a preset: the value, where it comes from, and its offline swap."""
+    from ..pipeline import provenance
+
+    found = provenance.paper(name)
+    out = []
+    if found is not None:
+        title = provenance.PAPERS.get(found.get("file", ""), ("", "?"))[1]
+        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}")
+    for row in provenance.rows(name):
+        swap = f"   [offline: {row.offline}]" if row.offline is not None else ""
+        value = row.value if isinstance(row.value, str) else json.dumps(row.value, separators=(",", ":"))
+        out.append(f"{row.source.path} = {value}   <- {row.source.text()}{swap}")
+    return out
 
 
 def models_status(preset: str) -> str:

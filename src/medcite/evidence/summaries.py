@@ -45,6 +45,10 @@ class SummariesConfig(UsesLLM, EvidenceConfig):
 
     backend: Literal["summaries"] = "summaries"
     summary_words: int = Field(80, ge=5, description="Most words kept of one summary.")
+    prompt: Literal["summarize", "clac25_summarize"] = Field(
+        "summarize", description="The prompt file: medcite's 'summarize' or 'clac25_summarize' (CLaC 2025's "
+        "Listing 2, verbatim)."
+    )
     max_tokens: int = Field(160, ge=8, description="Most tokens generated per summary.")
     bullet_words: int = Field(28, ge=5, description="Most words per bullet (CLaC 2025: 28).")
     bullets_per_doc: int = Field(2, ge=1, description="Most bullets taken from one document's summary.")
@@ -117,6 +121,7 @@ class SummarySelector:
     lam: float = 0.75
     prior_weight: float = 0.0
     fallback: SnippetSelector = field(default_factory=SnippetSelector)
+    prompt: str = "summarize"
 
     Config: ClassVar[type[SummariesConfig]] = SummariesConfig
 
@@ -126,7 +131,7 @@ class SummarySelector:
         llm = ctx.llm(cfg.llm, purpose="the evidence selector 'summaries'")
         return cls(llm, docs=cfg.docs, max_items=cfg.max_items, bullets_per_doc=cfg.bullets_per_doc,
                    bullet_words=cfg.bullet_words, summary_words=cfg.summary_words, max_tokens=cfg.max_tokens,
-                   lam=cfg.lam, prior_weight=cfg.prior_weight,
+                   lam=cfg.lam, prior_weight=cfg.prior_weight, prompt=cfg.prompt,
                    fallback=SnippetSelector(docs=cfg.docs, max_items=cfg.max_items,
                                             per_doc=cfg.bullets_per_doc, lam=cfg.lam))
 
@@ -137,7 +142,7 @@ class SummarySelector:
 
         if not articles:
             return []
-        chats = [render("summarize", question=question, title=a.title, abstract=a.abstract or a.title)
+        chats = [render(self.prompt, question=question, title=a.title, abstract=a.abstract or a.title, pmid=a.pmid)
                  for a in articles]
         with trace_context(stage="summary"):
             completions = self.llm.complete_many(chats, max_tokens=self.max_tokens)

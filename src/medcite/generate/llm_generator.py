@@ -65,6 +65,12 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     fallback: bool = Field(
         True, description="Answer extractively when the LLM answer stays invalid (else keep what survives)."
     )
+    fallback_when: Literal["invalid", "empty"] = Field(
+        "invalid", description="When the extractive fallback replaces the LLM answer: 'invalid' (medcite's "
+        "presets: any rule still broken after the last attempt) or 'empty' (a paper's post-processing: rule "
+        "breaks are repaired by dropping citations and sentences, and only an answer with no valid sentence left "
+        "is replaced; the run directory marks it)."
+    )
     extractive: ExtractiveOptions = Field(
         default_factory=ExtractiveOptions, description="The extractive fallback's options."
     )
@@ -85,10 +91,15 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     min_sentences: int = Field(
         1, ge=1, description="Fewest valid sentences an accepted answer has (fewer is a violation)."
     )
-    prompt: Literal["generate", "generate_topic"] = Field(
+    prompt: Literal["generate", "generate_topic", "clac25_generate"] = Field(
         "generate", description="'cited' mode's prompt: 'generate' (question and evidence) or 'generate_topic' "
-        "(CLaC 2025 / Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the "
-        "sentence range)."
+        "(Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the sentence range) "
+        "or 'clac25_generate' (CLaC 2025's Listing 3, verbatim, with the same values and the citation cap)."
+    )
+    plain_prompt: Literal["generate_plain", "generate_plain_question"] = Field(
+        "generate_plain", description="'posthoc' mode's prompt: 'generate_plain' (the question, the topic and the "
+        "narrative; CLaC 2024 SimpleQA) or 'generate_plain_question' (the question alone; CLaC 2024 MedHopQA, "
+        "which \"uses only the question\")."
     )
     max_sentences: int = Field(
         8, ge=1, description="'generate_topic': the most sentences the prompt asks for (the range starts at "
@@ -183,7 +194,8 @@ class LLMGenerator:
                  max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
                  extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
-                 judge: SupportJudge | None = None, judge_candidates: int = 5) -> None:
+                 judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid",
+                 plain_prompt: str = "generate_plain") -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -205,6 +217,10 @@ class LLMGenerator:
         self.dedupe = dedupe
         self.judge = judge
         self.judge_candidates = judge_candidates
+        if fallback_when not in ("invalid", "empty"):
+            raise ConfigError(f"unknown fallback_when {fallback_when!r}", hint="choose 'invalid' or 'empty'")
+        self.fallback_when = fallback_when
+        self.plain_prompt = plain_prompt
 
     Config = LLMGenerateConfig
 
@@ -219,7 +235,8 @@ class LLMGenerator:
                    min_sentences=cfg.min_sentences, extractive=extractive, prompt=cfg.prompt,
                    max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
                    judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
-                   and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates)
+                   and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates,
+                   fallback_when=cfg.fallback_when, plain_prompt=cfg.plain_prompt)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -265,7 +282,7 @@ class LLMGenerator:
     def _messages(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> list[Message]:
         from ..llm.prompts import render
 
-        prompt = self.prompt if self.mode == "cited" else "generate_plain"
+        prompt = self.prompt if self.mode == "cited" else self.plain_prompt
         if prompt == "generate":
             return render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
                           max_words=self.max_words)
@@ -275,7 +292,8 @@ class LLMGenerator:
                       max_words=self.max_words, topic=topic.topic or "(not given)",
                       narrative=topic.narrative or "(not given)",
                       reformulations="\n".join(f"- {v}" for v in variants) or "(none)",
-                      min_sentences=self.min_sentences, max_sentences=self.max_sentences)
+                      min_sentences=self.min_sentences, max_sentences=self.max_sentences,
+                      max_citations=self.max_citations)
 
     def _feedback(self, messages: list[Message], text: str, violations: Sequence[str],
                   n_evidence: int) -> list[Message]:
@@ -330,12 +348,11 @@ class LLMGenerator:
         drafts, repeats = fuzzy_dedupe(drafts, self.dedupe)
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
         dropped = [*repeats, *dropped]
-        if not violations:
-            return Answer(topic.id, sentences, [*notes, *dropped], self.name)
-        if not self.fallback:
+        if not violations or not self.fallback or (self.fallback_when == "empty" and sentences):
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)
         why = (f"LLM answer still invalid after {self.max_attempts} attempt(s) "
-               f"({'; '.join(violations)}): extractive answer used")
+               f"({'; '.join(violations)}): extractive answer used") if self.fallback_when == "invalid" else (
+               f"no valid sentence left after post-processing ({'; '.join(violations)}): extractive answer used")
         return self.extractive_answer(topic, queries, evidence, notes, text, why)
 
     def extractive_answer(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],

@@ -33,6 +33,8 @@ def stage_configs(settings: Settings, grounding: bool = False) -> Iterator[tuple
     for name in _used_indexes(settings):
         if name in settings.indexes:
             yield f"indexes.{name}", settings.indexes[name]
+    if settings.retrieve.branch_rerank is not None:
+        yield "retrieve.branch_rerank", settings.retrieve.branch_rerank
     yield "rerank", settings.rerank
     yield "evidence", settings.evidence
     yield "generate", settings.generate
@@ -91,10 +93,11 @@ def rerank_swap(settings: Settings) -> list[str]:
 
     Raises ConfigError, before any work, when a model is missing and the reranker has no stand-in.
     """
+    out = _branch_rerank_swap(settings)
     cfg = settings.rerank
     missing = [m for m in cfg.model_names() if not is_local_model(m)]
     if not missing:
-        return []
+        return out
     pairs = cfg.offline_swap(is_local_model)  # type: ignore[attr-defined]
     if pairs is None:
         raise ConfigError(
@@ -104,7 +107,23 @@ def rerank_swap(settings: Settings) -> list[str]:
             + ", copy DIR here and name it in the rerank settings (e.g. --set rerank.model=DIR); or train one "
             "offline with `medcite train reranker`; or skip reranking explicitly with --set rerank.backend=none",
         )
-    return [x for pair in pairs for x in ("--set", f"rerank.{pair}")]
+    return out + [x for pair in pairs for x in ("--set", f"rerank.{pair}")]
+
+
+def _branch_rerank_swap(settings: Settings) -> list[str]:
+    """The ``--set`` option of ``retrieve.branch_rerank``'s offline stand-in (the whole config, same ``k``)."""
+    from ..rerank.base import swapped
+
+    cfg = settings.retrieve.branch_rerank
+    if cfg is None or all(is_local_model(m) for m in cfg.model_names()):
+        return []
+    pairs = cfg.offline_swap(is_local_model)
+    if pairs is None:
+        raise ConfigError(f"the per-branch {cfg.backend} reranker (retrieve.branch_rerank) loads "
+                          f"{', '.join(cfg.model_names())}, which this machine does not have, and it has no "
+                          "offline stand-in", hint="name a local model: --set retrieve.branch_rerank.model=DIR")
+    return ["--set", "retrieve.branch_rerank=" + json.dumps(swapped(cfg, pairs) | {"k": cfg.k},
+                                                            separators=(",", ":"))]
 
 
 def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = False) -> list[str]:

@@ -16,7 +16,8 @@ A *run* is one (branch, sub-query) pair: its hits carry the branch name ``"<bran
 :mod:`medcite.retrieve.pooling`). With a reranker, either the fused list is reranked against the question
 (a :class:`~medcite.rerank.base.VariantReranker` such as MedCPT also reads the query variants), or
 (``retrieve.rerank_per_query``, CLaC 2025) each sub-query's candidates are reranked against that
-sub-query and pooled by the best reranker score.
+sub-query and pooled by the best reranker score. ``retrieve.branch_rerank`` (CLaC 2025 runs C and D) runs such a
+per-sub-query reranker first, pools its survivors, and hands the pool to ``rerank``.
 """
 
 from __future__ import annotations
@@ -81,12 +82,16 @@ class RetrievalPipeline:
         *,
         context: Context | None = None,
         owns_store: bool = False,
+        branch_reranker: Any = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.query_set = query_set
         self.retrievers = dict(retrievers)
         self.reranker = reranker
+        self.branch_reranker = branch_reranker
+        if branch_reranker is None and settings.retrieve.branch_rerank is not None:
+            raise ConfigError("retrieve.branch_rerank is set but no per-branch reranker was given")
         self.context = context
         self._owns_store = owns_store
         missing = [b.name for b in settings.retrieve.branches if b.name not in self.retrievers]
@@ -123,6 +128,8 @@ class RetrievalPipeline:
             query_set = QuerySet([ctx.build("querygen", q) for q in settings.retrieve.queries])
             retrievers = {b.name: ctx.build("retriever", b) for b in settings.retrieve.branches}
             reranker = ctx.build("rerank", settings.rerank)
+            per_branch = settings.retrieve.branch_rerank
+            branch_reranker = ctx.build("rerank", per_branch) if per_branch is not None else None
         except BaseException:
             if owns_context:
                 ctx.close()
@@ -130,7 +137,7 @@ class RetrievalPipeline:
                 store.close()
             raise
         return cls(settings, store, query_set, retrievers, reranker, context=ctx if owns_context else None,
-                   owns_store=owns_store)
+                   owns_store=owns_store, branch_reranker=branch_reranker)
 
     # -- one topic ---------------------------------------------------------------------------------
     def _runs(self, queries: Sequence[Query]) -> dict[str, list[Hit]]:
@@ -180,12 +187,12 @@ class RetrievalPipeline:
             return weighted_sum(lists, weights, norm=cfg.norm)
         return pool({n: normalise(runs[n], cfg.norm) for n in names})
 
-    def _rerank(self, query: str, hits: Sequence[Hit], k: int) -> list[Hit]:
+    def _rerank(self, query: str, hits: Sequence[Hit], k: int, reranker: Any = None) -> list[Hit]:
         if not hits:
             return []
         articles = self.store.get_many([h.pmid for h in hits])
         found = {h.pmid: h.branches for h in hits}
-        out: list[Hit] = self.reranker.rerank(query, hits, articles, k)
+        out: list[Hit] = (reranker or self.reranker).rerank(query, hits, articles, k)
         # the reranker gives new scores; the branches that found each document stay with it
         return [Hit(h.pmid, h.score, h.rank, h.branches | found.get(h.pmid, frozenset())) for h in out]
 
@@ -225,7 +232,14 @@ class RetrievalPipeline:
                 f"stages {[b.queries for b in cfg.branches]}, the query set has {sorted({q.stage for q in queries})}",
                 hint="add a generator of those stages to retrieve.queries, or widen the branches' `queries`",
             )
-        fused = self.combine(runs)
+        if self.branch_reranker is not None:
+            # CLaC 2025 runs C/D: each sub-query's candidates reranked against it and cut to m, then pooled
+            keep = cfg.branch_rerank.k  # type: ignore[union-attr]
+            fused = pool({f"branch-rerank/{q.id}": self._rerank(
+                q.text, self.combine({n: r for n, r in runs.items() if n.endswith(f"/{q.id}")}), keep,
+                self.branch_reranker) for q in queries})
+        else:
+            fused = self.combine(runs)
         t2 = time.perf_counter()
         timings["first_stage"] = t2 - t1
         rankings = {"retrieval": fused}

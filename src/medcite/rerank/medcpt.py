@@ -5,7 +5,8 @@ systems run it:
 1. the query variants (original question plus reformulations) are encoded by the MedCPT query encoder
    and their vectors averaged;
 2. every pooled article is encoded by the MedCPT article encoder ([title, abstract], CLS pooling) and
-   rescored by inner product with that average; the best ``bi_top`` (80) go on;
+   rescored by inner product with that average (``similarity="cosine"``: by cosine, as CLaC 2025 §8.2 states);
+   the best ``bi_top`` (80) go on;
 3. the MedCPT cross-encoder reads [question, title + abstract] (at most 512 tokens); the best
    ``cross_top`` (24) are kept, and the final ``k`` (16 evidence documents) cuts further.
 
@@ -55,6 +56,11 @@ class MedCPTConfig(RerankConfig):
     cross_model: str = Field("ncbi/MedCPT-Cross-Encoder", description="MedCPT cross-encoder (name or folder).")
     bi_top: int = Field(80, ge=1, description="Pool hits kept after bi-encoder rescoring, read by the cross-encoder.")
     cross_top: int = Field(24, ge=1, description="Hits kept after the cross-encoder (the final k cuts further).")
+    similarity: Literal["dot", "cosine"] = Field(
+        "dot", description="Bi-encoder score of an article against the averaged query vector: 'dot' (inner "
+        "product, MedCPT's training objective) or 'cosine' (CLaC 2025 §8.2: \"Candidates are ranked by cosine "
+        "similarity\")."
+    )
     query_max_length: int = Field(64, ge=8, description="Query encoder truncation in tokens.")
     article_max_length: int = Field(512, ge=8, description="Article encoder and cross-encoder truncation in tokens.")
     batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
@@ -107,7 +113,8 @@ class MedCPTReranker:
     Config = MedCPTConfig
 
     def __init__(self, encoder: TextEncoder, cross: PointwiseReranker, *, bi_top: int = 80,
-                 cross_top: int = 24, top_n: int | None = None, lookup: VectorLookup | None = None) -> None:
+                 cross_top: int = 24, top_n: int | None = None, lookup: VectorLookup | None = None,
+                 similarity: str = "dot") -> None:
         if bi_top < 1 or cross_top < 1:
             raise ConfigError(f"MedCPT budgets must be at least 1, got bi_top={bi_top}, cross_top={cross_top}",
                               hint="the paper's values are rerank.medcpt.bi_top=80 and cross_top=24")
@@ -115,6 +122,9 @@ class MedCPTReranker:
         self.cross = cross
         self.bi_top = bi_top
         self.cross_top = cross_top
+        if similarity not in ("dot", "cosine"):
+            raise ConfigError(f"unknown MedCPT similarity {similarity!r}", hint="choose 'dot' or 'cosine'")
+        self.similarity = similarity
         self.top_n = check_top_n(top_n)
         self.documents = DocumentVectors(encoder.encode_documents, lookup)
 
@@ -142,7 +152,7 @@ class MedCPTReranker:
                                          max_length=cfg.article_max_length, activation="raw", top_n=None,
                                          device=cfg.device, loaded=loaded)
         return cls(encoder, cross, bi_top=cfg.bi_top, cross_top=cfg.cross_top, top_n=cfg.top_n,
-                   lookup=index_vectors(ctx, encoder))
+                   lookup=index_vectors(ctx, encoder), similarity=cfg.similarity)
 
     def query_vector(self, queries: Sequence[str]) -> np.ndarray:
         """The mean of the query variants' vectors."""
@@ -151,9 +161,13 @@ class MedCPTReranker:
 
     def bi_encoder_stage(self, queries: Sequence[str], pool: Sequence[Hit],
                          articles: Mapping[str, Article]) -> list[Hit]:
-        """The pool rescored by inner product with the averaged query vector, best ``bi_top``."""
+        """The pool rescored by inner product (or cosine) with the averaged query vector, best ``bi_top``."""
         docs = np.asarray(self.documents([articles[h.pmid] for h in pool]), dtype=np.float64)
-        return rescored(pool, list(docs @ self.query_vector(queries)), self.bi_top)
+        query = self.query_vector(queries)
+        if self.similarity == "cosine":
+            docs = docs / np.maximum(np.linalg.norm(docs, axis=1, keepdims=True), 1e-12)
+            query = query / max(float(np.linalg.norm(query)), 1e-12)
+        return rescored(pool, list(docs @ query), self.bi_top)
 
     def rerank_variants(self, queries: Sequence[str], hits: Sequence[Hit], articles: Mapping[str, Article],
                         k: int) -> list[Hit]:

@@ -45,6 +45,10 @@ class ReformulateConfig(_LLMQueryConfig):
 
     backend: Literal["llm_reformulate"] = "llm_reformulate"
     n: int = Field(3, ge=1, le=3, description="Reformulations kept (the prompt asks for three).")
+    prompt: Literal["reformulate", "clac25_reformulate"] = Field(
+        "reformulate", description="The prompt file: medcite's 'reformulate' or 'clac25_reformulate' (CLaC 2025's "
+        "Listing 1, verbatim)."
+    )
 
 
 class DecomposeConfig(_LLMQueryConfig):
@@ -74,10 +78,10 @@ class LLMReformulator:
     @classmethod
     def from_config(cls, cfg: ReformulateConfig, ctx: BuildContext) -> LLMReformulator:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_reformulate'")
-        return cls(llm, n=cfg.n, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens)
+        return cls(llm, n=cfg.n, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens, prompt=cfg.prompt)
 
     def __init__(self, llm: LLM, *, n: int = 3, use_narrative: bool = False, max_tokens: int = 256,
-                 prompt_dir: str | Path | None = None) -> None:
+                 prompt_dir: str | Path | None = None, prompt: str = "reformulate") -> None:
         if not 1 <= n <= 3:
             raise ValueError(f"n={n}: the reformulation prompt asks for three queries; use 1 to 3")
         self.llm = llm
@@ -85,9 +89,10 @@ class LLMReformulator:
         self.use_narrative = use_narrative
         self.max_tokens = max_tokens
         self.prompt_dir = prompt_dir
+        self.prompt = prompt
 
     def generate(self, topic: Topic) -> list[Query]:
-        messages = render("reformulate", self.prompt_dir, question=_question(topic, self.use_narrative))
+        messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
         with trace_context(topic_id=topic.id, stage=self.stage):
             completion = self.llm.complete(messages, max_tokens=self.max_tokens)
         texts = [t for t in parse_reformulations(completion.text, self.n)

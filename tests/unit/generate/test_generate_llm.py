@@ -95,6 +95,21 @@ def test_without_fallback_keeps_what_survives_postprocessing() -> None:
     assert any(d.what == "sentence" and d.reason == "no valid citation" for d in ans.dropped)
 
 
+def test_a_papers_post_processing_repairs_and_falls_back_only_when_nothing_valid_is_left() -> None:
+    """Issue 25 (CLaC 2025 §6.2): a citation outside the evidence is discarded and a sentence left without one
+    dropped -- no retry, no fallback -- and only an answer with no valid sentence left is replaced (marked)."""
+    llm = ScriptedLLM(["Statins lower LDL [1]. Statins are popular [9]. Uncited claim."])
+    ans = _gen(llm, max_attempts=1, fallback_when="empty").generate(TOPIC, QUERIES, EVIDENCE)
+    assert ans.generator == "llm" and len(llm.prompts) == 1
+    assert [s.text for s in ans.sentences] == ["Statins lower LDL."]
+    llm = ScriptedLLM(["Statins are popular [9]. Uncited claim."])
+    ans = _gen(llm, max_attempts=1, fallback_when="empty").generate(TOPIC, QUERIES, EVIDENCE)
+    assert ans.generator == FALLBACK
+    assert any("no valid sentence left after post-processing" in d.reason for d in ans.dropped)
+    with pytest.raises(ConfigError):
+        _gen(llm, fallback_when="sometimes")
+
+
 def test_more_than_three_pmids_and_direct_pmids_are_violations() -> None:
     drafts = [DraftSentence("A claim.", [1, 2, 3, 4]), DraftSentence("B claim.", [], ["[PMID 5] cites PMIDs"])]
     v = cited_violations(drafts, EVIDENCE)

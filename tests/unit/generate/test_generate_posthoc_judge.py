@@ -74,4 +74,5 @@ def test_the_preset_builds_the_judge_from_its_own_llm() -> None:
     s = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules"])
     assert s.generate.llm_names() == {None, "mistral"}  # type: ignore[attr-defined]
     gen = build_stage("generate", s.generate, settings=s)
-    assert isinstance(gen, LLMGenerator) and isinstance(gen.judge, LLMStance) and gen.judge_candidates == 5
+    # issue 25: System 1 judges its top 10 documents (003 §2.2)
+    assert isinstance(gen, LLMGenerator) and isinstance(gen.judge, LLMStance) and gen.judge_candidates == 10
