@@ -13,8 +13,15 @@ cosine, never the question itself), in one of three prompt styles:
 - **style 3**: style 2 with answer formatting template 2: factoid items without synonyms or acronyms, numbers
   merged into ranges; list items cut from the passage; ideal answers that combine the passage's own phrases.
 
-Summary questions get the ideal-answer prompt only. PJs-team (Phase A+, Claude 3 Sonnet) prompted the same
-way from their own snippets. Every reply is read as JSON tolerantly (:mod:`.answer_json`); an unreadable reply
+Summary questions get the ideal-answer prompt only.
+
+PJs-team ("Exploring Retrieval-Reranking and LLM-Based Answer Generation for Biomedical QA", Vachharajani, CLEF
+2025) prompted differently: ``prompt="pjs"`` sends their one zero-shot prompt (``bioasq_pjs.txt``, Appendix A:
+"answer accurately in JSON in <JSON>...</JSON> tags", the snippets numbered as "Context", the question and the
+format instructions of its type), one call for the exact and the ideal answer. Their config-5 answered in Phase
+B with an "ensemble of Claude Sonnet 3.7 and Sonnet 3" whose combination the paper does not describe:
+``ensemble`` names further LLMs (of ``llms``) that answer with the same prompt, and medcite combines the answers
+as :func:`combine_answers` says (its own choice). Every reply is read as JSON tolerantly (:mod:`.answer_json`); an unreadable reply
 is asked for once more with the reason (``bioasq_repair.txt``), and if that fails too a fallback is used and
 said in ``QAAnswer.notes``: "yes" for yes/no (BioASQ's majority answer), no entities, and an ideal answer made
 of the best snippets. Exact answers are normalised by type and the ideal answer is cut to ``ideal_max_words``.
@@ -81,6 +88,17 @@ class LLMQAConfig(UsesLLM, QAConfig):
     example_snippets: int = Field(5, ge=1, description="Snippets shown in the passage of each example.")
     max_tokens: int | None = Field(512, ge=1, description="Most tokens generated per call (None: the LLM's).")
     repair: bool = Field(True, description="Ask once more, with the reason, when a reply is not the JSON asked for.")
+    prompt: Literal["dsgt", "pjs"] = Field(
+        "dsgt", description="'dsgt': DS@GT's prompts (styles 1-3, shots); 'pjs': PJs-team's one zero-shot prompt "
+        "(bioasq_pjs.txt: <JSON>...</JSON> tags, numbered snippets as Context), exact and ideal in one call."
+    )
+    ensemble: list[str] = Field(
+        default_factory=list, description="Further LLMs (names in `llms`) that answer with the same prompt; the "
+        "answers are combined (PJs-team config-5; see qa.llm_qa.combine_answers). Empty: one LLM."
+    )
+
+    def llm_names(self) -> set[str | None]:
+        return {self.llm, *self.ensemble}
 
     def model_names(self) -> list[str]:
         return self.encoder.model_names() if self.shots else []  # type: ignore[no-any-return,attr-defined]
@@ -114,7 +132,10 @@ class LLMQA:
     def __init__(self, llm: LLM, *, style: int = 1, shots: int = 0, examples: Sequence[Question] = (),
                  encoder: Any = None, ideal_max_words: int = 200, list_max: int = 10, max_snippets: int = 20,
                  example_snippets: int = 5, max_tokens: int | None = 512, repair: bool = True,
-                 prompt_dir: str | Path | None = None) -> None:
+                 prompt_dir: str | Path | None = None, prompt: str = "dsgt",
+                 ensemble: Sequence[LLMQA] = ()) -> None:
+        if prompt not in ("dsgt", "pjs"):
+            raise ConfigError(f"unknown BioASQ answer prompt {prompt!r}", hint="use 'dsgt' or 'pjs'")
         if style not in (1, 2, 3):
             raise ConfigError(f"unknown prompt style {style!r}", hint="use 1, 2 or 3 (DS@GT, BioASQ 13b)")
         if shots and encoder is None:
@@ -130,6 +151,8 @@ class LLMQA:
         self.max_tokens = max_tokens
         self.repair = repair
         self.prompt_dir = prompt_dir
+        self.prompt = prompt
+        self.ensemble = list(ensemble)
 
     @classmethod
     def from_config(cls, cfg: LLMQAConfig, ctx: BuildContext) -> LLMQA:
@@ -144,9 +167,12 @@ class LLMQA:
 
             examples = read_examples(cfg.examples)
             encoder = load_encoder(cfg.encoder, ctx.models)
-        return cls(llm, style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder,
-                   ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
-                   example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair)
+        common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder,
+                      ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
+                      example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair,
+                      prompt=cfg.prompt)
+        others = [cls(ctx.llm(name, purpose="qa.ensemble"), **common) for name in cfg.ensemble]  # type: ignore[arg-type]
+        return cls(llm, **common, ensemble=others)  # type: ignore[arg-type]
 
     # -- prompts ---------------------------------------------------------------------------------------
     def _limit(self, qtype: str) -> int:
@@ -186,6 +212,10 @@ class LLMQA:
     def _user(self, body: str, snippets: Sequence[Snippet], qtype: str, part: str, hint: str) -> list[Message]:
         from ..llm.prompts import render
 
+        if self.prompt == "pjs":
+            context = "\n".join(f"{i}. {' '.join(s.text.split())}" for i, s in enumerate(snippets, start=1))
+            fmt = render(f"bioasq_pjs_format_{qtype}", self.prompt_dir)[0]["content"]
+            return render("bioasq_pjs", self.prompt_dir, context=context, question=" ".join(body.split()), format=fmt)
         passage = "\n".join(" ".join(s.text.split()) for s in snippets)
         return render("bioasq_answer", self.prompt_dir, passage=passage, question=" ".join(body.split()),
                       hint=hint, rules=self._rules(qtype, part), shape=self.shape(qtype, part))
@@ -263,14 +293,21 @@ class LLMQA:
         if question.type not in QUESTION_TYPES:
             raise InputError(f"question {question.id} has type {question.type!r}",
                              hint=f"BioASQ types are {', '.join(QUESTION_TYPES)}")
+        first = self._answer_one(question, snippets)
+        if not self.ensemble:
+            return first
+        answers = [first, *(m._answer_one(question, snippets) for m in self.ensemble)]
+        return combine_answers(answers, question.type, self.list_max)
+
+    def _answer_one(self, question: Question, snippets: Sequence[Snippet]) -> QAAnswer:
         qtype = question.type
         shown = _dedupe_texts(snippets, self.max_snippets)
         examples = self.picker.pick(question, self.shots) if self.picker is not None else []
-        notes = [f"style {self.style}, {len(examples)}-shot"
+        notes = [(f"style {self.style}" if self.prompt == "dsgt" else "PJs-team prompt") + f", {len(examples)}-shot"
                  + (f" (examples {', '.join(e.id for e in examples)})" if examples else "")]
         exact: Any = None
         ideal: str | None = None
-        if qtype == "summary" or self.style == 1:
+        if qtype == "summary" or self.style == 1 or self.prompt == "pjs":
             part = "ideal" if qtype == "summary" else "joint"
             try:
                 exact, ideal = self._ask(self.messages(question, shown, part, "", examples), qtype, part, notes)
@@ -296,3 +333,40 @@ class LLMQA:
             ideal = self._fallback_ideal(shown)
             notes.append("fallback ideal answer: the snippets' own sentences")
         return QAAnswer(question.id, exact, ideal, tuple(shown), tuple(notes))
+
+
+def _key(name: str) -> str:
+    return " ".join(name.lower().split())
+
+
+def combine_answers(answers: Sequence[QAAnswer], qtype: str, list_max: int = 100) -> QAAnswer:
+    """Several LLMs' answers to one question as one (PJs-team config-5: "ensemble of Claude Sonnet 3.7 and
+    Sonnet 3"; the paper does not say how they were combined, so this is medcite's rule):
+
+    - yes/no: the majority answer; a tie goes to the first LLM's (``qa.llm``);
+    - factoid: the LLMs' names interleaved by rank (every first name, then every second...), a name given
+      twice kept once (case and spacing ignored), at most 5;
+    - list: the union, the first LLM's items first, repeats kept once, at most ``list_max``;
+    - ideal answer: the first LLM's.
+    """
+    if not answers:
+        raise ValueError("no answers to combine")
+    first = answers[0]
+    exact: Any = first.exact
+    if qtype == "yesno":
+        votes = [a.exact for a in answers]
+        exact = max(dict.fromkeys(votes), key=votes.count)  # ties: the earliest, the first LLM's
+    elif qtype in ("factoid", "list"):
+        runs = [list(a.exact or ()) for a in answers]
+        order = ([run[i] for i in range(max(map(len, runs), default=0)) for run in runs if i < len(run)]
+                 if qtype == "factoid" else [x for run in runs for x in run])
+        seen: set[str] = set()
+        names = []
+        for name in order:
+            if _key(str(name)) not in seen:
+                seen.add(_key(str(name)))
+                names.append(name)
+        exact = tuple(names[: FACTOID_MAX if qtype == "factoid" else list_max])
+    notes = [*first.notes, f"ensemble of {len(answers)} LLMs: " + "; ".join(
+        f"LLM {i + 1}: exact {a.exact!r}" for i, a in enumerate(answers))]
+    return QAAnswer(first.question_id, exact, first.ideal, first.sources, tuple(notes))

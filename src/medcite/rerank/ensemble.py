@@ -1,8 +1,11 @@
 """Reranker ensembles and the weight search that tunes them.
 
 - :class:`UnionEnsemble` — PJs-team, BioASQ 13b ("Retrieval-reranking and LLM-based answer generation"):
-  the union of each member's top ``member_k`` (top 5 in the paper), ordered by Reciprocal Rank Fusion
-  (Cormack et al. 2009) of the members' full rankings, cut to ``k`` (10 in the paper).
+  the union of each member's top ``member_k`` (top 5 in the paper), cut to ``k`` (10 in the paper). The paper
+  orders the union "based on their original scores or a simple unweighted combination" (§2.1.2) without saying
+  which run used which: ``order`` picks ``rrf`` (Reciprocal Rank Fusion, Cormack et al. 2009, of the members'
+  full rankings; the default), ``max`` (a document's best member score: its original score) or ``sum`` (the
+  unweighted sum of the members' scores).
 - :class:`WeightedEnsemble` — DS@GT, BioASQ 13b ("Ensembling cross-encoders and GPT rerankers with LLMs"):
   a weighted sum of the members' per-query normalised scores; :func:`grid_search_weights` picks the
   weights that maximise MAP@10 on a dev split (the paper found 1:7).
@@ -15,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -63,6 +66,10 @@ class UnionConfig(_EnsembleConfig):
 
     backend: Literal["ensemble-union"] = "ensemble-union"
     member_k: int = Field(5, ge=1, description="Top hits taken from each member.")
+    order: Literal["rrf", "max", "sum"] = Field(
+        "rrf", description="How the union is ordered: 'rrf' (RRF of the members' rankings), 'max' (a document's "
+        "best member score, its original score) or 'sum' (the unweighted sum of the members' scores)."
+    )
 
 
 class WeightedConfig(_EnsembleConfig):
@@ -121,9 +128,12 @@ class UnionEnsemble:
     Config = UnionConfig
 
     def __init__(self, members: Sequence[Reranker], *, member_k: int = 5, top_n: int | None = None,
-                 rrf_k: float = 60) -> None:
+                 rrf_k: float = 60, order: str = "rrf") -> None:
         if member_k < 1:
             raise ConfigError(f"member_k must be at least 1, got {member_k}")
+        if order not in ("rrf", "max", "sum"):
+            raise ConfigError(f"unknown union order {order!r}", hint="use 'rrf', 'max' or 'sum'")
+        self.order = order
         self.members = _check_members(members)
         self.member_k = member_k
         self.top_n = check_top_n(top_n)
@@ -131,7 +141,7 @@ class UnionEnsemble:
 
     @classmethod
     def from_config(cls, cfg: UnionConfig, ctx: BuildContext) -> UnionEnsemble:
-        return cls(_members_from_config(cfg, ctx), member_k=cfg.member_k, top_n=cfg.top_n)
+        return cls(_members_from_config(cfg, ctx), member_k=cfg.member_k, top_n=cfg.top_n, order=cfg.order)
 
     def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
         pool = candidates(hits, articles, self.top_n)
@@ -139,8 +149,23 @@ class UnionEnsemble:
             return []
         runs = member_runs(self.members, query, pool, articles)
         union = {h.pmid for run in runs for h in run[: self.member_k]}
-        fused = [h for h in rrf(runs, k=self.rrf_k) if h.pmid in union]
-        return ranked(fused)[:k]
+        if self.order == "rrf":
+            fused = rrf(runs, k=self.rrf_k)
+        else:
+            fused = _score_union(runs, self.order)
+        return ranked([h for h in fused if h.pmid in union])[:k]
+
+
+def _score_union(runs: Sequence[Sequence[Hit]], order: str) -> list[Hit]:
+    """The members' raw scores combined per document: the best one (``max``) or their sum (``sum``)."""
+    scores: dict[str, list[float]] = {}
+    first: dict[str, Hit] = {}
+    for run in runs:
+        for hit in run:
+            scores.setdefault(hit.pmid, []).append(hit.score)
+            first.setdefault(hit.pmid, hit)
+    combine = max if order == "max" else sum
+    return [replace(first[pmid], score=float(combine(values))) for pmid, values in scores.items()]
 
 
 class WeightedEnsemble:

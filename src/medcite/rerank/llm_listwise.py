@@ -1,5 +1,6 @@
 """Listwise LLM reranking with a sliding window, after RankGPT (Sun et al., 2023, "Is ChatGPT Good at
-Search? Investigating Large Language Models as Re-Ranking Agents"), as used by CLaC 2025 (top 30 -> 10).
+Search? Investigating Large Language Models as Re-Ranking Agents"), as used by DS@GT, BioASQ 13b (Verma et al.,
+CLEF 2025: gpt-4o reorders the fine-tuned cross-encoder's top 30 and returns the top 10).
 
 The window slides from the bottom of the candidate list to the top, so strong documents found low in the
 first-stage ranking can climb step by step. The model answers each window with a permutation such as
@@ -38,7 +39,7 @@ def passage(article: Article, max_words: int) -> str:
 
 
 class ListwiseConfig(UsesLLM, RerankConfig):
-    """RankGPT-style listwise reranking by an LLM with a sliding window (CLaC 2025: top 30 -> 10)."""
+    """RankGPT-style listwise reranking by an LLM with a sliding window (DS@GT, BioASQ 13b: top 30 -> 10)."""
 
     no_llm: ClassVar[dict[str, str]] = {"backend": "none"}
 
