@@ -128,7 +128,8 @@ class _Fake:
 
 
 def test_the_pjs_prompt_is_the_papers_and_its_json_tags_are_read() -> None:
-    llm = _Fake('<JSON>\n{"ideal_answer": "FSHD is autosomal dominant.", "exact_answer": [["autosomal dominant"]]}\n</JSON>')
+    llm = _Fake('<JSON>\n{"ideal_answer": "FSHD is autosomal dominant.", '
+                '"exact_answer": [["autosomal dominant"]]}\n</JSON>')
     qa = LLMQA(llm, prompt="pjs")  # type: ignore[arg-type]
     q = Question(id="q", type="factoid", body="How is FSHD inherited?")
     got = qa.answer(q, [Snippet("1", "FSHD is autosomal dominant."), Snippet("2", "It is common.")])
