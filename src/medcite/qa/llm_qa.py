@@ -24,7 +24,8 @@ B with an "ensemble of Claude Sonnet 3.7 and Sonnet 3" whose combination the pap
 as :func:`combine_answers` says (its own choice). Every reply is read as JSON tolerantly (:mod:`.answer_json`);
 an unreadable reply is asked for once more with the reason (``bioasq_repair.txt``), and if that fails too a
 fallback is used and said in ``QAAnswer.notes``: "yes" for yes/no (BioASQ's majority answer), no entities, and an
-ideal answer made of the best snippets. Exact answers are normalised by type and the ideal answer is cut to ``ideal_max_words``.
+ideal answer made of the best snippets. Exact answers are normalised by type and the ideal answer is cut to
+``ideal_max_words``.
 """
 
 from __future__ import annotations
