@@ -65,7 +65,8 @@ def test_a_failing_server_never_leaves_a_topic_unanswered(fault: str, qs: list, 
     assert row["answered"] == 4 and row["pmids_outside_evidence"] == 0, row
 
 
-def test_bioasq_phase_b_with_the_oracle_scores_what_the_gold_exact_answers_score(tmp_path: Path) -> None:
+@pytest.mark.parametrize("preset", ["dsgt-ensemble", "pjs-config-5"])
+def test_bioasq_phase_b_with_the_oracle_scores_what_the_gold_exact_answers_score(preset: str, tmp_path: Path) -> None:
     from medcite.config import load_settings
     from medcite.evaluate.bioasq import evaluate_phase_b
     from medcite.pipeline import offline_overrides
@@ -79,10 +80,10 @@ def test_bioasq_phase_b_with_the_oracle_scores_what_the_gold_exact_answers_score
     for kind in ("yesno", "factoid", "list"):
         picked += [q for q in held_out_questions() if q.type == kind and q.snippets and q.exact_answer][:4]
     server = OracleServer(load(picked), styles=("plain", "markdown", "fenced", "think", "chatter"))
-    base = load_settings("dsgt-ensemble")
+    base = load_settings(preset)
     with server.running() as url:
         sets = [o for o in offline_overrides(base, "local") if o != "--set" and not o.startswith("qa.shots")]
-        settings = load_settings("dsgt-ensemble", [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
+        settings = load_settings(preset, [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
         ctx = Context(settings)
         try:
             result = PhaseB().run(settings, ctx, picked, tmp_path / "run", output=tmp_path / "answers.json")

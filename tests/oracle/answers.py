@@ -118,6 +118,7 @@ class Oracle:
             "stance_queries": self.stance_queries, "sufficiency": self.sufficiency,
             "listwise_rerank": self.listwise, "stance": self.stance, "bioace_citation": self.bioace_citation,
             "bioace_completeness": self.completeness, "bioasq_answer": self.bioasq,
+            "bioasq_pjs": self.bioasq_pjs,
             "hop_classify": lambda v: Meaning("lines", text="SIMPLE"),
             "hop_first": self.hop_first, "hop_next": lambda v: Meaning("lines", text="DONE"),
             "hop_short_answer": self.hop_short,
@@ -263,6 +264,19 @@ class Oracle:
             value["exact_answer"] = names[0] if q.type == "yesno" else names
         if '"ideal_answer"' in shape:
             value["ideal_answer"] = q.ideal_answers[0] if q.ideal_answers else ""
+        return Meaning("json", value=value, question=q)
+
+    def bioasq_pjs(self, v: dict[str, str]) -> Meaning:
+        """PJs-team's one prompt: both answers in one JSON object, an entity as a one-name list."""
+        q = self.gold.question(v.get("question", ""))
+        if q is None:
+            raise KeyError(f"no held-out gold question {v.get('question', '')[:80]!r}")
+        value: dict[str, Any] = {"ideal_answer": q.ideal_answers[0] if q.ideal_answers else ""}
+        names = exact_names(q)
+        if q.type == "yesno":
+            value["exact_answer"] = names[0]
+        elif q.type in ("factoid", "list"):
+            value["exact_answer"] = [[n] for n in names]
         return Meaning("json", value=value, question=q)
 
     def hop_first(self, v: dict[str, str]) -> Meaning:
