@@ -27,7 +27,7 @@ def store(tmp_path_factory: pytest.TempPathFactory, qs: list) -> Path:
 
 
 def test_a_faithful_answer_in_every_style_is_kept_whole(qs: list, store: Path, tmp_path: Path) -> None:
-    row = run_preset("clac25-a", qs, store, tmp_path / "run", sets=("verify.gate=off",))
+    row = run_preset("clac25-a", qs, store, tmp_path / "run")  # as CLaC 2025 post-processes: no gate, no retry
     assert row["unrecognised"] == 0, row["calls"]
     assert row["fallbacks"] == 0 and row["answered"] == len(qs)
     assert row["written"] >= 2 * len(qs) and row["kept"] == row["written"], row
@@ -35,14 +35,20 @@ def test_a_faithful_answer_in_every_style_is_kept_whole(qs: list, store: Path, t
 
 def test_listwise_queries_and_summaries_stages_are_recognised_and_answered(qs: list, store: Path,
                                                                         tmp_path: Path) -> None:
-    row = run_preset("clac25-b", qs[:3], store, tmp_path / "run", sets=("verify.gate=off",))
-    assert row["unrecognised"] == 0 and {"reformulate", "summarize", "generate_topic"} <= set(row["calls"])
+    row = run_preset("clac25-b", qs[:3], store, tmp_path / "run")
+    assert row["unrecognised"] == 0
+    assert {"clac25_reformulate", "clac25_summarize", "clac25_generate"} <= set(row["calls"])  # CLaC's own prompts
     assert row["fallbacks"] == 0 and row["kept"] == row["written"], row
+
+
+#: medcite's safety nets on a paper run (the paper presets post-process as their papers did: CLaC 2025 keeps a
+#: sentence its cited abstract does not support, since it only checks that the citation maps to the evidence)
+SAFETY = ("verify.gate=overlap", "generate.max_attempts=3", "generate.fallback_when=invalid")
 
 
 @pytest.mark.parametrize("fault", [f for f in CONTENT if f != "contradicted"])
 def test_a_planted_fault_never_reaches_an_answer(fault: str, qs: list, store: Path, tmp_path: Path) -> None:
-    row = run_preset("clac25-a", qs[:4], store, tmp_path / "run", fault=fault, rate=1.0)
+    row = run_preset("clac25-a", qs[:4], store, tmp_path / "run", fault=fault, rate=1.0, sets=SAFETY)
     assert row["planted"] >= 4, row  # every first answer carried the fault
     assert row["planted_in_answers"] == 0, row  # the invented or PMID-naming sentences
     assert row["pmids_outside_evidence"] == 0 and row["sentences_over_3_pmids"] == 0, row
@@ -103,3 +109,12 @@ def test_the_listwise_reranker_with_the_oracle_reaches_the_oracle_order_of_its_p
     found = listwise_map(qs, store)
     assert found["unrecognised"] == 0 and found["calls"].get("listwise_rerank", 0) >= len(qs)
     assert found["map10_listwise"] >= 0.98 * found["map10_oracle_order"], found
+
+
+def test_the_paper_run_keeps_what_its_paper_keeps_and_says_why(qs: list, store: Path, tmp_path: Path) -> None:
+    """CLaC 2025 §6.2 discards citations outside the evidence and sentences left without one, nothing more: an
+    invented sentence citing a real item stays (medcite's gate is an option, tested above)."""
+    row = run_preset("clac25-a", qs[:3], store, tmp_path / "run", fault="unsupported", rate=1.0)
+    assert row["planted_sentences"] == 3 and row["planted_in_answers"] == 3, row
+    row = run_preset("clac25-a", qs[:3], store, tmp_path / "run2", fault="outside", rate=1.0)
+    assert row["pmids_outside_evidence"] == 0 and row["fallbacks"] == 0 and row["calls"]["clac25_generate"] == 3
