@@ -165,6 +165,9 @@ class LLMKeywordRewriter:
 PERSONAS = {
     "expert": "You are a biomedical expert who searches PubMed like a systematic reviewer.",
     "emotional": "You are a worried patient's caring clinician; you search PubMed for what matters to them.",
+    # EmotionPrompt (Li et al. 2023): the instructions unchanged, an emotional stimulus added; the stimulus is the
+    # one Dalhousie 2025 quotes ("This is very important to my career")
+    "emotionprompt": "You search PubMed for a biomedical question. This is very important to my career.",
 }
 
 
@@ -172,8 +175,15 @@ class StanceQueriesConfig(_LLMQueryConfig):
     """Dalhousie 2025 (Task A): a supporting and a contradicting query per sentence, in a persona's voice."""
 
     backend: Literal["llm_stance_queries"] = "llm_stance_queries"
-    persona: Literal["expert", "emotional"] = Field(
-        "expert", description="Voice of the queries (dal25-expert / dal25-emotional)."
+    persona: Literal["expert", "emotional", "emotionprompt"] = Field(
+        "expert", description="Voice of the queries: 'expert' a systematic reviewer's role, 'emotional' a caring "
+        "clinician's, 'emotionprompt' an emotional stimulus appended (EmotionPrompt; Dalhousie 2025's "
+        "emotional_prompt run)."
+    )
+    sides: list[Literal["support", "contradict"]] = Field(
+        default_factory=lambda: ["support", "contradict"], min_length=1,
+        description="Which queries are kept: both, or only 'support' (Dalhousie 2025 expd / empd ground with "
+        "the supportive rewrite only)."
     )
 
 
@@ -184,13 +194,14 @@ class LLMStanceQueries:
     name = "llm_stance_queries"
     Config = StanceQueriesConfig
 
-    def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256) -> None:
-        self.llm, self.persona, self.max_tokens = llm, persona, max_tokens
+    def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256,
+                 sides: tuple[str, ...] = ("support", "contradict")) -> None:
+        self.llm, self.persona, self.max_tokens, self.sides = llm, persona, max_tokens, tuple(sides)
 
     @classmethod
     def from_config(cls, cfg: StanceQueriesConfig, ctx: BuildContext) -> LLMStanceQueries:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_stance_queries'")
-        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens)
+        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens, sides=tuple(cfg.sides))
 
     def generate(self, topic: Topic) -> list[Query]:
         messages = render("stance_queries", sentence=topic.question, persona=PERSONAS[self.persona])
@@ -199,4 +210,4 @@ class LLMStanceQueries:
         sides = parse_stance_queries(completion.text)
         if not sides:
             log.warning("topic %s: no support/contradict query could be read from %r", topic.id, completion.text[:200])
-        return [Query(f"{side}-1", text, side) for side, text in sides.items()]
+        return [Query(f"{side}-1", text, side) for side, text in sides.items() if side in self.sides]
