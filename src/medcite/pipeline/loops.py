@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..attribute.validation import apply_checks, corroborating, gate_checks, judge_citations, reasons
 from ..evidence.base import format_block
+from ..llm.personas import frame
 from ..llm.prompts import parse_sufficiency, render
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
@@ -38,8 +39,8 @@ PERSONAS = {
     "expert": "You are a biomedical expert who answers precisely, as in a clinical review.",
     "emotional": "You are a caring clinician who answers a worried patient warmly, in plain words, and stays "
                  "factually precise.",
-    # EmotionPrompt (Li et al. 2023) as Dalhousie 2025 quotes it: the same instruction, a stimulus appended
-    "emotionprompt": "You answer biomedical questions. This is very important to my career.",
+    # EmotionPrompt (Li et al. 2023): a plain role; the stimulus is appended to the request (llm.personas.frame)
+    "emotionprompt": "You answer biomedical questions.",
 }
 
 
@@ -163,6 +164,8 @@ def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], 
     persona = PERSONAS[settings.ground.persona]
     messages = render("answer_first", question=topic.question, max_words=settings.generate.max_words,
                       persona=persona)
+    if settings.ground.persona == "emotionprompt":
+        messages = frame(messages, "emotionprompt")
     with trace_context(stage="generation"):
         text = llm.complete(messages).text
     plain, mentions = strip_pmid_mentions(" ".join(d.text for d in split_cited_sentences(text)), set())

@@ -42,6 +42,8 @@ def test_every_prompt_loads_with_its_placeholders():
         "listwise_rerank": {"question", "num", "passages"},
         "stance": {"statement", "title", "abstract"},
         "stance_queries": {"persona", "sentence"},
+        "stance_rewrite_support": {"question", "sentence"},
+        "stance_rewrite_contradict": {"question", "sentence"},
         "sufficiency": {"question", "evidence"},
         "answer_first": {"question", "persona", "max_words"},
         "hop_classify": {"question"},

@@ -108,9 +108,11 @@ def test_each_run_varies_what_the_paper_says(name: str) -> None:
 @pytest.mark.parametrize("name", list(TASK_A))
 def test_task_a_runs(name: str) -> None:
     s = load_settings(name)
-    (q,) = s.retrieve.queries  # §III-A1(1): a support and a contradict rewrite by deepseek-r1
+    (q,) = s.retrieve.queries  # §III-A1(1): a support and a contradict rewrite by deepseek-r1, asked separately
     assert (q.backend, q.llm, q.persona, list(q.sides)) == ("llm_stance_queries", "deepseek", TASK_A[name],
                                                             ["support", "contradict"])
+    assert q.prompt == "stance_rewrites"
+    assert s.stance.framing == TASK_A[name]  # §III-A3: the stance prompt is framed as the rewrites are
     assert s.llms["deepseek"].model == "deepseek-ai/DeepSeek-R1"
     (branch,) = s.retrieve.branches  # §III-A1(2): BioBERT-STSb in FAISS, k = 30
     assert branch.backend == "dense" and branch.k == 30 and s.retrieve.k == 30
@@ -132,6 +134,7 @@ def test_generate_then_retrieve_runs(name: str) -> None:
     assert s.ground.persona == ANSWER_FIRST[name]
     (q,) = s.retrieve.queries  # only the supportive rewrite, "omitting the contradictory branch"
     assert (q.backend, q.persona, list(q.sides)) == ("llm_stance_queries", ANSWER_FIRST[name], ["support"])
+    assert q.prompt == "stance_rewrites" and s.stance.framing == ANSWER_FIRST[name]
     assert s.ground.max_contradicted == 0 and s.ground.max_supported == 3
     (branch,) = s.retrieve.branches
     assert branch.backend == "dense" and branch.k == 30 and s.ground.candidates == 30
@@ -146,25 +149,51 @@ class FakeLLM:
         self.replies, self.seen = list(replies), []  # type: ignore[var-annotated]
 
     def complete(self, messages: Any, **_: Any) -> SimpleNamespace:
-        self.seen.append(messages)
+        self.seen.append([messages])
         return SimpleNamespace(text=self.replies.pop(0))
+
+    def complete_many(self, batch: Any, **_: Any) -> list[SimpleNamespace]:
+        self.seen.append(list(batch))
+        return [SimpleNamespace(text=self.replies.pop(0)) for _ in batch]
 
 
 def _text(messages: Any) -> str:
-    return " ".join(str(getattr(m, "content", m.get("content") if isinstance(m, dict) else m)) for m in messages)
+    return "\n".join(m["content"] for m in messages)
 
 
 def test_emotionprompt_appends_the_papers_stimulus_and_expd_keeps_the_support_rewrite_only() -> None:
-    reply = "SUPPORT: runx2 mutation dental anomalies\nCONTRADICT: runx2 mutation normal teeth"
-    llm = FakeLLM([reply, reply])
-    both = LLMStanceQueries(llm, persona="emotionprompt").generate(Topic("t", "RUNX2 mutations cause extra teeth."))
-    assert [q.stage for q in both] == ["support", "contradict"]
-    assert "This is very important to my career" in _text(llm.seen[0])  # §III-A3
-    assert "expert" not in _text(llm.seen[0]).lower()
-    cfg = load_settings("dal25-empd").retrieve.queries[0]
-    one = LLMStanceQueries(llm, persona=cfg.persona, sides=tuple(cfg.sides)).generate(Topic("t", "x"))
-    assert [(q.stage, q.text) for q in one] == [("support", "runx2 mutation dental anomalies")]
-    assert "This is very important to my career" in loops.PERSONAS["emotionprompt"]
+    llm = FakeLLM(["Support rewrite: RUNX2 mutations cause dental anomalies.",
+                   "RUNX2 mutations show no association with dental anomalies."])
+    cfg = load_settings("dal25-emotional").retrieve.queries[0]
+    gen = LLMStanceQueries(llm, persona=cfg.persona, sides=tuple(cfg.sides), prompt=cfg.prompt)
+    both = gen.generate(Topic("t-0", "Mutations can cause extra teeth.", topic="What will mutation in runx2 affect?"))
+    assert [(q.stage, q.text) for q in both] == [("support", "RUNX2 mutations cause dental anomalies."),
+                                                 ("contradict", "RUNX2 mutations show no association with dental "
+                                                  "anomalies.")]
+    support, contradict = (_text(chat) for chat in llm.seen[-1])
+    for chat in (support, contradict):  # §III-A1: question and sentence combined; §III-A3: the stimulus appended
+        assert "runx2 affect" in chat and "extra teeth" in chat
+        assert chat.rstrip().endswith("This is very important to my career.")
+    assert "SUPPORT the claim" in support and "CONTRADICT the claim" in contradict
+    cfg = load_settings("dal25-expd").retrieve.queries[0]
+    llm = FakeLLM(["RUNX2 mutations cause dental anomalies."])
+    one = LLMStanceQueries(llm, persona=cfg.persona, sides=tuple(cfg.sides), prompt=cfg.prompt).generate(
+        Topic("t-0", "x", topic="q"))
+    assert [q.stage for q in one] == ["support"] and len(llm.seen[-1]) == 1  # the contradictory branch omitted
+    assert "biomedical expert" in _text(llm.seen[-1][0])
+
+
+def test_the_stance_prompt_is_framed_as_the_run() -> None:
+    from medcite.attribute.llm_stance import LLMStance
+
+    for framing, needle in (("expert", "biomedical expert"), ("emotionprompt", "important to my career")):
+        llm = FakeLLM(["SUPPORTS\nNONE"])
+        stance = LLMStance(llm, prompt="bioace_citation", framing=framing)
+        verdict, = stance.classify_articles([("RUNX2 mutations cause extra teeth.", Article("1", "t", "a b c"))])
+        assert verdict.label.value == "supports" and needle in _text(llm.seen[-1][0])
+    llm = FakeLLM(["NOT RELEVANT\nNONE"])  # §III-A1: the fourth label
+    verdict, = LLMStance(llm, prompt="bioace_citation").classify_articles([("s", Article("1", "t", "a"))])
+    assert verdict.label.value == "not relevant"
 
 
 def _pipe(mode: str, replies: list[str]) -> SimpleNamespace:
