@@ -34,7 +34,7 @@ from .completion import Message
 # the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
                 "sufficiency", "answer_first", "stance_queries", "stance_rewrite_support",
-                "stance_rewrite_contradict", "generate_topic",
+                "stance_rewrite_contradict", "rocchio_clean", "generate_topic",
                 "keyword_rewrite", "hop_classify", "hop_first", "hop_next", "hop_short_answer")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")

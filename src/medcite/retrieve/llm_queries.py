@@ -187,7 +187,7 @@ class StanceQueriesConfig(_LLMQueryConfig):
         "asked separately (Dal@TREC25 §III-A1; prompts stance_rewrite_support / stance_rewrite_contradict)."
     )
     sides: list[Literal["support", "contradict"]] = Field(
-        default_factory=lambda: ["support", "contradict"], min_length=1,
+        ["support", "contradict"], min_length=1,
         description="Which queries are kept: both, or only 'support' (Dalhousie 2025 expd / empd ground with "
         "the supportive rewrite only)."
     )

@@ -44,6 +44,7 @@ def test_every_prompt_loads_with_its_placeholders():
         "stance_queries": {"persona", "sentence"},
         "stance_rewrite_support": {"question", "sentence"},
         "stance_rewrite_contradict": {"question", "sentence"},
+        "rocchio_clean": {"query", "expansion"},
         "sufficiency": {"question", "evidence"},
         "answer_first": {"question", "persona", "max_words"},
         "hop_classify": {"question"},

@@ -69,10 +69,12 @@ def test_the_retrieval_generation_chain(name: str) -> None:
     assert (bm25.backend, bm25.k) == ("bm25+rocchio", 5000)  # §III-B2a(1): "the top-5,000 documents"
     assert (dense.backend, dense.k) == ("dense", 1000)  # §III-B2a(2): "the top-1,000 documents"
     assert bm25.queries[0] == "keyword_rewrite" and dense.queries[0] == "decomposition"
+    assert bm25.clean  # §III-B2a(1): "the reformulated query is cleaned again" after Rocchio
     assert s.indexes["dense"].model_names() == [BIOBERT]
     assert s.retrieve.fusion == "rrf"  # §III-B2a(3)
     assert (s.rerank.backend, s.rerank.top_n, s.rerank.k) == ("monot5", 1000, 10)  # §III-B2a(4)
     assert (s.evidence.backend, s.evidence.docs, s.evidence.max_items) == ("snippets", 10, 30)
+    assert s.evidence.scorer == "reranker"  # §III-B2a(4): "extracted using the same MonoT5 model"
     # §III-B2a(5): llama-3-70b answers in zero-shot mode from the snippets, the query and the topic
     assert s.generate.backend == "llm" and s.generate.llm is None and s.llm.model == LLAMA
     assert s.generate.prompt == "generate_topic" and s.generate.dedupe == 0.9
@@ -88,6 +90,7 @@ def test_each_run_varies_what_the_paper_says(name: str) -> None:
     s = load_settings(name)
     # §III-B2b: "all query reformulation and sub-query generation steps use `deepseek-r1`" (System 2)
     assert [q.llm for q in s.retrieve.queries[1:]] == [query_llm, query_llm]
+    assert s.retrieve.branches[0].llm == query_llm  # the Rocchio clean-up is a reformulation step too
     if query_llm:
         assert s.llms[query_llm].model == "deepseek-ai/DeepSeek-R1"
     # §III-B2a(7): Mistral-7b verifies each citation, up to 20 attempts; §III-B2d: disabled in Systems 4-6
@@ -235,3 +238,49 @@ def test_the_refuse_mode_is_todays_behaviour() -> None:
         pipe, Topic("t", "q"), [Query("q0", "q")], hits, arts, [])  # type: ignore[arg-type]
     assert len(hits) == 2 and len(evidence) == 2  # fused and cut to the former length
     assert load_settings("offline").verify.sufficiency_evidence == "refuse"
+
+
+def test_the_rocchio_expansion_is_cleaned_by_the_llm_before_bm25_searches_it() -> None:
+    from medcite.retrieve.expansion import WeightedQuery
+    from medcite.retrieve.prf import PRFRetriever, llm_cleaner
+
+    searched: list[str] = []
+
+    class Base:
+        def search(self, query: str, k: int) -> list[Hit]:
+            searched.append(query)
+            return [Hit("1", 1.0)]
+
+    method = SimpleNamespace(name="rocchio", expand=lambda q, docs: WeightedQuery({"runx2": 1.0, "teeth": 0.5,
+                                                                                  "2019": 0.2}))
+    store = SimpleNamespace(get_many=lambda pmids: {p: Article(p, "t", "a") for p in pmids})
+    llm = FakeLLM(["Query: runx2 mutation supernumerary teeth"])
+    prf = PRFRetriever(Base(), store, method, cleaner=llm_cleaner(llm))  # type: ignore[arg-type]
+    assert prf.search("runx2 teeth", 5) == [Hit("1", 1.0)]
+    assert searched == ["runx2 teeth", "runx2 mutation supernumerary teeth"]  # feedback search, then the cleaned
+    shown = _text(llm.seen[-1][0])
+    assert "runx2, teeth, 2019" in shown and "Keyword query: runx2 teeth" in shown
+    plain = PRFRetriever(Base(), store, method)  # type: ignore[arg-type]
+    searched.clear()
+    plain.search("runx2 teeth", 5)
+    assert searched[-1].split().count("runx2") == 5  # no clean-up: the weighted expansion (medcite's default)
+
+
+def test_snippets_are_the_best_sentences_by_the_reranker() -> None:
+    from medcite.evidence.snippets import SnippetSelector
+
+    arts = {"1": Article("1", "", "Teeth grow slowly in mice. RUNX2 mutations cause extra teeth in humans."),
+            "2": Article("2", "", "RUNX2 controls bone formation in the skull. Zebrafish fins regenerate quickly.")}
+    asked: list[str] = []
+
+    def score(question: str, sentences: list[str]) -> list[float]:
+        asked.append(question)
+        return [float(sum(w in s for w in ("RUNX2", "teeth", "bone"))) for s in sentences]
+
+    selector = SnippetSelector(docs=2, max_items=2, per_doc=30, scorer=SimpleNamespace(score=score))
+    got = selector.select([Query("q0", "What does RUNX2 do?"), Query("k", "runx2 keyword", "keyword_rewrite")],
+                          [Hit("1", 1.0), Hit("2", 0.5)], arts)
+    assert [e.text for e in got] == ["RUNX2 mutations cause extra teeth in humans.",
+                                     "RUNX2 controls bone formation in the skull."]
+    assert [e.index for e in got] == [1, 2] and asked == ["What does RUNX2 do?"]
+    assert arts[got[0].pmid].abstract[got[0].start:got[0].end] == got[0].text  # an exact span
