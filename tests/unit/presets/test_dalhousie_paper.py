@@ -79,7 +79,7 @@ def test_the_retrieval_generation_chain(name: str) -> None:
     assert s.generate.backend == "llm" and s.generate.llm is None and s.llm.model == LLAMA
     assert s.generate.prompt == "generate_topic" and s.generate.dedupe == 0.9
     # §III-B2a(6): limits re-inserted and generation retried; no gate the paper does not describe
-    assert s.generate.max_attempts > 1 and s.generate.fallback_when == "empty"
+    assert s.generate.max_attempts > 1 and s.generate.fallback_when == "empty" and s.generate.retry_on == "limits"
     assert s.generate.max_words == 250 and s.generate.max_citations == 3
     assert s.verify.gate == "off"
 
@@ -284,3 +284,24 @@ def test_snippets_are_the_best_sentences_by_the_reranker() -> None:
                                      "RUNX2 controls bone formation in the skull."]
     assert [e.index for e in got] == [1, 2] and asked == ["What does RUNX2 do?"]
     assert arts[got[0].pmid].abstract[got[0].start:got[0].end] == got[0].text  # an exact span
+
+
+def test_only_the_two_limits_make_the_model_generate_again() -> None:
+    # §III-B2a(6): "If these limits are exceeded, the answer and reason for failure are re-inserted into the
+    # context, and generation is retried"; other faults are post-processed (an uncited sentence is dropped)
+    from medcite.generate.llm_generator import LLMGenerator
+
+    evidence = [Evidence(i, str(100 + i), f"Finding number {i} about statins.") for i in range(1, 6)]
+    topic, queries = Topic("t", "Do statins work?"), [Query("q0", "Do statins work?")]
+    llm = FakeLLM(["Statins work [1]. An uncited sentence here."])
+    gen = LLMGenerator(llm, max_attempts=20, retry_on="limits", fallback_when="empty")  # type: ignore[arg-type]
+    answer = gen.generate(topic, queries, evidence)
+    assert len(llm.seen) == 1 and [s.pmids for s in answer.sentences] == [("101",)]
+    llm = FakeLLM(["Statins work [1, 2, 3, 4].", "Statins work [1, 2]."])
+    answer = LLMGenerator(llm, max_attempts=20, retry_on="limits",  # type: ignore[arg-type]
+                          fallback_when="empty").generate(topic, queries, evidence)
+    assert len(llm.seen) == 2 and "cite at most 3" in _text(llm.seen[-1][0])
+    assert [s.pmids for s in answer.sentences] == [("101", "102")]
+    llm = FakeLLM(["Statins work [1]. An uncited sentence here.", "Statins work [1]."])
+    LLMGenerator(llm, max_attempts=20).generate(topic, queries, evidence)  # type: ignore[arg-type]
+    assert len(llm.seen) == 2  # medcite's default retries on any broken rule
