@@ -42,7 +42,7 @@ from medcite.tasks.validate import evidence_by_topic, validate_biogen25  # noqa:
 #: every Task B preset (BioGen 2025); Task A and retrieval-only presets are measured elsewhere
 PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf",
            "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "dal25-rmmln", "dal25-rmmdn",
-           "dal25-afmmd", "dal25-afmmdn", "dal25-agentic", "dal25-agentic-novalidate", "dal25-expd", "dal25-empd",
+           "dal25-afmmd", "dal25-afmmdn", "medcite-agentic", "medcite-agentic-novalidate", "dal25-expd", "dal25-empd",
            "clac24-simpleqa", "clac24-simpleqa-hybrid", "clac24-medhopqa-bm25", "clac24-medhopqa-hybrid"]
 STAGES = ("retrieval", "rerank", "evidence", "generation")
 NAME = "task_b"

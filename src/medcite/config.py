@@ -150,6 +150,12 @@ class VerifySettings(Section):
         "the evidence answers the question and, if not, writes a new query whose hits are added; at most this "
         "many rounds (the paper: 5; 0 = off)."
     )
+    sufficiency_evidence: Literal["refuse", "accumulate"] = Field(
+        "refuse", description="What a sufficiency round does with its new hits: 'refuse' fuses them with the "
+        "hits so far (RRF), cuts the list to its former length and selects the evidence again; 'accumulate' "
+        "keeps all evidence collected so far and appends the new query's evidence after it (Dalhousie 2025 "
+        "afmmd: 'appends the newly retrieved context to all evidence collected so far')."
+    )
     llm: str | None = Field(None, description="LLM of the sufficiency judge and of the answer-first flow.")
     gate: Literal["off", "overlap", "stance"] = Field(
         "overlap", description="The support gate of every citation whose sentence is not a verbatim quote of the "
@@ -181,9 +187,11 @@ class GroundSettings(Section):
         "retrieval", description="Order of the kept citations (and so which are kept when more pass): the "
         "retrieval's ranking, or the stance probability."
     )
-    persona: Literal["expert", "emotional"] = Field(
-        "expert", description="Voice of LLM-written text (Dalhousie 2025 runs expd / empd, dal25-expert / "
-        "dal25-emotional): the answer-first flow's answers and the LLM rewrites of Task A sentences."
+    persona: Literal["expert", "emotional", "emotionprompt"] = Field(
+        "expert", description="Voice of LLM-written text in the answer-first flow (Dalhousie 2025 runs expd / "
+        "empd): 'expert' a biomedical expert's role, 'emotional' a caring clinician's voice, 'emotionprompt' an "
+        "emotional stimulus appended to the prompt (EmotionPrompt, Li et al. 2023, as Dalhousie 2025's "
+        "emotional runs)."
     )
     unsupported: Literal["drop", "flag"] = Field(
         "drop", description="Answer-first flow: a sentence nothing supports is dropped, or kept uncited and "

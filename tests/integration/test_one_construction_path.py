@@ -292,12 +292,17 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
             for backend, make in backends.items():
                 extra = make(load_settings(preset, swaps))
                 settings = load_settings(preset, [*swaps, *extra])
-                if stage != "llm" and None in llm_names(settings) and settings.llm.backend == "openai":
-                    # the variant makes a stage call the default LLM, which the preset itself never calls
-                    # (dal25-afmmd generates with llms.deepseek): swap it as offline_overrides would
-                    settings = load_settings(preset, [*swaps, *extra, "llm.backend=local", "llm.model=null"])
+                late: list[str] = []  # LLMs a variant makes a stage call that the preset itself never calls
+                if stage != "llm":  # (dal25-expert's Mistral judges only in Task A): swapped as offline_overrides would
+                    for n in sorted(llm_names(settings), key=lambda n: n or ""):
+                        cfg, path = (settings.llm, "llm") if n is None else (settings.llms[n], f"llms.{n}")
+                        if cfg.backend == "openai":
+                            late += [f"{path}.backend=local", f"{path}.model=null"]
+                if late:
+                    settings = load_settings(preset, [*swaps, *extra, *late])
                 if stage != "llm" and needs_llm(settings) and settings.llm.backend == "none":
-                    settings = load_settings(preset, [*swaps, *extra, "llm.backend=rules"])  # the stage needs one
+                    # the stage needs one
+                    settings = load_settings(preset, [*swaps, *extra, *late, "llm.backend=rules"])
                 where = f"{preset} + {stage}={backend}"
                 expect_error = (backend == "llamacpp" or (stage, backend) == ("llm", "none") and needs_llm(settings)
                                 or (stage, backend) == ("stance", "none") and uses_stance(settings)

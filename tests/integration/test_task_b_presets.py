@@ -138,7 +138,9 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
             "--preset", "dal25-rrf", "--set", "llm.base_url=http://127.0.0.1:9/v1"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
-    assert "--set llm.backend=local --set llm.model=null --set llms.deepseek.backend=local" in result.output
+    # Dal@TREC25 §III-B2a: Llama-3-70B (the default llm) writes dal25-rrf's queries and answer, so only it is swapped
+    assert "--set llm.backend=local --set llm.model=null" in result.output
+    assert "llms.deepseek" not in result.output
     assert "--set rerank.backend=embedding --set rerank.model=minilm" in result.output  # monoT5's stand-in
     assert "--set indexes.dense.encoder=minilm" in result.output
     # the no-LLM swaps really run the preset offline, through the CLI, into a valid submission

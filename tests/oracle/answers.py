@@ -14,7 +14,8 @@ The right answers:
   each citing its own item;
 - ``condense``: the answer's sentences up to the word limit; ``summarize``: the gold snippet the abstract
   holds (its first sentence when it holds none);
-- query writing (``reformulate``, ``decompose``, ``keyword_rewrite``, ``stance_queries``, ``sufficiency``):
+- query writing (``reformulate``, ``decompose``, ``keyword_rewrite``, ``stance_queries``, ``stance_rewrite_*``,
+  ``rocchio_clean``, ``sufficiency``):
   queries that hold the question's words and the gold answer's key words;
 - ``listwise_rerank``: gold passages first (by the share of a gold snippet's words they hold), the rest in
   the order given;
@@ -116,6 +117,9 @@ class Oracle:
             "answer_first": self.generate_plain, "condense": self.condense, "summarize": self.summarize,
             "reformulate": self.reformulate, "decompose": self.decompose, "keyword_rewrite": self.keyword_rewrite,
             "stance_queries": self.stance_queries, "sufficiency": self.sufficiency,
+            "rocchio_clean": lambda v: Meaning("lines", text=v.get("query", "")),
+            "stance_rewrite_support": lambda v: Meaning("lines", text=v.get("sentence", "")),
+            "stance_rewrite_contradict": lambda v: Meaning("lines", text=f"No evidence that {v.get('sentence', '')}"),
             "listwise_rerank": self.listwise, "stance": self.stance, "bioace_citation": self.bioace_citation,
             "bioace_completeness": self.completeness, "bioasq_answer": self.bioasq,
             "bioasq_pjs": self.bioasq_pjs,

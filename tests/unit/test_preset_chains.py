@@ -64,7 +64,8 @@ def test_dal25_rrf_chain() -> None:
     s = load_settings("dal25-rrf")
     queries = s.retrieve.queries
     assert [q.backend for q in queries] == ["original", "llm_keywords", "llm_decompose"]
-    assert queries[1].llm == queries[2].llm == "deepseek" and queries[2].max_queries == 5
+    # Dal@TREC25 §III-B2a: llama-3-70b writes System 1's keyword query and sub-queries (the default llm)
+    assert queries[1].llm is queries[2].llm is None and queries[2].max_queries == 5
     bm25, dense = s.retrieve.branches
     assert (bm25.backend, bm25.k, bm25.queries) == ("bm25+rocchio", 5000, ["keyword_rewrite", "keywords"])
     assert (dense.backend, dense.k, dense.queries) == ("dense", 1000, ["decomposition", "keywords"])
@@ -76,17 +77,19 @@ def test_dal25_rrf_chain() -> None:
     assert s.generate.prompt == "generate_topic" and s.generate.dedupe == 0.9 and s.generate.llm is None
     assert s.llm.model == "meta-llama/Meta-Llama-3-70B-Instruct"
     assert s.llms["deepseek"].model == "deepseek-ai/DeepSeek-R1" and "mistral" in s.llms["mistral"].model.lower()
-    assert s.verify.citations == "off"
+    assert s.verify.citations == "off" and s.verify.gate == "off"
 
 
-@pytest.mark.parametrize(("name", "generator", "validated"), [
+# Dal@TREC25 §III-B2b: the 'l'/'d' of a run name is the LLM of query reformulation; Llama-3-70B always answers
+@pytest.mark.parametrize(("name", "query_llm", "validated"), [
     ("dal25-rfr_monot5-msmarco_llama70b", None, True), ("dal25-rfr_monot5-msmarco_deepseek-r1", "deepseek", True),
     ("dal25-rmmln", None, False), ("dal25-rmmdn", "deepseek", False),
     ("dal25-afmmd", "deepseek", True), ("dal25-afmmdn", "deepseek", False)])
-def test_dal25_named_runs(name: str, generator: str | None, validated: bool) -> None:
+def test_dal25_named_runs(name: str, query_llm: str | None, validated: bool) -> None:
     s = load_settings(name)
     assert name.removeprefix("dal25-") in preset_description(name)
-    assert s.rerank.backend == "monot5" and s.generate.llm == generator
+    assert s.rerank.backend == "monot5" and s.generate.llm is None
+    assert [q.llm for q in s.retrieve.queries[1:]] == [query_llm, query_llm]
     assert (s.verify.citations == "regenerate") is validated
     if validated:
         assert s.verify.max_rounds == 20 and s.stance.backend == "llm" and s.stance.llm == "mistral"
@@ -98,6 +101,7 @@ def test_dal25_answer_first_runs(name: str) -> None:
     s = load_settings(name)
     assert s.flow == "generate-then-ground" and s.verify.llm == "deepseek" and s.stance.llm == "mistral"
     assert all(b.queries is None for b in s.retrieve.branches)
+    assert [b.backend for b in s.retrieve.branches] == ["dense"] and s.ground.max_contradicted == 0
 
 
 @pytest.mark.parametrize(("name", "branches"), [("clac24-simpleqa", ["bm25"]),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
+from ..llm.personas import frame
 from ..llm.prompts import parse_citation_label, parse_stance, render
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
@@ -37,6 +38,10 @@ class LLMStanceConfig(UsesLLM, StanceConfig):
     prompt: Literal["stance", "bioace_citation"] = Field(
         "stance", description="'stance': Dalhousie 2025's three labels; 'bioace_citation': BioACE's four "
         "(supports, contradicts, neutral, not relevant), as TREC BioGen 2025 assesses citations.")
+    framing: Literal["expert", "emotionprompt"] | None = Field(
+        None, description="The prompt's framing (Dal@TREC25 §III-A3 varies the stance prompt with its runs): "
+        "'expert' a biomedical expert's role first, 'emotionprompt' EmotionPrompt's stimulus ('This is very "
+        "important to my career') appended; None: the prompt as written.")
 
 
 class LLMStance:
@@ -45,17 +50,19 @@ class LLMStance:
     name = "llm"
     Config = LLMStanceConfig
 
-    def __init__(self, llm: LLM, *, max_tokens: int = 96, abstract_words: int = 400, prompt: str = "stance") -> None:
+    def __init__(self, llm: LLM, *, max_tokens: int = 96, abstract_words: int = 400, prompt: str = "stance",
+                 framing: str | None = None) -> None:
         self.llm, self.max_tokens, self.abstract_words, self.prompt = llm, max_tokens, abstract_words, prompt
+        self.framing = framing
 
     @classmethod
     def from_config(cls, cfg: LLMStanceConfig, ctx: BuildContext) -> LLMStance:
         return cls(ctx.llm(cfg.llm, purpose="the stance backend 'llm'"), max_tokens=cfg.max_tokens,
-                   abstract_words=cfg.abstract_words, prompt=cfg.prompt)
+                   abstract_words=cfg.abstract_words, prompt=cfg.prompt, framing=cfg.framing)
 
     def _ask(self, items: Sequence[tuple[str, str, str]]) -> list[tuple[str, str]]:
-        chats = [render(self.prompt, statement=claim, title=title or "(none)",
-                        abstract=" ".join(text.split()[: self.abstract_words]) or "(none)")
+        chats = [frame(render(self.prompt, statement=claim, title=title or "(none)",
+                              abstract=" ".join(text.split()[: self.abstract_words]) or "(none)"), self.framing)
                  for claim, title, text in items]
         with trace_context(stage="stance"):
             answers = self.llm.complete_many(chats, max_tokens=self.max_tokens) if chats else []

@@ -6,14 +6,19 @@ Dalhousie 2025 / PJs): ``0.8 * best TF-IDF cosine to the query set + 0.2 * docum
 ``1 / rank`` of the document in the final ranking, times a role prior (:func:`role_weight`: findings over aims
 and methods, titles a little lower); MMR with lambda 0.75 removes near-duplicates and at most
 ``per_doc`` sentences come from one document.
+
+``scorer=reranker`` (Dalhousie 2025: "30 relevant snippets (sentences) are extracted using the same MonoT5
+model"): the stage's reranker (``rerank``) scores every (question, sentence) pair and the best ``max_items``
+are taken in that order (at most ``per_doc`` per document); no TF-IDF, prior or MMR.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -21,6 +26,8 @@ from ..types import Article, Evidence, Hit, Query
 from .base import EvidenceConfig
 from .sentences import SentenceSpan, article_sentences
 from .tfidf_mmr import mmr, relevance, similarity_matrix
+
+log = logging.getLogger(__name__)
 
 MIN_WORDS = 4  # fragments shorter than this ("Results.") are never evidence
 
@@ -45,6 +52,11 @@ class SnippetsConfig(EvidenceConfig):
 
     backend: Literal["snippets"] = "snippets"
     per_doc: int = Field(2, ge=1, description="Most evidence sentences taken from one document.")
+    scorer: Literal["tfidf", "reranker"] = Field(
+        "tfidf", description="How sentences are scored: 'tfidf' (TF-IDF relevance + priors, then MMR) or "
+        "'reranker' (the `rerank` stage's model scores each sentence against the question; Dalhousie 2025's "
+        "monoT5 snippet extraction)."
+    )
 
 
 def role_weight(span: SentenceSpan) -> float:
@@ -68,12 +80,24 @@ class SnippetSelector:
     prior_weight: float = 0.2
     splitter: str = "syntok"
     include_titles: bool = True
+    scorer: Any = None  # a sentence scorer (``score(question, sentences)``) replacing TF-IDF + MMR
 
     Config: ClassVar[type[SnippetsConfig]] = SnippetsConfig
 
     @classmethod
     def from_config(cls, cfg: SnippetsConfig, ctx: BuildContext) -> SnippetSelector:
-        return cls(docs=cfg.docs, max_items=cfg.max_items, per_doc=cfg.per_doc, lam=cfg.lam)
+        scorer = None
+        if cfg.scorer == "reranker":
+            from .bioasq_snippets import RerankerScorer
+
+            rerank = ctx.settings.rerank
+            built = ctx.build("rerank", rerank) if rerank.backend != "none" else None
+            if built is None:  # e.g. the no-LLM swap of a listwise reranker: said, and TF-IDF + MMR scores
+                log.warning("evidence.scorer=reranker, but rerank.backend is 'none': sentences are scored by "
+                            "TF-IDF + MMR (set rerank.backend, e.g. monot5, to score them with a reranker)")
+            else:
+                scorer = RerankerScorer(built)
+        return cls(docs=cfg.docs, max_items=cfg.max_items, per_doc=cfg.per_doc, lam=cfg.lam, scorer=scorer)
 
     def candidates(self, hits: Sequence[Hit], articles: Mapping[str, Article]) -> list[tuple[SentenceSpan, Hit]]:
         out = []
@@ -95,6 +119,8 @@ class SnippetSelector:
         if not cands:
             return []
         texts = [c[0].text for c in cands]
+        if self.scorer is not None:
+            return self._by_scorer(queries, cands)
         rel = relevance(texts, [q.text for q in queries])
         doc_rank = {h.pmid: i + 1 for i, h in enumerate(hits)}
         scores = [
@@ -109,3 +135,23 @@ class SnippetSelector:
                      branches=cands[j][1].branches)
             for i, j in enumerate(order)
         ]
+
+    def _by_scorer(self, queries: Sequence[Query], cands: list[tuple[SentenceSpan, Hit]]) -> list[Evidence]:
+        """The best ``max_items`` sentences by the scorer against the question (the original query; the first
+        query when there is none), at most ``per_doc`` per document, in score order."""
+        question = next((q.text for q in queries if q.stage == "original"), queries[0].text if queries else "")
+        scores = self.scorer.score(question, [c[0].text for c in cands])
+        order = sorted(range(len(cands)), key=lambda j: -scores[j])  # stable: ties keep the documents' order
+        taken: dict[str, int] = {}
+        out: list[Evidence] = []
+        for j in order:
+            span, hit = cands[j]
+            if taken.get(span.pmid, 0) >= self.per_doc:
+                continue
+            taken[span.pmid] = taken.get(span.pmid, 0) + 1
+            out.append(Evidence(index=len(out) + 1, pmid=span.pmid, text=span.text, section=span.section,
+                                start=span.start, end=span.end, score=float(scores[j]), kind="snippet",
+                                branches=hit.branches))
+            if len(out) >= self.max_items:
+                break
+        return out

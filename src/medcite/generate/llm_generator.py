@@ -71,6 +71,11 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
         "breaks are repaired by dropping citations and sentences, and only an answer with no valid sentence left "
         "is replaced; the run directory marks it)."
     )
+    retry_on: Literal["any", "limits"] = Field(
+        "any", description="Which broken rules make the model generate again: 'any' (every violation above) or "
+        "'limits' (Dalhousie 2025, §III-B2a(6): only an answer over max_words words or a sentence citing more "
+        "than max_citations PMIDs; other faults are repaired by post-processing)."
+    )
     extractive: ExtractiveOptions = Field(
         default_factory=ExtractiveOptions, description="The extractive fallback's options."
     )
@@ -149,6 +154,22 @@ def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidenc
     return out
 
 
+def limit_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidence], *, max_citations: int = 3,
+                     max_words: int = 250) -> list[str]:
+    """Only the two limits of a TREC BioGen answer (Dalhousie 2025's constraint check): more than
+    ``max_citations`` PMIDs in a sentence, more than ``max_words`` words."""
+    by_index = {e.index: e.pmid for e in evidence}
+    out = []
+    for n, d in enumerate(drafts, 1):
+        pmids = {by_index[i] for i in d.indices if i in by_index}
+        if len(pmids) > max_citations:
+            out.append(f"sentence {n} ({_quote(d.text)}) cites {len(pmids)} sources; cite at most {max_citations}")
+    words = sum(word_count(d.text) for d in drafts)
+    if words > max_words:
+        out.append(f"the answer has {words} words; use at most {max_words}")
+    return out
+
+
 def _quote(text: str, words: int = 8) -> str:
     parts = text.split()
     return '"' + " ".join(parts[:words]) + (' ..."' if len(parts) > words else '"')
@@ -195,7 +216,7 @@ class LLMGenerator:
                  extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
                  judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid",
-                 plain_prompt: str = "generate_plain") -> None:
+                 plain_prompt: str = "generate_plain", retry_on: str = "any") -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -221,6 +242,9 @@ class LLMGenerator:
             raise ConfigError(f"unknown fallback_when {fallback_when!r}", hint="choose 'invalid' or 'empty'")
         self.fallback_when = fallback_when
         self.plain_prompt = plain_prompt
+        if retry_on not in ("any", "limits"):
+            raise ConfigError(f"unknown retry_on {retry_on!r}", hint="choose 'any' or 'limits'")
+        self.retry_on = retry_on
 
     Config = LLMGenerateConfig
 
@@ -236,7 +260,7 @@ class LLMGenerator:
                    max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
                    judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
                    and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates,
-                   fallback_when=cfg.fallback_when, plain_prompt=cfg.plain_prompt)
+                   fallback_when=cfg.fallback_when, plain_prompt=cfg.plain_prompt, retry_on=cfg.retry_on)
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -340,11 +364,13 @@ class LLMGenerator:
                 notes.append(Dropped("answer", text, f"attempt {attempt}: {words} words, condensed by the LLM"))
                 text, drafts = short, self._drafts(short, evidence)
             violations = self._violations(drafts, evidence)
-            if not violations:
+            retry = violations if self.retry_on == "any" else limit_violations(
+                drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
+            if not retry:
                 break
-            log.info("topic %s: attempt %d breaks %d rule(s)", topic.id, attempt, len(violations))
-            notes.append(Dropped("answer", text, f"attempt {attempt} rejected: " + "; ".join(violations)))
-            messages = self._feedback(messages, text, violations, len(evidence))
+            log.info("topic %s: attempt %d breaks %d rule(s)", topic.id, attempt, len(retry))
+            notes.append(Dropped("answer", text, f"attempt {attempt} rejected: " + "; ".join(retry)))
+            messages = self._feedback(messages, text, retry, len(evidence))
         drafts, repeats = fuzzy_dedupe(drafts, self.dedupe)
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
         dropped = [*repeats, *dropped]

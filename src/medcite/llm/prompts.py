@@ -33,7 +33,8 @@ from .completion import Message
 
 # the prompts this module's parsers belong to; other stages may ship more files beside them
 PROMPT_NAMES = ("reformulate", "decompose", "summarize", "generate", "condense", "listwise_rerank", "stance",
-                "sufficiency", "answer_first", "stance_queries", "generate_topic",
+                "sufficiency", "answer_first", "stance_queries", "stance_rewrite_support",
+                "stance_rewrite_contradict", "rocchio_clean", "generate_topic",
                 "keyword_rewrite", "hop_classify", "hop_first", "hop_next", "hop_short_answer")
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$")
@@ -211,6 +212,20 @@ def parse_keyword_rewrite(text: str) -> str:
         item = _clean_item(re.sub(r"^(?:keyword\s+)?query\s*:\s*", "", item, flags=re.IGNORECASE))
         if item:
             return " ".join(item.split())
+    return ""
+
+
+def parse_rewrite(text: str, max_words: int = 64) -> str:
+    """A one-statement rewrite (``stance_rewrite_*``): the first non-empty line, a ``Rewrite:`` /
+    ``Support rewrite:`` / ``Statement:`` label, list marker and quotes removed, at most ``max_words`` words
+    ('' when there is none); a reasoning model's ``<think>...</think>`` block is skipped."""
+    body = re.sub(r"<think>.*?</think>", "", _strip_fences(text), flags=re.DOTALL | re.IGNORECASE)
+    label = r"^(?:(?:support(?:ive)?|contradict(?:ory)?)\s+)?(?:rewrite|rewritten statement|statement|query)\s*:\s*"
+    for line in body.splitlines():
+        item = _clean_item(re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s*", "", line))
+        item = _clean_item(re.sub(label, "", item, flags=re.IGNORECASE))
+        if item:
+            return " ".join(item.split()[:max_words])
     return ""
 
 

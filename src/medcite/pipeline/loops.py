@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..attribute.validation import apply_checks, corroborating, gate_checks, judge_citations, reasons
 from ..evidence.base import format_block
+from ..llm.personas import frame
 from ..llm.prompts import parse_sufficiency, render
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
@@ -37,6 +39,8 @@ PERSONAS = {
     "expert": "You are a biomedical expert who answers precisely, as in a clinical review.",
     "emotional": "You are a caring clinician who answers a worried patient warmly, in plain words, and stays "
                  "factually precise.",
+    # EmotionPrompt (Li et al. 2023): a plain role; the stimulus is appended to the request (llm.personas.frame)
+    "emotionprompt": "You answer biomedical questions.",
 }
 
 
@@ -62,11 +66,35 @@ def sufficient_evidence(pipe: Pipeline, topic: Topic, queries: list[Query], hits
         if ok or not query:
             break
         more = pipe.retrieval.retrieve(Topic(f"{topic.id}-s{n}", query, topic.narrative, topic.topic))
-        queries = [*queries, Query(f"q{len(queries)}", query, "sufficiency")]
+        new = Query(f"q{len(queries)}", query, "sufficiency")
+        queries = [*queries, new]
+        if cfg.sufficiency_evidence == "accumulate":
+            hits, articles, evidence = _accumulate(pipe, new, hits, articles, evidence, more.final)
+            rounds[-1]["evidence"] = len(evidence)
+            continue
         hits = rrf([hits, more.final])[: max(len(hits), len(more.final))]
         articles = pipe.store.get_many([h.pmid for h in hits])
         evidence = pipe.selector.select(queries, hits, articles)
     return queries, hits, articles, evidence, rounds
+
+
+def _accumulate(pipe: Pipeline, query: Query, hits: list[Hit], articles: dict[str, Article],
+                evidence: list[Evidence], found: Sequence[Hit]) -> tuple[list[Hit], dict[str, Article], list[Evidence]]:
+    """The new query's evidence appended after everything collected so far (Dalhousie 2025 afmmd); an item
+    already shown (same PMID and text) is not shown twice; the new items are numbered on from the last."""
+    seen_hits = {h.pmid for h in hits}
+    hits = [*hits, *(h for h in found if h.pmid not in seen_hits)]
+    more_articles = pipe.store.get_many([h.pmid for h in found])
+    articles = {**articles, **more_articles}
+    shown = {(e.pmid, " ".join(e.text.split())) for e in evidence}
+    start = max((e.index for e in evidence), default=0)
+    added: list[Evidence] = []
+    for e in pipe.selector.select([query], list(found), more_articles):
+        key = (e.pmid, " ".join(e.text.split()))
+        if key not in shown:
+            shown.add(key)
+            added.append(replace(e, index=start + len(added) + 1))
+    return hits, articles, [*evidence, *added]
 
 
 def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
@@ -136,6 +164,8 @@ def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], 
     persona = PERSONAS[settings.ground.persona]
     messages = render("answer_first", question=topic.question, max_words=settings.generate.max_words,
                       persona=persona)
+    if settings.ground.persona == "emotionprompt":
+        messages = frame(messages, "emotionprompt")
     with trace_context(stage="generation"):
         text = llm.complete(messages).text
     plain, mentions = strip_pmid_mentions(" ".join(d.text for d in split_cited_sentences(text)), set())

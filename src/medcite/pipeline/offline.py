@@ -165,6 +165,14 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
                 queries.append({"backend": "keywords"})
             plain = [q["backend"] if len(q) == 1 else q for q in queries]
             out += ["--set", "retrieve.queries=" + json.dumps(plain, separators=(",", ":"))]
+        branches = [b.model_dump(mode="json", exclude_defaults=True) | {"backend": b.backend}
+                    for b in settings.retrieve.branches]
+        if any(b.llm_names() for b in settings.retrieve.branches):  # an LLM clean-up of the expansion: searched as is
+            for dumped, b in zip(branches, settings.retrieve.branches, strict=True):
+                if b.llm_names():
+                    dumped.pop("clean", None)
+                    dumped.pop("llm", None)
+            out += ["--set", "retrieve.branches=" + json.dumps(branches, separators=(",", ":"))]
         sections = ("evidence", "generate", "rerank") + (("stance",) if uses_stance(settings, grounding) else ()) \
             + (("qa",) if settings.qa.llm_names() else ())
         for section in sections:

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 
 from ..llm.base import LLM
+from ..llm.personas import frame
 from ..llm.prompts import (
     parse_decomposition,
     parse_keyword_rewrite,
     parse_reformulations,
+    parse_rewrite,
     parse_stance_queries,
     render,
 )
@@ -170,6 +172,8 @@ class LLMKeywordRewriter:
 PERSONAS = {
     "expert": "You are a biomedical expert who searches PubMed like a systematic reviewer.",
     "emotional": "You are a worried patient's caring clinician; you search PubMed for what matters to them.",
+    # EmotionPrompt (Li et al. 2023): a plain role; the stimulus is appended to the request (llm.personas.frame)
+    "emotionprompt": "You search PubMed for evidence about biomedical claims.",
 }
 
 
@@ -177,8 +181,20 @@ class StanceQueriesConfig(_LLMQueryConfig):
     """Dalhousie 2025 (Task A): a supporting and a contradicting query per sentence, in a persona's voice."""
 
     backend: Literal["llm_stance_queries"] = "llm_stance_queries"
-    persona: Literal["expert", "emotional"] = Field(
-        "expert", description="Voice of the queries (dal25-expert / dal25-emotional)."
+    persona: Literal["expert", "emotional", "emotionprompt"] = Field(
+        "expert", description="Voice of the queries: 'expert' a systematic reviewer's role, 'emotional' a caring "
+        "clinician's, 'emotionprompt' an emotional stimulus appended (EmotionPrompt; Dalhousie 2025's "
+        "emotional_prompt run)."
+    )
+    prompt: Literal["stance_queries", "stance_rewrites"] = Field(
+        "stance_queries", description="'stance_queries': one call writes both keyword queries from the sentence; "
+        "'stance_rewrites': the question and the sentence are rewritten as one statement per side, each side "
+        "asked separately (Dal@TREC25 §III-A1; prompts stance_rewrite_support / stance_rewrite_contradict)."
+    )
+    sides: list[Literal["support", "contradict"]] = Field(
+        ["support", "contradict"], min_length=1,
+        description="Which queries are kept: both, or only 'support' (Dalhousie 2025 expd / empd ground with "
+        "the supportive rewrite only)."
     )
 
 
@@ -189,19 +205,49 @@ class LLMStanceQueries:
     name = "llm_stance_queries"
     Config = StanceQueriesConfig
 
-    def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256) -> None:
-        self.llm, self.persona, self.max_tokens = llm, persona, max_tokens
+    def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256,
+                 sides: tuple[str, ...] = ("support", "contradict"), prompt: str = "stance_queries") -> None:
+        self.llm, self.persona, self.max_tokens, self.sides = llm, persona, max_tokens, tuple(sides)
+        self.prompt = prompt
 
     @classmethod
     def from_config(cls, cfg: StanceQueriesConfig, ctx: BuildContext) -> LLMStanceQueries:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_stance_queries'")
-        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens)
+        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens, sides=tuple(cfg.sides), prompt=cfg.prompt)
 
     def generate(self, topic: Topic) -> list[Query]:
+        if self.prompt == "stance_rewrites":
+            return self._rewrites(topic)
         messages = render("stance_queries", sentence=topic.question, persona=PERSONAS[self.persona])
+        if self.persona == "emotionprompt":
+            messages = frame(messages, "emotionprompt")
         with trace_context(topic_id=topic.id, stage="stance_queries"):
             completion = self.llm.complete(messages, max_tokens=self.max_tokens)
         sides = parse_stance_queries(completion.text)
         if not sides:
             log.warning("topic %s: no support/contradict query could be read from %r", topic.id, completion.text[:200])
-        return [Query(f"{side}-1", text, side) for side, text in sides.items()]
+        return [Query(f"{side}-1", text, side) for side, text in sides.items() if side in self.sides]
+
+    def _rewrites(self, topic: Topic) -> list[Query]:
+        """One call per side (Dal@TREC25 §III-A1): the sentence (``topic.question`` when grounding) with its
+        question (``topic.topic``) rewritten as a statement; the persona frames the chat."""
+        chats = []
+        for side in self.sides:
+            messages = render(f"stance_rewrite_{side}", question=topic.topic or topic.question,
+                              sentence=topic.question)
+            if self.persona in ("expert", "emotionprompt"):
+                messages = frame(messages, self.persona)
+            else:  # a persona's voice first in the system message
+                messages = [{**m, "content": f"{PERSONAS[self.persona]} {m['content']}"} if m["role"] == "system"
+                            else m for m in messages]
+            chats.append(messages)
+        with trace_context(topic_id=topic.id, stage="stance_rewrites"):
+            completions = self.llm.complete_many(chats, max_tokens=self.max_tokens)
+        out = []
+        for side, completion in zip(self.sides, completions, strict=True):
+            text = parse_rewrite(completion.text)
+            if text:
+                out.append(Query(f"{side}-1", text, side))
+            else:
+                log.warning("topic %s: no %s rewrite could be read from %r", topic.id, side, completion.text[:200])
+        return out

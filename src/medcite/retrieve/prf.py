@@ -14,6 +14,11 @@ drop long tokens, lowercase, the same stop words, the same stemmer), so counts a
 expanded query is returned as weights over *surface* words (the most frequent word seen for each index
 term), which the index analyses back to the same terms.
 
+``clean`` (Dalhousie 2025, §III-B2a: "A Rocchio expansion step [12] is applied, and the reformulated query is
+cleaned again with `llama-3-70b`. A BM25 index is then queried with this reformulated query"): the expansion
+terms are shown to an LLM with the query (prompt ``rocchio_clean``) and BM25 searches the LLM's cleaned
+keyword query instead of the weighted one (the expanded query when the LLM answers nothing readable).
+
 The sparse backends weigh a query term by how often it occurs in the query text (a bag of words, as
 Anserini's BagOfWords query), not by explicit weights. :meth:`WeightedQuery.as_text` therefore renders
 weights by repetition: the heaviest term appears ``resolution`` times and every other term
@@ -24,7 +29,7 @@ maximum) and keeps every kept term at least once: an approximation of the weight
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -64,6 +69,14 @@ class PRFConfig(RetrieverConfig):
         description="Skip feedback terms found in more than this share of the documents (Anserini's rule; "
         "applies when the sparse index reports document frequencies).",
     )
+    clean: bool = Field(
+        False, description="Dalhousie 2025: an LLM (`llm`) cleans the expanded query (prompt rocchio_clean) and "
+        "BM25 searches the cleaned keyword query instead of the weighted expansion."
+    )
+    llm: str | None = Field(None, description="LLM of the clean-up, an entry of `llms` (None: the default `llm`).")
+
+    def llm_names(self) -> set[str | None]:
+        return {self.llm} if self.clean else set()
 
 
 class PRFRetriever:
@@ -94,7 +107,10 @@ class PRFRetriever:
             if cfg.backend == "bm25+rocchio"
             else RM3(analyzer, cfg.fb_terms, cfg.original_weight, legal)
         )
-        return cls(sparse, ctx.store, expander, cfg.fb_docs, cfg.resolution, name=cfg.backend)
+        cleaner = None
+        if cfg.clean:
+            cleaner = llm_cleaner(ctx.llm(cfg.llm, purpose=f"the clean-up of the {cfg.backend!r} expansion"))
+        return cls(sparse, ctx.store, expander, cfg.fb_docs, cfg.resolution, name=cfg.backend, cleaner=cleaner)
 
     def __init__(
         self,
@@ -104,6 +120,7 @@ class PRFRetriever:
         fb_docs: int = 10,
         resolution: int = 5,
         name: str | None = None,
+        cleaner: Callable[[str, WeightedQuery], str] | None = None,
     ) -> None:
         self.base = base
         self.store = store
@@ -111,6 +128,7 @@ class PRFRetriever:
         self.fb_docs = fb_docs
         self.resolution = resolution
         self.name = name or f"{getattr(base, 'name', 'bm25')}+{method.name}"
+        self.cleaner = cleaner
 
     def expand(self, query: str) -> WeightedQuery:
         first: list[Hit] = self.base.search(query, self.fb_docs)  # type: ignore[attr-defined]
@@ -119,7 +137,10 @@ class PRFRetriever:
         return self.method.expand(query, docs)
 
     def search(self, query: str, k: int) -> list[Hit]:
-        expanded = self.expand(query).as_text(self.resolution)
+        weighted = self.expand(query)
+        expanded = weighted.as_text(self.resolution)
+        if self.cleaner is not None and weighted.weights:
+            expanded = self.cleaner(query, weighted) or expanded
         log.debug("%s expanded %r to %r", self.name, query, expanded)
         if not expanded:
             return []
@@ -128,3 +149,21 @@ class PRFRetriever:
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         return [self.search(q, k) for q in queries]
+
+
+def llm_cleaner(llm: Any) -> Callable[[str, WeightedQuery], str]:
+    """The LLM clean-up of an expanded query (``clean``): the query and its expansion terms, heaviest first, in
+    prompt ``rocchio_clean``; the answer's first line is the cleaned query ('' when none is readable)."""
+    from ..llm.prompts import parse_keyword_rewrite, render
+    from ..llm.trace import trace_context
+
+    def clean(query: str, weighted: WeightedQuery) -> str:
+        terms = [w for w, v in weighted.weights.items() if v > 0]
+        with trace_context(stage="rocchio_clean"):
+            text = llm.complete(render("rocchio_clean", query=query, expansion=", ".join(terms))).text
+        cleaned = parse_keyword_rewrite(text)
+        if not cleaned:
+            log.warning("no cleaned query could be read from %r: the expanded query is searched", text[:200])
+        return cleaned
+
+    return clean

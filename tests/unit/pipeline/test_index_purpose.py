@@ -39,7 +39,7 @@ def test_an_index_changed_by_set_and_not_named_by_default() -> None:
                               "medcpt (with this run's --set options)")
 
 
-@pytest.mark.parametrize(("preset", "drop"), [("dal25-afmmd", "dense"), ("dal25-emotional", "bm25"),
+@pytest.mark.parametrize(("preset", "drop"), [("dal25-afmmd", "dense"), ("dal25-rrf", "bm25"),
                                               ("hybrid", "dense")])
 def test_the_branches_left_are_a_valid_set_value(preset: str, drop: str) -> None:
     settings = load_settings(preset)
