@@ -10,16 +10,16 @@ sentences; the corpus is the articles of their gold snippets.
 
 Parts (``--part``):
 
-- ``task_b``: every Task B LLM preset as configured, and with ``verify.gate=off``: sentences the oracle wrote
-  (first attempt) and how many reached the final answers, answers replaced by the extractive fallback, and
-  requests no prompt file explains (must be 0).
+- ``task_b``: every Task B LLM preset as its paper post-processes, and with medcite's safety nets set
+  (:data:`SAFETY`: overlap gate, 3 constraint retries, the extractive fallback for any invalid answer):
+  sentences the oracle wrote (first attempt) and how many reached the final answers, answers replaced by the
+  extractive fallback, and requests no prompt file explains (must be 0).
 - ``faults``: each fault class planted in every first answer (content faults) or 30 % of requests (reply
-  faults) on ``clac25-a`` (overlap gate, constraint retries, fallback) and
-  ``dal25-rfr_monot5-msmarco_llama70b`` (Dalhousie's LLM citation validation): planted sentences that reach
-  a final answer, cited PMIDs outside the evidence, sentences over 3 PMIDs, uncited sentences, PMIDs in the
-  prose, answers over 250 words, topics left unanswered.
-- ``bioasq``: Phase B of ``dsgt-ensemble`` and ``pjs-ensemble`` from the gold snippets: yes/no macro-F1,
-  factoid strict accuracy, list F1 and ROUGE-2 against what the gold exact answers themselves score.
+  faults), on the runs of :data:`FAULT_RUNS`: planted sentences that reach a final answer, cited PMIDs outside
+  the evidence, sentences over 3 PMIDs, uncited sentences, PMIDs in the prose, answers over 250 words, topics
+  left unanswered.
+- ``bioasq``: Phase B of :data:`BIOASQ_PRESETS` from the gold snippets: yes/no macro-F1, factoid strict
+  accuracy, list F1 and ROUGE-2 against what the gold exact answers themselves score.
 - ``rerank``: the listwise LLM reranker over each question's BM25 top 30: MAP@10 against the oracle ordering of
   the same pool (gold passages first).
 
@@ -52,8 +52,14 @@ WORK = common.REPO / "benchmarks" / "work" / "llm_oracle"
 TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",
           "dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_deepseek-r1", "clac24-simpleqa",
           "clac24-simpleqa-hybrid", "clac24-medhopqa-bm25", "clac24-medhopqa-hybrid"]
-FAULT_PRESETS = ["clac25-a", "dal25-rfr_monot5-msmarco_llama70b"]
-BIOASQ_PRESETS = ["dsgt-ensemble", "pjs-ensemble"]
+#: medcite's safety nets, --set on a paper run (the paper presets post-process as their papers did)
+SAFETY = ("verify.gate=overlap", "generate.max_attempts=3", "generate.fallback_when=invalid")
+#: (row name, preset, --set values): faults against a paper run with medcite's safety nets, against Dalhousie's
+#: own citation validation (Mistral judges every citation, up to 20 revisions), and against CLaC's paper run
+FAULT_RUNS = [("clac25-a + safety nets", "clac25-a", SAFETY),
+              ("dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_llama70b", ()),
+              ("clac25-a as the paper", "clac25-a", ())]
+BIOASQ_PRESETS = ["dsgt-b3", "pjs-config-4", "pjs-config-5"]
 log = logging.getLogger("bench_llm_oracle")
 
 
@@ -62,10 +68,10 @@ def part_task_b(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
 
     for preset in TASK_B:
         variants = [("", ())]
-        if load_settings(preset).verify.gate != "off":
-            variants.append(("-gate-off", ("verify.gate=off",)))
+        if load_settings(preset).generate.backend == "llm":
+            variants.append((" + safety nets", SAFETY))
         for tag, sets in variants:
-            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}{tag}", sets=sets)
+            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}{tag.replace(' ', '')}", sets=sets)
             log.info("%s%s: %d of %d sentences kept, %d fallbacks", preset, tag, row["kept"], row["written"],
                      row["fallbacks"])
             results.setdefault("task_b", {})[f"{preset}{tag}"] = row
@@ -73,12 +79,14 @@ def part_task_b(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
 
 
 def part_faults(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
-    for preset in FAULT_PRESETS:
-        for fault in (*CONTENT, *REPLY):
+    for name, preset, sets in FAULT_RUNS:
+        faults = (*CONTENT, *REPLY) if "as the paper" not in name else ("unsupported", "contradicted", "outside")
+        for fault in faults:
             rate = 1.0 if fault in CONTENT else 0.3
-            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}-{fault}", fault=fault, rate=rate)
-            log.info("%s %s: %d planted, %d in answers", preset, fault, row["planted"], row["planted_in_answers"])
-            results.setdefault("faults", {})[f"{preset}/{fault}"] = row
+            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}-{len(sets)}-{fault}", fault=fault,
+                             rate=rate, sets=sets)
+            log.info("%s %s: %d planted, %d in answers", name, fault, row["planted"], row["planted_in_answers"])
+            results.setdefault("faults", {})[f"{name} / {fault}"] = row
             save(results)
 
 
@@ -160,6 +168,8 @@ def markdown(r: dict[str, Any]) -> str:
              "scores (BioASQ), BM25's own order (rerank), the oracle's own sentences (Task B).", ""]
     if r.get("task_b"):
         lines += ["### Task B presets: faithful answers kept", "",
+                  "Each preset as its paper post-processes, and with medcite's safety nets (--set "
+                  + " ".join(SAFETY) + ").", "",
                   "| preset | topics | sentences written | kept | kept share | extractive fallbacks | unrecognised "
                   "prompts | s |", "|---|---|---|---|---|---|---|---|"]
         for name, row in r["task_b"].items():
@@ -170,7 +180,8 @@ def markdown(r: dict[str, Any]) -> str:
     if r.get("faults"):
         lines += ["### Planted faults", "",
                   "Content faults in every first answer (a retry gets the faithful answer), reply faults in 30 % of "
-                  "requests. `in answers`: planted sentences that reached a final answer.", "",
+                  "requests. `in answers`: planted sentences that reached a final answer. `+ safety nets`: "
+                  "--set " + " ".join(SAFETY) + ".", "",
                   "| preset / fault | planted | planted sentences | in answers | PMIDs outside evidence | "
                   "sentences > 3 PMIDs | uncited sentences | PMIDs in prose | answers > 250 words | "
                   "topics answered | fallbacks |",
