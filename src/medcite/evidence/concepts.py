@@ -1,0 +1,147 @@
+"""What a question asks and what it is about: its BioASQ type by rules, and its key concepts.
+
+- :func:`question_type`: ``yesno`` when the question opens with an auxiliary verb ("Is", "Does", "Can", ...),
+  also after a leading clause ending in a comma ("In adults with X, does Y ..."); ``list`` for "List ...",
+  "Which ... are ...", "What are the ...s"; ``factoid`` for the other wh-questions (what, which, who, where,
+  when, how many ...); ``summary`` otherwise. On the 1,502 BioASQ 7b-11b dev questions: 98 % of yes/no
+  questions found, 74 % four-way accuracy (benchmarks/bench_offline_answer.py measures it).
+- :func:`key_concepts`: the rare content words and phrases of a question, the words a relevant article must
+  contain. Rare is a Zipf frequency under 3.0 in general English (wordfreq; Speer et al. 2018), or a token
+  that looks like a name: digits, inner hyphens or capitals ("BRCA1", "IL-6", "HercepTest").
+- :func:`missing_concepts`: the key concepts no retrieved article mentions (a typo within a difflib ratio of
+  0.85 still counts as a mention), or that the index holds no document for. A question about something the
+  corpus never mentions is answered with an abstention, not with sentences that share its common words.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+
+from ..registry import require
+
+QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
+RARE_ZIPF = 3.0
+TYPO_RATIO = 0.85
+
+_AUX = ("is|are|am|was|were|does|do|did|can|could|has|have|had|should|would|will|shall|may|might|must")
+_YESNO = re.compile(rf"^(?:{_AUX})\b", re.IGNORECASE)
+_YESNO_AFTER_CLAUSE = re.compile(rf",\s*(?:{_AUX})\b\s+\w", re.IGNORECASE)
+_LIST = re.compile(
+    r"^(?:list\b|name\b.*\b(?:genes|proteins|drugs|types|members|features)\b|enumerate\b|"
+    r"which\b[^?]*?\b(?:are|were|have been)\b|what\s+are\s+(?:the\s+)?(?:\w+\s+){0,4}?\w+s\b)",
+    re.IGNORECASE)
+_LIST_NOT = re.compile(r"^what\s+are\s+(?:the\s+)?(?:\w+\s+)?(?:effects?|differences?|roles?|functions?|"
+                       r"mechanisms?|advantages?|benefits?|implications?|characteristics?|uses?)\b",
+                       re.IGNORECASE)
+_FACTOID = re.compile(r"^(?:what|which|who|whom|whose|where|when|how\s+(?:many|much|long|often|old|large)|"
+                      r"name|in\s+which|to\s+which|from\s+which|at\s+what|by\s+which|through\s+which)\b",
+                      re.IGNORECASE)
+_SUMMARY = re.compile(r"^(?:what\s+(?:is|are)\s+(?:the\s+)?(?:role|function|mechanism|effect|difference|"
+                      r"association|relationship|impact|use|purpose)|how\s+(?:does|do|is|are|can)|why|describe|"
+                      r"explain|summari[sz]e)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-/+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+_NAME_LIKE = re.compile(r"\d|[a-z]-?[A-Z]|^[A-Z]{2,}|\w-\w")
+_STOP = frozenset(
+    "a an the of in on for to and or is are was were be been being by with as at from that this these those which "
+    "what who whom whose how why when where does do did can could should would may might will shall must has have "
+    "had it its their there than not no any all some such into about between within via per versus vs used use "
+    "using patients patient human humans people adult adults children child treatment treated disease diseases "
+    "effect effects role associated association risk case cases study studies list name describe explain".split())
+
+
+def question_type(question: str) -> str:
+    """``yesno``, ``factoid``, ``list`` or ``summary`` by the rules of the module doc."""
+    q = " ".join(question.split()).strip()
+    if _YESNO.match(q):
+        return "yesno"
+    head = q.split("?")[0]
+    if "," in head and _YESNO_AFTER_CLAUSE.search(head) and not _FACTOID.match(q) and not _LIST.match(q):
+        return "yesno"
+    if _LIST.match(q) and not _LIST_NOT.match(q):
+        return "list"
+    if _SUMMARY.match(q):
+        return "summary"
+    if _FACTOID.match(q):
+        return "factoid"
+    return "summary"
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """Zipf frequency of ``word`` in general English (0 for a word wordfreq has never seen)."""
+    wordfreq = require("wordfreq", "evidence", "key concepts of a question (word rarity)")
+    return float(wordfreq.zipf_frequency(word.lower(), "en"))
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def is_rare(token: str, threshold: float = RARE_ZIPF) -> bool:
+    """A name-like token (digits, inner hyphen or capitals) or a word rare in general English."""
+    if token.lower() in _STOP or len(token) < 2:
+        return False
+    if _NAME_LIKE.search(token) and not token.isupper() or any(c.isdigit() for c in token):
+        return True
+    if token.isupper() and len(token) >= 2:
+        return True
+    parts = [p for p in re.split(r"[-/]", token) if p]
+    return any(zipf(p) < threshold for p in parts if len(p) > 2)
+
+
+def key_concepts(question: str, threshold: float = RARE_ZIPF) -> list[str]:
+    """The rare words of the question (see the module doc), adjacent ones joined into one phrase, in order."""
+    out: list[str] = []
+    run: list[str] = []
+    words = tokens(question)
+    for i, tok in enumerate(words):
+        rare = is_rare(tok, threshold) and not (i == 0 and tok.lower() in _STOP)
+        if rare:
+            run.append(tok)
+            continue
+        if run:
+            out.append(" ".join(run))
+            run = []
+    if run:
+        out.append(" ".join(run))
+    return list(dict.fromkeys(out))
+
+
+def _norm_tokens(text: str) -> set[str]:
+    return {t.lower().strip(".'") for t in tokens(text)}
+
+
+def mentions(concept: str, vocabulary: set[str]) -> bool:
+    """Whether every word of ``concept`` is in ``vocabulary`` (lower-cased tokens), each exactly or within a
+    difflib ratio of :data:`TYPO_RATIO` (a misspelt drug name still matches)."""
+    for word in _norm_tokens(concept):
+        if word in vocabulary:
+            continue
+        if len(word) < 5:  # short names ("IL6") must match exactly: one letter changes what they name
+            return False
+        close = difflib.get_close_matches(word, [v for v in vocabulary if abs(len(v) - len(word)) <= 2],
+                                          n=1, cutoff=TYPO_RATIO)
+        if not close:
+            return False
+    return True
+
+
+def missing_concepts(concepts: Sequence[str], texts: Iterable[str],
+                     doc_freq: Callable[[str], int] | None = None) -> list[str]:
+    """The ``concepts`` that none of ``texts`` (the retrieved articles) mentions; with ``doc_freq`` (the index's
+    document frequency of a lower-cased word) only those of them that also have a word no indexed document
+    holds, so a concept that retrieval missed but the corpus holds is not reported missing."""
+    vocabulary: set[str] = set()
+    for text in texts:
+        vocabulary |= _norm_tokens(text)
+    out = []
+    for concept in concepts:
+        if mentions(concept, vocabulary):
+            continue
+        # not in what was retrieved: missing from the corpus only when the index, where one is given, lacks a word
+        if doc_freq is None or any(doc_freq(w) == 0 for w in _norm_tokens(concept)):
+            out.append(concept)
+    return out
