@@ -42,8 +42,8 @@ _FACTOID = re.compile(r"^(?:what|which|who|whom|whose|where|when|how\s+(?:many|m
 _SUMMARY = re.compile(r"^(?:what\s+(?:is|are)\s+(?:the\s+)?(?:role|function|mechanism|effect|difference|"
                       r"association|relationship|impact|use|purpose)|how\s+(?:does|do|is|are|can)|why|describe|"
                       r"explain|summari[sz]e)\b", re.IGNORECASE)
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-/+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
-_NAME_LIKE = re.compile(r"\d|[a-z]-?[A-Z]|^[A-Z]{2,}|\w-\w")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-/+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+_NAME_LIKE = re.compile(r"[a-z]-?[A-Z]|[A-Z][^-]*-|-.*[A-Z]|^[A-Z]{2,}")
 _STOP = frozenset(
     "a an the of in on for to and or is are was were be been being by with as at from that this these those which "
     "what who whom whose how why when where does do did can could should would may might will shall must has have "
@@ -84,10 +84,8 @@ def is_rare(token: str, threshold: float = RARE_ZIPF) -> bool:
     """A name-like token (digits, inner hyphen or capitals) or a word rare in general English."""
     if token.lower() in _STOP or len(token) < 2:
         return False
-    if _NAME_LIKE.search(token) and not token.isupper() or any(c.isdigit() for c in token):
-        return True
-    if token.isupper() and len(token) >= 2:
-        return True
+    if any(c.isdigit() for c in token) or (_NAME_LIKE.search(token) and not token.isupper()):
+        return True  # BRCA1, IL-6, HercepTest; an all-capitals acronym is rare only by its frequency (not FDA)
     parts = [p for p in re.split(r"[-/]", token) if p]
     return any(zipf(p) < threshold for p in parts if len(p) > 2)
 
@@ -111,7 +109,8 @@ def key_concepts(question: str, threshold: float = RARE_ZIPF) -> list[str]:
 
 
 def _norm_tokens(text: str) -> set[str]:
-    return {t.lower().strip(".'") for t in tokens(text)}
+    """Lower-cased tokens, possessive and edge punctuation removed ("Ewing's" -> "ewing")."""
+    return {re.sub(r"['’]s$", "", t.lower()).strip(".'’") for t in tokens(text)}
 
 
 def mentions(concept: str, vocabulary: set[str]) -> bool:
