@@ -18,7 +18,8 @@ from medcite.errors import ConfigError
 from medcite.paths import MODELS_PREFIX
 
 SHIPPED = [name for name, spec in tm.CATALOGUE.items() if spec.shipped]
-HEADS = {"stance": "stance_head.json", "yesno": "yesno_head.json", "ideal": "ideal_head.json", "ltr": "config.json"}
+HEADS = {"stance": "stance_head.json", "yesno": "yesno_head.json", "ideal": "ideal_head.json", "ltr": "config.json",
+         "answer": "answer_head.json"}
 
 
 @pytest.fixture
