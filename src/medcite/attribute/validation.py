@@ -129,6 +129,9 @@ def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequenc
     sentences: list[AnswerSentence] = []
     dropped = list(answer.dropped)
     for i, s in enumerate(answer.sentences):
+        if s.is_lead:  # a verdict, the named entities or an abstention states the answer; it quotes nothing
+            sentences.append(s)
+            continue
         pmids, indices, stances = [], [], []
         for n, p in enumerate(s.pmids):
             check = by_pair.get((i, p))
@@ -150,8 +153,25 @@ def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequenc
         if not pmids:
             dropped.append(Dropped("sentence", s.text, f"no citation survived {check_name}"))
             continue
-        sentences.append(AnswerSentence(s.text, tuple(pmids), tuple(indices), tuple(stances)))
-    return Answer(answer.topic_id, sentences, dropped, answer.generator)
+        sentences.append(AnswerSentence(s.text, tuple(pmids), tuple(indices), tuple(stances), s.kind))
+    return Answer(answer.topic_id, lead_cites_support(sentences), dropped, answer.generator,
+                  answer.question_type, answer.verdict, answer.abstained)
+
+
+def lead_cites_support(sentences: list[AnswerSentence]) -> list[AnswerSentence]:
+    """A cited lead sentence (a verdict) cites only PMIDs some kept quoted sentence still cites (all it had when
+    none is left)."""
+    kept = {p for s in sentences if not s.is_lead for p in s.pmids}
+    out = []
+    for s in sentences:
+        if s.is_lead and s.pmids and kept:
+            pairs = [(p, e) for p, e in zip(s.pmids, (*s.evidence, *([None] * len(s.pmids))), strict=False)
+                     if p in kept]
+            if pairs:
+                s = AnswerSentence(s.text, tuple(p for p, _ in pairs),
+                                   tuple(e for _, e in pairs if e is not None), s.stances, s.kind)
+        out.append(s)
+    return out
 
 
 def reasons(checks: Sequence[CitationCheck], answer: Answer) -> list[str]:
