@@ -24,11 +24,11 @@ import numpy as np
 
 from ..types import Article, Hit
 from . import sentence_features as sf
-from .concepts import _norm_tokens, mentions
+from .concepts import _NAME_LIKE, _norm_tokens, mentions, zipf
 from .sentences import SentenceSpan, article_sentences, strip_label
 
 MIN_WORDS = 6
-NEAR_DUPLICATE = 0.9
+NEAR_DUPLICATE = 0.8
 
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).:]|\(?[a-hivx]{1,3}\)|[•\-*·▪◦–])\s")
 _HEADING = re.compile(r"^[A-Z0-9 ,&/()\-]{3,}:?$")
@@ -77,8 +77,13 @@ class AnswerCandidate:
 
 
 def usable(text: str) -> bool:
-    """Whether a sentence can stand in an answer: not a fragment, list item, heading or metadata."""
-    if len(text.split()) < MIN_WORDS:
+    """Whether a sentence can stand in an answer: not a fragment (short, or starting mid-sentence with a
+    lower-case common word), list item, heading or metadata."""
+    words = text.split()
+    if len(words) < MIN_WORDS:
+        return False
+    first = words[0].strip("([\"'")
+    if first[:1].islower() and first.isalpha() and zipf(first) >= 2.5 and not _NAME_LIKE.search(first):
         return False
     if _LIST_ITEM.match(text) or _HEADING.match(text.strip()):
         return False
@@ -114,7 +119,7 @@ def answer_candidates(hits: Sequence[Hit], articles: Mapping[str, Article], docs
     out: list[AnswerCandidate] = []
     kept: list[int] = []
     for i, c in enumerate(raw):
-        dup = next((j for j in kept if sim[i, j] >= NEAR_DUPLICATE), None)
+        dup = next((j for j in kept if sim[i, j] >= NEAR_DUPLICATE or _contained(c.text, raw[j].text)), None)
         if dup is not None:
             k = kept.index(dup)
             o = out[k]
@@ -129,6 +134,12 @@ def part_of(span: SentenceSpan) -> int:
     """0 background, 1 objective, 2 methods, 3 results, 4 conclusions; -1 when its part is unlabelled."""
     part = (span.category or span.label or "").upper()
     return next((i for i, names in enumerate(_PARTS) if part.startswith(names)), -1)
+
+
+def _contained(a: str, b: str) -> bool:
+    """One sentence is the other with words cut off (snippets of one abstract that overlap)."""
+    x, y = " ".join(a.lower().split()), " ".join(b.lower().split())
+    return len(x) > 20 and len(y) > 20 and (x in y or y in x)
 
 
 def _as_sf(c: AnswerCandidate) -> sf.Candidate:

@@ -15,7 +15,7 @@ answer-first generator abstains instead of quoting sentences that merely share t
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -25,7 +25,7 @@ from pydantic import Field
 from ..types import Article, Evidence, Hit, Query
 from .answer_features import answer_candidates, answer_features
 from .base import EvidenceConfig
-from .concepts import _norm_tokens, key_concepts, mentions, missing_concepts, question_type
+from .concepts import _norm_tokens, corpus_lookup, key_concepts, mentions, missing_concepts, question_type
 from .tfidf_mmr import mmr
 
 if TYPE_CHECKING:
@@ -45,7 +45,11 @@ class AnswerSentencesConfig(EvidenceConfig):
     per_doc: int = Field(2, ge=1, description="Most evidence sentences taken from one document.")
     lam: float = Field(0.8, ge=0, le=1, description="MMR lambda: scorer score against redundancy.")
     abstain_on_missing: bool = Field(True, description="Return no evidence when a key concept of the question "
-                                     "occurs in none of the retrieved articles.")
+                                     "occurs in none of the retrieved articles (nor in the corpus, by `index`).")
+    index: str | None = Field("bm25", description="The index searched for a key concept no retrieved article "
+                              "mentions (None: the retrieved articles decide alone).")
+    max_overlap: float = Field(0.6, ge=0, le=1, description="Most TF-IDF cosine of an evidence sentence to one "
+                               "already chosen.")
 
 
 @dataclass
@@ -57,6 +61,8 @@ class AnswerSentenceSelector:
     per_doc: int = 2
     lam: float = 0.8
     abstain_on_missing: bool = True
+    max_overlap: float = 0.6
+    in_corpus: Callable[[str], bool] | None = None
     last: dict[str, Any] = field(default_factory=dict)  # what the last call found (concepts, missing)
 
     Config: ClassVar[type[AnswerSentencesConfig]] = AnswerSentencesConfig
@@ -72,7 +78,8 @@ class AnswerSentenceSelector:
 
         scorer = load() if ctx is None else ctx.models.get(("answer-scorer", str(folder)), load)
         return cls(scorer, docs=cfg.docs, max_items=cfg.max_items, per_doc=cfg.per_doc, lam=cfg.lam,
-                   abstain_on_missing=cfg.abstain_on_missing)
+                   abstain_on_missing=cfg.abstain_on_missing, max_overlap=cfg.max_overlap,
+                   in_corpus=corpus_lookup(ctx, cfg.index))
 
     def scores(self, question: str, qtype: str, cands: Sequence[Any], concepts: Sequence[str]
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +96,7 @@ class AnswerSentenceSelector:
         qtype = question_type(question)
         concepts = key_concepts(question)
         top = [articles[h.pmid] for h in hits[: self.docs] if h.pmid in articles]
-        missing = missing_concepts(concepts, (a.text for a in top))
+        missing = missing_concepts(concepts, (a.text for a in top), self.in_corpus)
         self.last = {"question_type": qtype, "concepts": concepts, "missing": missing}
         if missing and self.abstain_on_missing:
             log.info("no retrieved article mentions %s: no evidence", ", ".join(missing))
@@ -107,6 +114,12 @@ class AnswerSentenceSelector:
                 keep = list(range(len(cands)))
         else:
             keep = list(range(len(cands)))
+        # near-copies across documents (overlapping snippets, repeated findings) never both reach the answer
+        allowed: list[int] = []
+        for i in sorted(keep, key=lambda j: -scores[j]):
+            if all(sim[i, j] <= self.max_overlap for j in allowed):
+                allowed.append(i)
+        keep = sorted(allowed)
         sub = sim[np.ix_(keep, keep)]
         order = mmr([float(scores[i]) for i in keep], sub, self.max_items, self.lam,
                     groups=[cands[i].span.pmid for i in keep], per_group=self.per_doc)

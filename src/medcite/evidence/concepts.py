@@ -19,8 +19,12 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from ..registry import require
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 RARE_ZIPF = 3.0
@@ -113,34 +117,55 @@ def _norm_tokens(text: str) -> set[str]:
     return {re.sub(r"['’]s$", "", t.lower()).strip(".'’") for t in tokens(text)}
 
 
+def _word_in(word: str, vocabulary: set[str]) -> bool:
+    if word in vocabulary:
+        return True
+    if len(word) < 5:  # short names ("IL6", "MDS") must match exactly: one letter changes what they name
+        return False
+    # an inflection ("methylate" / "methylation") shares a stem: the word minus its last 3 letters, at least 5
+    stem = word[: max(5, len(word) - 3)]
+    if any(v.startswith(stem) for v in vocabulary):
+        return True
+    close = difflib.get_close_matches(word, [v for v in vocabulary if abs(len(v) - len(word)) <= 2],
+                                      n=1, cutoff=TYPO_RATIO)
+    return bool(close)
+
+
 def mentions(concept: str, vocabulary: set[str]) -> bool:
-    """Whether every word of ``concept`` is in ``vocabulary`` (lower-cased tokens), each exactly or within a
-    difflib ratio of :data:`TYPO_RATIO` (a misspelt drug name still matches)."""
-    for word in _norm_tokens(concept):
-        if word in vocabulary:
-            continue
-        if len(word) < 5:  # short names ("IL6") must match exactly: one letter changes what they name
-            return False
-        close = difflib.get_close_matches(word, [v for v in vocabulary if abs(len(v) - len(word)) <= 2],
-                                          n=1, cutoff=TYPO_RATIO)
-        if not close:
-            return False
-    return True
+    """Whether every word of ``concept`` is in ``vocabulary`` (lower-cased tokens): exactly, as an inflection
+    of the same stem, or within a difflib ratio of :data:`TYPO_RATIO` (a misspelt drug name still matches)."""
+    return all(_word_in(word, vocabulary) for word in _norm_tokens(concept))
 
 
 def missing_concepts(concepts: Sequence[str], texts: Iterable[str],
-                     doc_freq: Callable[[str], int] | None = None) -> list[str]:
-    """The ``concepts`` that none of ``texts`` (the retrieved articles) mentions; with ``doc_freq`` (the index's
-    document frequency of a lower-cased word) only those of them that also have a word no indexed document
-    holds, so a concept that retrieval missed but the corpus holds is not reported missing."""
+                     in_corpus: Callable[[str], bool] | None = None) -> list[str]:
+    """The words of ``concepts`` (each word of a phrase on its own) that none of ``texts`` (the retrieved
+    articles) mentions; with ``in_corpus`` (whether any document of the corpus mentions a word, e.g. by a
+    search of the BM25 index) only those the corpus lacks too, so a word retrieval missed is not reported."""
     vocabulary: set[str] = set()
     for text in texts:
         vocabulary |= _norm_tokens(text)
     out = []
     for concept in concepts:
-        if mentions(concept, vocabulary):
-            continue
-        # not in what was retrieved: missing from the corpus only when the index, where one is given, lacks a word
-        if doc_freq is None or any(doc_freq(w) == 0 for w in _norm_tokens(concept)):
-            out.append(concept)
-    return out
+        for word in concept.split():
+            if not is_rare(word) or mentions(word, vocabulary):
+                continue
+            if in_corpus is None or not in_corpus(word):
+                out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 5) -> Callable[[str], bool] | None:
+    """``word -> whether the corpus mentions it``: a search of the index ``index`` of the build context for the
+    word, its top ``k`` articles read for a mention (None without a context, a store or such an index)."""
+    if ctx is None or index is None or ctx.store is None or index not in ctx.settings.indexes:
+        return None
+    store = ctx.store
+
+    @lru_cache(maxsize=4096)
+    def in_corpus(word: str) -> bool:
+        hits: Any = ctx.index(index).search(word, k)
+        found = store.get_many([h.pmid for h in hits])
+        return any(mentions(word, _norm_tokens(a.text)) for a in found.values())
+
+    return in_corpus

@@ -23,13 +23,21 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from ..evidence.concepts import _norm_tokens, key_concepts, mentions, missing_concepts, question_type
+from ..evidence.concepts import (
+    _norm_tokens,
+    corpus_lookup,
+    key_concepts,
+    mentions,
+    missing_concepts,
+    question_type,
+    zipf,
+)
 from ..types import QUESTION_TYPES, Answer, AnswerSentence, Evidence, Query, Question, Snippet, Topic
 from .base import GenerateConfig
 from .citations import DraftSentence
@@ -59,6 +67,11 @@ class ExtractiveQAConfig(GenerateConfig):
     min_entity_pmids: int = Field(2, ge=1, description="An entity leads a factoid/list answer only when this many "
                                   "articles of the evidence name it.")
     max_entities: int = Field(5, ge=1, description="Most entities named in the lead sentence.")
+    keep_ratio: float = Field(0.7, ge=0, le=1, description="Support sentences after the first must score at least "
+                              "this share of the best evidence score (short answers of strong sentences score "
+                              "better than padded ones).")
+    index: str | None = Field("bm25", description="The index searched to say which key concept the corpus lacks "
+                              "when an answer abstains (None: name every key concept).")
     device: str = Field("cpu", description="Torch device of the yes/no encoder.")
 
     runtime_fields = frozenset({"device"})
@@ -76,6 +89,8 @@ class ExtractiveQAGenerator:
     mixed_margin: float = 0.03
     min_entity_pmids: int = 2
     max_entities: int = 5
+    keep_ratio: float = 0.7
+    in_corpus: Callable[[str], bool] | None = None
 
     Config: ClassVar[type[ExtractiveQAConfig]] = ExtractiveQAConfig
 
@@ -87,16 +102,22 @@ class ExtractiveQAGenerator:
                                         "device": cfg.device})
         return cls(ctx.build("qa", qa_cfg), max_sentences=cfg.max_sentences, max_words=cfg.max_words,
                    max_citations=cfg.max_citations, mixed_margin=cfg.mixed_margin,
-                   min_entity_pmids=cfg.min_entity_pmids, max_entities=cfg.max_entities)
+                   min_entity_pmids=cfg.min_entity_pmids, max_entities=cfg.max_entities,
+                   keep_ratio=cfg.keep_ratio, in_corpus=corpus_lookup(ctx, cfg.index))
 
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         question = topic.question
         qtype = topic.type if topic.type in QUESTION_TYPES else question_type(question)
         usable = [e for e in evidence if e.text.strip()]
         concepts = key_concepts(question)
-        missing = missing_concepts(concepts, [e.text for e in usable])
-        if not usable or (concepts and len(missing) == len(concepts)):
-            return self.abstain(topic, qtype, missing or concepts)
+        if not usable:
+            return self.abstain(topic, qtype, missing_concepts(concepts, [], self.in_corpus))
+        # a key concept the corpus lacks (searched when an index is at hand; else one the evidence lacks while it
+        # mentions no key concept at all): the evidence is about something else
+        lacking = missing_concepts(concepts, [e.text for e in usable], self.in_corpus)
+        if lacking and (self.in_corpus is not None
+                        or not any(mentions(c, _norm_tokens(e.text)) for c in concepts for e in usable)):
+            return self.abstain(topic, qtype, lacking)
         support, dropped = self.support(usable)
         if not support:
             return self.abstain(topic, qtype, concepts)
@@ -108,9 +129,9 @@ class ExtractiveQAGenerator:
         sentences = ([lead] if lead is not None else []) + support
         return Answer(topic.id, sentences, dropped, self.name, qtype, verdict, False)
 
-    def abstain(self, topic: Topic, qtype: str, concepts: Sequence[str]) -> Answer:
-        what = " or ".join(concepts) if concepts else "this question"
-        text = f"The corpus holds no article about {what}." if concepts else \
+    def abstain(self, topic: Topic, qtype: str, missing: Sequence[str]) -> Answer:
+        """The one-sentence abstention, naming the key concepts the corpus lacks (when known)."""
+        text = f"The corpus holds no article about {_or(list(missing))}." if missing else \
             "The corpus holds no article that answers this question."
         return Answer(topic.id, [AnswerSentence(text, kind="abstain")], [], self.name, qtype, None, True)
 
@@ -126,6 +147,10 @@ class ExtractiveQAGenerator:
                 continue
             seen.add(key)
             (hedged if _HEDGE.search(e.text) else firm).append(e)
+        top = max((e.score for e in evidence), default=0.0)
+        floor = self.keep_ratio * top if top > 0 else -float("inf")
+        firm = firm[:1] + [e for e in firm[1:] if e.score >= floor]
+        hedged = [e for e in hedged if e.score >= floor or not firm]
         order = (firm + hedged)[: self.max_sentences]
         drafts = [DraftSentence(_as_sentence(e.text), [e.index]) for e in order]
         return finalize(drafts, evidence, max_citations=self.max_citations,
@@ -146,6 +171,8 @@ class ExtractiveQAGenerator:
             names = self.answerer.entities(Question("q", qtype, question), snippets)
             chosen: list[tuple[str, list[str]]] = []
             for name in names:
+                if all(w.islower() and zipf(w) >= 4.0 for w in name.split()):
+                    continue  # a common word ("clinical", "patients") names no answer
                 vocab_hits = [e.pmid for e in evidence if mentions(name, _norm_tokens(e.text))]
                 pmids = list(dict.fromkeys(vocab_hits))
                 if len(pmids) >= self.min_entity_pmids:
@@ -156,7 +183,9 @@ class ExtractiveQAGenerator:
                 return None, None
             cited = list(dict.fromkeys(p for _, ps in chosen for p in ps))[: self.max_citations]
             index = {e.pmid: e.index for e in reversed(evidence)}
-            text = f"The articles name {_join([n for n, _ in chosen])}."
+            named = _join([n for n, _ in chosen])
+            text = f"The answer most articles name: {named}." if qtype == "factoid" else \
+                f"Named in several articles: {named}."
             return AnswerSentence(text, tuple(cited), tuple(index[p] for p in cited), kind="entities"), None
         return None, None
 
@@ -171,6 +200,10 @@ def _restrict(lead: AnswerSentence, support: Sequence[AnswerSentence]) -> Answer
 
 def _join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _or(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def _as_sentence(text: str) -> str:
