@@ -138,7 +138,7 @@ def part_of(span: SentenceSpan) -> int:
 
 def _contained(a: str, b: str) -> bool:
     """One sentence is the other with words cut off (snippets of one abstract that overlap)."""
-    x, y = " ".join(a.lower().split()), " ".join(b.lower().split())
+    x, y = (" ".join(t.lower().split()).rstrip(".;:!? ") for t in (a, b))
     return len(x) > 20 and len(y) > 20 and (x in y or y in x)
 
 

@@ -117,14 +117,23 @@ def _norm_tokens(text: str) -> set[str]:
     return {re.sub(r"['’]s$", "", t.lower()).strip(".'’") for t in tokens(text)}
 
 
+_SUFFIX = re.compile(r"(?:ations?|ating|ated|ates?|ions?|ings?|ed|es|s)$")
+
+
+def _stem(word: str) -> str:
+    """``word`` without an inflectional suffix when at least 5 letters remain ("modulated" -> "modulat")."""
+    stem = _SUFFIX.sub("", word)
+    return stem if len(stem) >= 5 else word
+
+
 def _word_in(word: str, vocabulary: set[str]) -> bool:
     if word in vocabulary:
         return True
     if len(word) < 5:  # short names ("IL6", "MDS") must match exactly: one letter changes what they name
         return False
-    # an inflection ("methylate" / "methylation") shares a stem: the word minus its last 3 letters, at least 5
-    stem = word[: max(5, len(word) - 3)]
-    if any(v.startswith(stem) for v in vocabulary):
+    # an inflection ("methylate" / "methylation") shares a stem: the word without an inflectional suffix
+    stem = _stem(word)
+    if stem != word and any(v.startswith(stem) for v in vocabulary):
         return True
     close = difflib.get_close_matches(word, [v for v in vocabulary if abs(len(v) - len(word)) <= 2],
                                       n=1, cutoff=TYPO_RATIO)
