@@ -186,7 +186,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def cold_ask(store: Path, question: str) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "medcite.cli.main", "--quiet", "ask", question, "--corpus", str(store),
+    subprocess.run([sys.executable, "-m", "medcite", "--quiet", "ask", question, "--corpus", str(store),
                     "--json", "--out", str(WORK / "ask_run")], check=True, capture_output=True)
     return round(time.perf_counter() - t0, 2)
 

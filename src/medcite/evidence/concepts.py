@@ -46,7 +46,7 @@ _FACTOID = re.compile(r"^(?:what|which|who|whom|whose|where|when|how\s+(?:many|m
 _SUMMARY = re.compile(r"^(?:what\s+(?:is|are)\s+(?:the\s+)?(?:role|function|mechanism|effect|difference|"
                       r"association|relationship|impact|use|purpose)|how\s+(?:does|do|is|are|can)|why|describe|"
                       r"explain|summari[sz]e)\b", re.IGNORECASE)
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-/+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-\u2010-\u2014/+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
 _NAME_LIKE = re.compile(r"[a-z]-?[A-Z]|[A-Z][^-]*-|-.*[A-Z]|^[A-Z]{2,}")
 _STOP = frozenset(
     "a an the of in on for to and or is are was were be been being by with as at from that this these those which "
@@ -112,11 +112,26 @@ def key_concepts(question: str, threshold: float = RARE_ZIPF) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _clean(token: str) -> str:
+    return _POSSESSIVE.sub("", token.lower()).strip(".'\u2019")
+
+
 def _norm_tokens(text: str) -> set[str]:
-    """Lower-cased tokens, possessive and edge punctuation removed ("Ewing's" -> "ewing")."""
-    return {re.sub(r"['’]s$", "", t.lower()).strip(".'’") for t in tokens(text)}
+    """Lower-cased tokens, possessive and edge punctuation removed ("Ewing's" -> "ewing"); a compound also
+    gives its parts and its closed form ("long-COVID" -> "long-covid", "long", "covid", "longcovid")."""
+    out: set[str] = set()
+    for t in tokens(text):
+        t = _clean(t)
+        out.add(t)
+        parts = [p for p in _COMPOUND.split(t) if p]
+        if len(parts) > 1:
+            out.update(parts)
+            out.add("".join(parts))
+    return out
 
 
+_COMPOUND = re.compile(r"[-/\u2010-\u2014]")
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 _SUFFIX = re.compile(r"(?:ations?|ating|ated|ates?|ions?|ings?|ed|es|s)$")
 
 
@@ -143,7 +158,17 @@ def _word_in(word: str, vocabulary: set[str]) -> bool:
 def mentions(concept: str, vocabulary: set[str]) -> bool:
     """Whether every word of ``concept`` is in ``vocabulary`` (lower-cased tokens): exactly, as an inflection
     of the same stem, or within a difflib ratio of :data:`TYPO_RATIO` (a misspelt drug name still matches)."""
-    return all(_word_in(word, vocabulary) for word in _norm_tokens(concept))
+    return all(_word_in(word, vocabulary) or _parts_in(word, vocabulary) for word in _concept_words(concept))
+
+
+def _concept_words(concept: str) -> list[str]:
+    return [_clean(t) for t in tokens(concept)]
+
+
+def _parts_in(word: str, vocabulary: set[str]) -> bool:
+    """A compound ("angiotensin-converting-enzyme") is mentioned when each of its parts is."""
+    parts = [p for p in _COMPOUND.split(word) if p]
+    return len(parts) > 1 and all(_word_in(p, vocabulary) for p in parts)
 
 
 def missing_concepts(concepts: Sequence[str], texts: Iterable[str],

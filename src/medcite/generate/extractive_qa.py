@@ -62,12 +62,12 @@ class ExtractiveQAConfig(GenerateConfig):
     max_sentences: int = Field(4, ge=1, description="Most support sentences after the lead.")
     yesno_model: str = Field("models:medcite-yesno", description="The yes/no head of the verdict (models:NAME "
                              "or a folder), run by the qa stage's offline answerer.")
-    mixed_margin: float = Field(0.03, ge=0, le=0.5, description="'The evidence is mixed.' when P(yes) is within "
+    mixed_margin: float = Field(0.02, ge=0, le=0.5, description="'The evidence is mixed.' when P(yes) is within "
                                 "this of the head's threshold.")
     min_entity_pmids: int = Field(2, ge=1, description="An entity leads a factoid/list answer only when this many "
                                   "articles of the evidence name it.")
     max_entities: int = Field(5, ge=1, description="Most entities named in the lead sentence.")
-    keep_ratio: float = Field(0.7, ge=0, le=1, description="Support sentences after the first must score at least "
+    keep_ratio: float = Field(0.85, ge=0, le=1, description="Support sentences after the first must score at least "
                               "this share of the best evidence score (short answers of strong sentences score "
                               "better than padded ones).")
     index: str | None = Field("bm25", description="The index searched to say which key concept the corpus lacks "
@@ -86,10 +86,10 @@ class ExtractiveQAGenerator:
     max_sentences: int = 4
     max_words: int = 250
     max_citations: int = 3
-    mixed_margin: float = 0.03
+    mixed_margin: float = 0.02
     min_entity_pmids: int = 2
     max_entities: int = 5
-    keep_ratio: float = 0.7
+    keep_ratio: float = 0.85
     in_corpus: Callable[[str], bool] | None = None
 
     Config: ClassVar[type[ExtractiveQAConfig]] = ExtractiveQAConfig

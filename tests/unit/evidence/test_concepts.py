@@ -46,6 +46,12 @@ def test_mentions_forgive_inflections_and_typos_but_not_short_names() -> None:
     assert mentions("Ewing's sarcoma", vocab)  # the possessive is not part of the name
     assert not mentions("IL7", vocab)  # short names must match exactly
     assert not mentions("zorbalene", vocab)
+    from medcite.evidence.concepts import _norm_tokens
+
+    text = _norm_tokens("ACE (angiotensin converting enzyme) inhibitors, long COVID and tele-genetics")
+    assert mentions("angiotensin-converting-enzyme", text) and mentions("long-COVID", text)
+    assert mentions("telegenetics", text)  # the closed form of a hyphenated word
+    assert not mentions("long-QT", text)
 
 
 def test_missing_concepts_against_texts_and_the_corpus() -> None:
