@@ -84,7 +84,7 @@ def measure(kind: str, report: dict) -> str:
     if kind == "answer":
         h = m["held_back"]
         return (f"ROUGE-2 F1 of the top sentence {h['rouge2_f1_top_sentence']:.4f} on "
-                f"{report['questions']['held_back']} held-back questions, BM25 top 10 of the snippet store (first "
+                f"{report['questions']['held_back']} held-back questions, {report['documents']} (first "
                 f"sentence {h['rouge2_f1_first_sentence']:.4f}, most question-like by TF-IDF "
                 f"{h['rouge2_f1_tfidf_top_sentence']:.4f}, best possible {h['oracle_best_sentence']:.4f})")
     return (f"MAP@10 {m['map@10_after']:.4f} on {report['questions']['dev_evaluated']} held-back questions in the "
