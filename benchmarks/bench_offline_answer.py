@@ -237,14 +237,16 @@ rules, not from BioASQ. Previous offline = evidence `snippets` + generator `extr
 {common.markdown_table(["measure", "offline (answer-sentences + extractive-qa)", "previous offline",
                         "trivial (top abstract, 2 sentences)", "target"], [
     ["ROUGE-2 F1 vs ideal answers", o["rouge2_f1"], p["rouge2_f1"], t["rouge2_f1"], ">= 0.30"],
-    ["yes/no: verdict stated", o.get("verdict_stated"), "–", "–", ">= 0.95"],
+    ["yes/no: verdict stated (of which 'mixed')", f"{o.get('verdict_stated')} ({o.get('verdict_mixed')})", "–",
+     "–", ">= 0.95"],
     ["yes/no: macro-F1 (always yes: " + str(o.get("always_yes_macro_f1")) + ")", o.get("yesno_macro_f1"), "–",
      "–", ">= 0.60"],
     ["abstains on 20 invented-entity questions", o["abstain_invented"], p["abstain_invented"], "–", ">= 0.90"],
     ["false abstention on answerable questions", o["false_abstention"], p["false_abstention"], "–", "<= 0.10"],
     ["cited PMIDs that are gold documents", o["cited_gold_share"], p["cited_gold_share"], t["cited_gold_share"],
      ""],
-    ["latency per question, warm, median ms", o["latency_s"]["p50_ms"], p["latency_s"]["p50_ms"], "–", ""],
+    ["latency per question, warm, median / p95 ms", f"{o['latency_s']['p50_ms']:.0f} / {o['latency_s']['p95_ms']:.0f}",
+     f"{p['latency_s']['p50_ms']:.0f} / {p['latency_s']['p95_ms']:.0f}", "–", ""],
 ])}
 
 ROUGE-2 by type (offline / previous): {o["rouge2_f1_by_type"]} / {p["rouge2_f1_by_type"]}. Question-type rules on
