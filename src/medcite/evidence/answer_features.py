@@ -76,6 +76,11 @@ class AnswerCandidate:
         return self.span.text
 
 
+def negated(text: str) -> bool:
+    """Whether a sentence holds a negation cue ("not", "no", "failed to", "absence", ...)."""
+    return bool(_NEGATION.search(text))
+
+
 def usable(text: str) -> bool:
     """Whether a sentence can stand in an answer: not a fragment (short, or starting mid-sentence with a
     lower-case common word), list item, heading or metadata."""
@@ -119,7 +124,9 @@ def answer_candidates(hits: Sequence[Hit], articles: Mapping[str, Article], docs
     out: list[AnswerCandidate] = []
     kept: list[int] = []
     for i, c in enumerate(raw):
-        dup = next((j for j in kept if sim[i, j] >= NEAR_DUPLICATE or _contained(c.text, raw[j].text)), None)
+        # TF-IDF drops "not"/"no" as stop words: a sentence that negates another is never its copy
+        dup = next((j for j in kept if (sim[i, j] >= NEAR_DUPLICATE or _contained(c.text, raw[j].text))
+                    and negated(c.text) == negated(raw[j].text)), None)
         if dup is not None:
             k = kept.index(dup)
             o = out[k]

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field
 
 from ..types import Article, Evidence, Hit, Query
-from .answer_features import answer_candidates, answer_features
+from .answer_features import answer_candidates, answer_features, negated
 from .base import EvidenceConfig
 from .concepts import _norm_tokens, corpus_lookup, key_concepts, mentions, missing_concepts, question_type
 from .tfidf_mmr import mmr
@@ -114,10 +114,12 @@ class AnswerSentenceSelector:
                 keep = list(range(len(cands)))
         else:
             keep = list(range(len(cands)))
-        # near-copies across documents (overlapping snippets, repeated findings) never both reach the answer
+        # near-copies across documents (overlapping snippets, repeated findings) never both reach the answer; a
+        # sentence that negates a chosen one is no copy of it
         allowed: list[int] = []
         for i in sorted(keep, key=lambda j: -scores[j]):
-            if all(sim[i, j] <= self.max_overlap for j in allowed):
+            if all(sim[i, j] <= self.max_overlap or negated(cands[i].text) != negated(cands[j].text)
+                   for j in allowed):
                 allowed.append(i)
         keep = sorted(allowed)
         sub = sim[np.ix_(keep, keep)]

@@ -74,3 +74,13 @@ def test_selector_requires_key_concepts_and_returns_nothing_for_an_unknown_one()
     assert all(e.section == "abstract" and arts()[e.pmid].abstract[e.start:e.end] == e.text for e in ev)
     assert sel.select([Query("q", "Does frobnaxil cure quellitis?")], hits, arts()) == []
     assert sel.last["missing"] == ["frobnaxil"]
+
+
+def test_a_negated_sentence_is_never_merged_into_its_affirmative_twin() -> None:
+    articles = {"1": Article("1", "A", "Aspirin reduced the risk of stroke in older adults with diabetes."),
+                "2": Article("2", "B", "Aspirin did not reduce the risk of stroke in older adults with diabetes.")}
+    cands = answer_candidates([Hit("1", 2.0, 1), Hit("2", 1.0, 2)], articles)
+    assert [c.span.pmid for c in cands] == ["1", "2"] and all(c.copies == 1 for c in cands)
+    ev = AnswerSentenceSelector(None).select([Query("q", "Does aspirin reduce stroke in diabetes?")],
+                                             [Hit("1", 2.0, 1), Hit("2", 1.0, 2)], articles)
+    assert {e.pmid for e in ev} == {"1", "2"}  # both findings reach the generator
