@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -185,6 +186,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def cold_ask(store: Path, question: str) -> float:
+    """Seconds of one ``medcite ask`` command: process start, model loading, one answer."""
+    shutil.rmtree(WORK / "ask_run", ignore_errors=True)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "medcite", "--quiet", "ask", question, "--corpus", str(store),
                     "--json", "--out", str(WORK / "ask_run")], check=True, capture_output=True)
