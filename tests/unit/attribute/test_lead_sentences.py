@@ -29,3 +29,23 @@ def test_an_abstention_without_citation_is_not_dropped() -> None:
                     abstained=True)
     out = apply_checks(answer, [])
     assert out.abstained and [s.kind for s in out.sentences] == ["abstain"]
+
+
+def test_the_gate_and_the_stance_check_judge_no_lead_sentence() -> None:
+    from medcite.attribute.validation import gate_checks, judge_citations
+    from medcite.types import Article
+
+    class Judge:
+        seen: list[str] = []
+
+        def classify_articles(self, pairs):
+            self.seen.extend(claim for claim, _ in pairs)
+            return [SUPPORT for _ in pairs]
+
+    articles = {"1": Article("1", "T", "Drug A lowered B in adults of the trial.")}
+    answer = Answer("t", [AnswerSentence("Yes.", ("1",), (1,), kind="verdict"),
+                          AnswerSentence("Drug A cut B sharply.", ("1",), (1,))])
+    judge = Judge()
+    checks, _ = gate_checks(answer, articles, judge, min_support=0.0)
+    checks += judge_citations(answer, articles, judge, min_support=0.5, keep_neutral=False)
+    assert judge.seen == ["Drug A cut B sharply.", "Drug A cut B sharply."] and {c.sentence for c in checks} == {1}
