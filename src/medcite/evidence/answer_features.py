@@ -28,6 +28,7 @@ from .concepts import _NAME_LIKE, _norm_tokens, mentions, zipf
 from .sentences import SentenceSpan, article_sentences, strip_label
 
 MIN_WORDS = 6
+MIN_TITLE_WORDS = 4
 NEAR_DUPLICATE = 0.8
 
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).:]|\(?[a-hivx]{1,3}\)|[•\-*·▪◦–])\s")
@@ -109,15 +110,22 @@ def _unlabelled(span: SentenceSpan) -> SentenceSpan | None:
 
 def answer_candidates(hits: Sequence[Hit], articles: Mapping[str, Article], docs: int = 10,
                       splitter: str = "syntok") -> list[AnswerCandidate]:
-    """The usable abstract sentences of the top ``docs`` hits, in rank and text order, near-duplicates merged."""
+    """The usable abstract sentences of the top ``docs`` hits, in rank and text order, near-duplicates merged.
+    When no abstract holds one (title-only records), the titles of at least :data:`MIN_TITLE_WORDS` words."""
     raw: list[AnswerCandidate] = []
-    for d, hit in enumerate(h for h in hits[:docs] if h.pmid in articles):
+    top = [h for h in hits[:docs] if h.pmid in articles]
+    for d, hit in enumerate(top):
         spans = [s for s in article_sentences(articles[hit.pmid], splitter) if s.section == "abstract"]
         for i, span in enumerate(spans):
             clean = _unlabelled(span)
             if clean is None or not usable(clean.text):
                 continue
             raw.append(AnswerCandidate(clean, hit, d, i, len(spans)))
+    if not raw:
+        for d, hit in enumerate(top):
+            title = [s for s in article_sentences(articles[hit.pmid], splitter) if s.section == "title"]
+            if title and len(title[0].text.split()) >= MIN_TITLE_WORDS and not _METADATA.search(title[0].text):
+                raw.append(AnswerCandidate(title[0], hit, d, 0, 1))
     if len(raw) < 2:
         return raw
     sim = sf.similarity("", [_as_sf(c) for c in raw])[1]

@@ -128,7 +128,7 @@ class AnswerSentenceSelector:
         out = []
         for n, o in enumerate(order):
             c = cands[keep[o]]
-            out.append(Evidence(index=n + 1, pmid=c.span.pmid, text=c.span.text, section="abstract",
+            out.append(Evidence(index=n + 1, pmid=c.span.pmid, text=c.span.text, section=c.span.section,
                                 start=c.span.start, end=c.span.end, score=float(scores[keep[o]]), kind="snippet",
                                 branches=c.hit.branches))
         return out

@@ -33,6 +33,7 @@ TYPO_RATIO = 0.85
 _AUX = ("is|are|am|was|were|does|do|did|can|could|has|have|had|should|would|will|shall|may|might|must")
 _YESNO = re.compile(rf"^(?:{_AUX})\b", re.IGNORECASE)
 _YESNO_AFTER_CLAUSE = re.compile(rf",\s*(?:{_AUX})\b\s+\w", re.IGNORECASE)
+_YES_OR_NO = re.compile(r"\b(?:yes or no|true or false)\W*$", re.IGNORECASE)
 _LIST = re.compile(
     r"^(?:list\b|name\b.*\b(?:genes|proteins|drugs|types|members|features)\b|enumerate\b|"
     r"which\b[^?]*?\b(?:are|were|have been)\b|what\s+are\s+(?:the\s+)?(?:\w+\s+){0,4}?\w+s\b)",
@@ -59,7 +60,7 @@ _STOP = frozenset(
 def question_type(question: str) -> str:
     """``yesno``, ``factoid``, ``list`` or ``summary`` by the rules of the module doc."""
     q = " ".join(question.split()).strip()
-    if _YESNO.match(q):
+    if _YESNO.match(q) or _YES_OR_NO.search(q):
         return "yesno"
     head = q.split("?")[0]
     if "," in head and _YESNO_AFTER_CLAUSE.search(head) and not _FACTOID.match(q) and not _LIST.match(q):
@@ -88,6 +89,8 @@ def is_rare(token: str, threshold: float = RARE_ZIPF) -> bool:
     """A name-like token (digits, inner hyphen or capitals) or a word rare in general English."""
     if token.lower() in _STOP or len(token) < 2:
         return False
+    if token.isalpha() and token.islower() and len(token) <= 4:
+        return False  # a short lower-case word is a typo or a common word ("tye"); short names are capitals
     if any(c.isdigit() for c in token) or (_NAME_LIKE.search(token) and not token.isupper()):
         return True  # BRCA1, IL-6, HercepTest; an all-capitals acronym is rare only by its frequency (not FDA)
     parts = [p for p in re.split(r"[-/]", token) if p]

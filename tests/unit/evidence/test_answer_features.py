@@ -84,3 +84,13 @@ def test_a_negated_sentence_is_never_merged_into_its_affirmative_twin() -> None:
     ev = AnswerSentenceSelector(None).select([Query("q", "Does aspirin reduce stroke in diabetes?")],
                                              [Hit("1", 2.0, 1), Hit("2", 1.0, 2)], articles)
     assert {e.pmid for e in ev} == {"1", "2"}  # both findings reach the generator
+
+
+def test_titles_stand_in_only_when_no_abstract_sentence_is_usable() -> None:
+    only_titles = {"1": Article("1", "Cabotegravir injections prevent HIV infection in women", ""),
+                   "2": Article("2", "Short title", "")}
+    cands = answer_candidates([Hit("1", 2.0, 1), Hit("2", 1.0, 2)], only_titles)
+    assert [(c.span.pmid, c.span.section) for c in cands] == [("1", "title")]
+    with_abstract = answer_candidates([Hit("1", 2.0, 1), Hit("9", 1.0, 2)],
+                                      {**only_titles, "9": Article("9", "A title of six words here", OTHER)})
+    assert all(c.span.section == "abstract" for c in with_abstract)

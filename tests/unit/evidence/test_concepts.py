@@ -24,6 +24,7 @@ pytest.importorskip("wordfreq")
     ("What is the role of BRCA1 in DNA repair?", "summary"),
     ("How does aspirin inhibit platelets?", "summary"),
     ("Describe the mechanism of CRISPR interference.", "summary"),
+    ("Unlike DNA, RNA is not methylated, yes or no?", "yesno"),
 ])
 def test_question_type_rules(question: str, expected: str) -> None:
     assert question_type(question) == expected
@@ -37,6 +38,7 @@ def test_key_concepts_are_the_rare_and_name_like_words() -> None:
     assert key_concepts("Is BRCA1 mutated in breast cancer?") == ["BRCA1"]
     assert key_concepts("Is long-term use of the drug safe for the heart?") == []
     assert not is_rare("the") and not is_rare("patients") and is_rare("IL-6")
+    assert key_concepts("Does atemoya juice inhibit tye CYP3A4 enzyme?") == ["atemoya", "CYP3A4"]  # "tye": a typo
 
 
 def test_mentions_forgive_inflections_and_typos_but_not_short_names() -> None:
