@@ -2,7 +2,8 @@
 
 Candidates (:func:`answer_candidates`) are sentences of the retrieved *abstracts* (a title names a topic, it
 rarely answers a question), as exact spans (a leading structured-abstract label cut off, offsets moved with
-it). Left out, because they never stand alone in an answer: fragments under :data:`MIN_WORDS` words, list
+it). Left out, because they never stand alone in an answer: fragments under :data:`MIN_WORDS` words, run-ons
+over :data:`MAX_WORDS` words (sentences the splitter could not part), list
 items ("2) ...", "• ..."), headings (an upper-case label alone), metadata (copyright, trial registration,
 funding) and near-duplicates of an earlier candidate (TF-IDF cosine over :data:`NEAR_DUPLICATE`, counted as
 copies of it).
@@ -29,6 +30,7 @@ from .sentences import SentenceSpan, article_sentences, strip_label
 
 MIN_WORDS = 6
 MIN_TITLE_WORDS = 4
+MAX_WORDS = 80
 NEAR_DUPLICATE = 0.8
 
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[).:]|\(?[a-hivx]{1,3}\)|[•\-*·▪◦–])\s")
@@ -86,8 +88,8 @@ def usable(text: str) -> bool:
     """Whether a sentence can stand in an answer: not a fragment (short, or starting mid-sentence with a
     lower-case common word), list item, heading or metadata."""
     words = text.split()
-    if len(words) < MIN_WORDS:
-        return False
+    if len(words) < MIN_WORDS or len(words) > MAX_WORDS:
+        return False  # a fragment, or several sentences the splitter could not part (a run-on, not a sentence)
     first = words[0].strip("([\"'")
     if first[:1].islower() and first.isalpha() and zipf(first) >= 2.5 and not _NAME_LIKE.search(first):
         return False

@@ -37,6 +37,7 @@ def test_usable_drops_fragments_list_items_headings_and_metadata() -> None:
     assert not usable("Copyright 2020 Elsevier Ltd. All rights reserved by the publisher.")
     assert not usable("Trial registration: ClinicalTrials.gov NCT01234567 registered in 2018.")
     assert not usable("ent options that target the classical complement pathway are under development.")
+    assert not usable(" ".join(["Toripalimab was approved for melanoma in China."] * 12))  # a run-on of 84 words
 
 
 def test_candidates_are_abstract_spans_without_labels_or_near_copies() -> None:
