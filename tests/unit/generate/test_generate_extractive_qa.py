@@ -115,3 +115,16 @@ def test_biogen_task_b_lines_of_a_verdict_and_an_abstention_are_valid(tmp_path) 
     path.write_text("".join(json.dumps(biogen25_line(a, "team", "run")) + "\n" for a in answers))
     report = validate_biogen25(path)
     assert report.ok, report.errors
+
+
+def test_biogen_2024_answers_of_a_verdict_and_an_abstention_are_valid(tmp_path) -> None:
+    from medcite.tasks.biogen import write_biogen24
+    from medcite.tasks.validate import validate_biogen24
+
+    gen = ExtractiveQAGenerator(FakeAnswerer())
+    answers = [gen.generate(Topic("1", "Does zorbalene infusion reverse quellitis in adults?"), [], EV),
+               gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV)]
+    path = tmp_path / "run24.json"
+    write_biogen24(path, answers, team_id="team", run_name="run", contact_email="team@example.org")
+    report = validate_biogen24(path)
+    assert report.ok, report.errors
