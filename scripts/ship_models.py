@@ -81,6 +81,12 @@ def measure(kind: str, report: dict) -> str:
         return (f"ROUGE-2 F1 of the top snippet {h['rouge2_f1_top_candidate']:.4f} on "
                 f"{report['questions']['held_back']} held-back questions (first snippet "
                 f"{h['rouge2_f1_first_candidate']:.4f}, best possible {h['oracle_best_candidate']:.4f})")
+    if kind == "answer":
+        h = m["held_back"]
+        return (f"ROUGE-2 F1 of the top sentence {h['rouge2_f1_top_sentence']:.4f} on "
+                f"{report['questions']['held_back']} held-back questions, {report['documents']} (first "
+                f"sentence {h['rouge2_f1_first_sentence']:.4f}, most question-like by TF-IDF "
+                f"{h['rouge2_f1_tfidf_top_sentence']:.4f}, best possible {h['oracle_best_sentence']:.4f})")
     return (f"MAP@10 {m['map@10_after']:.4f} on {report['questions']['dev_evaluated']} held-back questions in the "
             f"snippet store (its first stage {m['map@10_before']:.4f})")
 

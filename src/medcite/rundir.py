@@ -113,10 +113,13 @@ def answer_json(a: Answer) -> dict[str, Any]:
         "words": words,
         "sentences": [
             {"text": s.text, "pmids": list(s.pmids), "evidence": list(s.evidence),
-             "stances": {p: st.value for p, st in s.stances}}
+             "stances": {p: st.value for p, st in s.stances}, **({"kind": s.kind} if s.kind else {})}
             for s in a.sentences
         ],
         "dropped": [asdict(d) for d in a.dropped],
+        **({"question_type": a.question_type} if a.question_type else {}),
+        **({"verdict": a.verdict} if a.verdict else {}),
+        **({"abstained": True} if a.abstained else {}),
     }
 
 

@@ -46,11 +46,13 @@ def read_answers(run_dir: str | Path) -> list[Answer]:
         try:
             sentences = [
                 AnswerSentence(str(s["text"]), tuple(map(str, s["pmids"])), tuple(s.get("evidence", ())),
-                               tuple((str(p), Stance(v)) for p, v in s.get("stances", {}).items()))
+                               tuple((str(p), Stance(v)) for p, v in s.get("stances", {}).items()),
+                               str(s.get("kind", "")))
                 for s in row["sentences"]
             ]
             dropped = [Dropped(d["what"], d["text"], d["reason"]) for d in row.get("dropped", [])]
-            out.append(Answer(str(row["topic_id"]), sentences, dropped, row.get("generator", "")))
+            out.append(Answer(str(row["topic_id"]), sentences, dropped, row.get("generator", ""),
+                              row.get("question_type"), row.get("verdict"), bool(row.get("abstained", False))))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise _malformed(path, n, exc) from None
     return out

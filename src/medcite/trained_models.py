@@ -68,6 +68,9 @@ CATALOGUE: dict[str, TrainedModel] = {m.name: m for m in (
     TrainedModel("medcite-ideal", "ideal", 1, ("ideal_head.json", "ideal_lgbm.txt"), shipped=True,
                  description="ideal-answer sentence scorer: LightGBM over cheap features, labels ROUGE-2 F1 to "
                              "the BioASQ ideal answers"),
+    TrainedModel("medcite-answer", "answer", 1, ("answer_head.json", "answer_lgbm.txt"), shipped=True,
+                 description="answer-sentence scorer of the offline preset: LightGBM over abstract-sentence "
+                             "features, labels ROUGE-2 F1 to the BioASQ ideal answers"),
     TrainedModel("medcite-ltr-bioasq", "ltr", 7, ("config.json", "model.txt"), shipped=True, corpus=True,
                  description="LightGBM LambdaMART over cheap features of the hybrid first stage's top 100"),
     TrainedModel("medcite-minilm-bi-bioasq", "bi-encoder", 50, ("config.json",), corpus=True,
@@ -105,7 +108,8 @@ def _complete(folder: Path, name: str) -> bool:
     spec = CATALOGUE.get(name)
     if spec is None:  # a model medcite has no recipe for: any folder medcite's trainers write
         return folder.is_dir() and any((folder / f).is_file() for f in ("config.json", "stance_head.json",
-                                                                        "yesno_head.json", "ideal_head.json"))
+                                                                        "yesno_head.json", "ideal_head.json",
+                                                                        "answer_head.json"))
     return all((folder / f).is_file() for f in spec.files)
 
 

@@ -126,14 +126,28 @@ class StanceVerdict:
         return dict(self.scores).get(name, 0.0)
 
 
+#: kinds of lead sentences (see :class:`AnswerSentence`)
+LEAD_KINDS = ("verdict", "entities", "abstain")
+
+
 @dataclass(frozen=True, slots=True)
 class AnswerSentence:
-    """A sentence of an answer with the PMIDs it cites (at most 3 after post-processing)."""
+    """A sentence of an answer with the PMIDs it cites (at most 3 after post-processing).
+
+    ``kind`` is ``""`` for an ordinary (quoted or generated) sentence, or names a *lead* sentence that states
+    the answer rather than quoting evidence: ``verdict`` ("Yes."/"No."/"The evidence is mixed.", citing the
+    support sentences' PMIDs), ``entities`` (the named answers), ``abstain`` ("The corpus holds no article
+    about X.", no citation). Verification gates check quoted sentences only and keep lead sentences."""
 
     text: str
     pmids: tuple[str, ...] = ()
     evidence: tuple[int, ...] = ()
     stances: tuple[tuple[str, Stance], ...] = ()
+    kind: str = ""
+
+    @property
+    def is_lead(self) -> bool:
+        return self.kind in LEAD_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +161,16 @@ class Dropped:
 
 @dataclass(slots=True)
 class Answer:
+    """A cited answer. ``question_type`` (yesno/factoid/list/summary), ``verdict`` (yes/no/mixed) and
+    ``abstained`` (no article of the corpus is about the question) are set by answer-first generators."""
+
     topic_id: str
     sentences: list[AnswerSentence] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
     generator: str = ""
+    question_type: str | None = None
+    verdict: str | None = None
+    abstained: bool = False
 
     @property
     def text(self) -> str:

@@ -191,8 +191,10 @@ def variants(tiny: dict[str, str], server: str, milvus: str | None = None
         },
         "evidence": {"snippets": lambda b: ["evidence.backend=snippets"],
                      "summaries": lambda b: ["evidence.backend=summaries"],
-                     "abstracts": lambda b: ["evidence.backend=abstracts"]},
+                     "abstracts": lambda b: ["evidence.backend=abstracts"],
+                     "answer-sentences": lambda b: ["evidence.backend=answer-sentences"]},
         "generate": {"extractive": lambda b: ["generate.backend=extractive"],
+                     "extractive-qa": lambda b: ["generate.backend=extractive-qa"],
                      "llm": lambda b: ["generate.backend=llm"]},
         "qa": {
             "extractive": lambda b: ["qa.backend=extractive"],

@@ -23,8 +23,10 @@ DOCS = [
     *[Article(str(100 + i), f"Zebrafish {i}", f"Zebrafish fins regenerate in {i} days.") for i in range(10)],
 ]
 TOPIC = Topic("t1", "Do statins lower LDL cholesterol?")
+# the loops are checked on the sentence snippets every LLM preset uses (the offline preset's answer sentences
+# keep only sentences naming the question's key concepts, so a sufficiency query's off-topic hit never shows)
 BASE = ["stance.backend=words", "retrieve.branches=[\"bm25\"]", "generate.backend=llm", "llm.backend=replies",
-        "evidence.docs=3"]
+        "evidence.backend=snippets", "evidence.docs=3"]
 
 
 @pytest.fixture(scope="module")

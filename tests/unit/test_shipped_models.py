@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 import click
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -18,7 +19,8 @@ from medcite.errors import ConfigError
 from medcite.paths import MODELS_PREFIX
 
 SHIPPED = [name for name, spec in tm.CATALOGUE.items() if spec.shipped]
-HEADS = {"stance": "stance_head.json", "yesno": "yesno_head.json", "ideal": "ideal_head.json", "ltr": "config.json"}
+HEADS = {"stance": "stance_head.json", "yesno": "yesno_head.json", "ideal": "ideal_head.json", "ltr": "config.json",
+         "answer": "answer_head.json"}
 
 
 @pytest.fixture
@@ -83,6 +85,11 @@ def test_the_shipped_models_load_and_answer(empty_models: Path) -> None:
     yesno = load_yesno(Path(tm.resolve("models:medcite-yesno")))
     assert yesno.answer("Is aspirin an antiplatelet drug?", ["Aspirin is an antiplatelet drug."]) in ("yes", "no")
     assert IdealScorer.load(Path(tm.resolve("models:medcite-ideal"))).features
+    from medcite.evidence.answer_features import ANSWER_FEATURES
+    from medcite.evidence.answer_scorer import AnswerScorer
+
+    scorer = AnswerScorer.load(Path(tm.resolve("models:medcite-answer")))
+    assert scorer.score(np.zeros((2, len(ANSWER_FEATURES)), dtype=np.float32)).shape == (2,)
     assert read_head(model_folder("models:medcite-ltr-bioasq"))["features"]
 
 

@@ -47,7 +47,8 @@ def keeps(verdict: StanceVerdict, min_support: float, keep_neutral: bool) -> tup
 def judge_citations(answer: Answer, articles: Mapping[str, Article], stance: StanceClassifier, *,
                     min_support: float = 0.5, keep_neutral: bool = False) -> list[CitationCheck]:
     """One check per cited (sentence, PMID) pair, in answer order; all pairs are judged in one batch."""
-    pairs = [(i, p) for i, s in enumerate(answer.sentences) for p in s.pmids if p in articles]
+    # a lead sentence ("Yes.", the named entities, an abstention) states the answer and quotes nothing: not judged
+    pairs = [(i, p) for i, s in enumerate(answer.sentences) if not s.is_lead for p in s.pmids if p in articles]
     verdicts = stance.classify_articles([(answer.sentences[i].text, articles[p]) for i, p in pairs])
     out = []
     for (i, p), v in zip(pairs, verdicts, strict=True):
@@ -77,6 +78,8 @@ def gate_checks(answer: Answer, articles: Mapping[str, Article], judge: StanceCl
     the cited article (what a generator wrote, not copied); returns the checks and the number of quotes passed."""
     pairs, quoted = [], 0
     for i, s in enumerate(answer.sentences):
+        if s.is_lead:
+            continue
         for p in s.pmids:
             if p not in articles:
                 continue
@@ -99,7 +102,7 @@ def corroborating(answer: Answer, evidence: Sequence[Evidence], articles: Mappin
                   stance: StanceClassifier, *, min_support: float, max_citations: int) -> list[CitationCheck]:
     """Evidence PMIDs (not yet cited by a sentence) that the stance classifier says support it."""
     shown = list(dict.fromkeys(e.pmid for e in evidence if e.pmid in articles))
-    pairs = [(i, p) for i, s in enumerate(answer.sentences) if len(s.pmids) < max_citations
+    pairs = [(i, p) for i, s in enumerate(answer.sentences) if len(s.pmids) < max_citations and not s.is_lead
              for p in shown if p not in s.pmids]
     verdicts = stance.classify_articles([(answer.sentences[i].text, articles[p]) for i, p in pairs])
     room = {i: max_citations - len(s.pmids) for i, s in enumerate(answer.sentences)}
@@ -129,6 +132,9 @@ def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequenc
     sentences: list[AnswerSentence] = []
     dropped = list(answer.dropped)
     for i, s in enumerate(answer.sentences):
+        if s.is_lead:  # a verdict, the named entities or an abstention states the answer; it quotes nothing
+            sentences.append(s)
+            continue
         pmids, indices, stances = [], [], []
         for n, p in enumerate(s.pmids):
             check = by_pair.get((i, p))
@@ -150,8 +156,25 @@ def apply_checks(answer: Answer, checks: Sequence[CitationCheck], extra: Sequenc
         if not pmids:
             dropped.append(Dropped("sentence", s.text, f"no citation survived {check_name}"))
             continue
-        sentences.append(AnswerSentence(s.text, tuple(pmids), tuple(indices), tuple(stances)))
-    return Answer(answer.topic_id, sentences, dropped, answer.generator)
+        sentences.append(AnswerSentence(s.text, tuple(pmids), tuple(indices), tuple(stances), s.kind))
+    return Answer(answer.topic_id, lead_cites_support(sentences), dropped, answer.generator,
+                  answer.question_type, answer.verdict, answer.abstained)
+
+
+def lead_cites_support(sentences: list[AnswerSentence]) -> list[AnswerSentence]:
+    """A cited lead sentence (a verdict) cites only PMIDs some kept quoted sentence still cites (all it had when
+    none is left)."""
+    kept = {p for s in sentences if not s.is_lead for p in s.pmids}
+    out = []
+    for s in sentences:
+        if s.is_lead and s.pmids and kept:
+            pairs = [(p, e) for p, e in zip(s.pmids, (*s.evidence, *([None] * len(s.pmids))), strict=False)
+                     if p in kept]
+            if pairs:
+                s = AnswerSentence(s.text, tuple(p for p, _ in pairs),
+                                   tuple(e for _, e in pairs if e is not None), s.stances, s.kind)
+        out.append(s)
+    return out
 
 
 def reasons(checks: Sequence[CitationCheck], answer: Answer) -> list[str]:

@@ -110,6 +110,14 @@ def _train_ideal(spec: TrainedModel, preset: str, data: BuildData, store: Path |
     return train_ideal(data.file("bioasq", spec.name), out)
 
 
+def _train_answer(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path
+                  ) -> dict[str, Any]:
+    """The answer-sentence scorer, on the gold snippet articles (the documents of the snippet store)."""
+    from ..train.answer import train_answer
+
+    return train_answer(data.file("bioasq", spec.name), out)
+
+
 def _train_ltr(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
     """An LTR model reordering ``preset``'s own first stage (for ``best``: hybrid BM25 + packaged MiniLM)."""
     from ..train.ltr import LTROptions, train_ltr
@@ -146,7 +154,8 @@ def _train_reranker(spec: TrainedModel, preset: str, data: BuildData, store: Pat
 
 
 RECIPES: dict[str, Callable[[TrainedModel, str, BuildData, Path | None, Path], dict[str, Any]]] = {
-    "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal, "ltr": _train_ltr,
+    "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal, "answer": _train_answer,
+    "ltr": _train_ltr,
     "bi-encoder": _train_encoder, "cross-encoder": _train_reranker,
 }
 #: the preset whose first stage a model named on its own is trained for

@@ -17,7 +17,12 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
         cites = ", ".join(f"PMID {p}" for p in s.pmids)
         body = textwrap.fill(s.text, width=width, initial_indent=f"  {i}. ", subsequent_indent="     ")
         click.echo(body)
-        click.secho(f"     [{cites}]", fg="cyan")
+        if cites:
+            click.secho(f"     [{cites}]", fg="cyan")
+        elif s.kind == "abstain":
+            click.secho("     (no citation: the corpus holds nothing to cite)", fg="cyan")
+        else:
+            click.secho("     []", fg="cyan")
     echo_provenance(result)
     cited = result.answer.pmids
     if cited:

@@ -263,3 +263,20 @@ def ideal(**kw: Any) -> None:
     click.echo(json.dumps({"metrics": report["metrics"], "questions": report["questions"],
                            "seconds": report["seconds"]}, indent=2))
     click.echo(f"model written to {kw['out']}", err=True)
+
+
+@train.command("answer")
+@click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="BioASQ Task b JSON (.json/.json.gz) with snippets and ideal answers.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="New or empty folder for the scorer (models:medcite-answer is ~/.cache/medcite/models/"
+                   "medcite-answer).")
+@click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
+def answer(**kw: Any) -> None:
+    """Train the answer-sentence scorer of the offline preset (LightGBM; labels: ROUGE-2 F1 to ideal answers)."""
+    from ..train.answer import train_answer
+
+    report = train_answer(kw["data"], kw["out"], seed=kw["seed"])
+    click.echo(json.dumps({"metrics": report["metrics"], "questions": report["questions"],
+                           "seconds": report["seconds"]}, indent=2))
+    click.echo(f"model written to {kw['out']}", err=True)

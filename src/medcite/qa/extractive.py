@@ -96,6 +96,10 @@ class ExtractiveQA:
             exact = tuple(self.entities(question, snippets))
         return QAAnswer(question.id, exact, text, tuple(snippets[i] for i in chosen))
 
+    def yes_probability(self, question: str, texts: Sequence[str]) -> tuple[float, float]:
+        """(the yes/no head's P(yes) for ``question`` given ``texts``, the threshold it answers yes from)."""
+        return self.yesno.p_yes(question, list(texts)), float(self.yesno.head.threshold)
+
     def entities(self, question: Question, snippets: Sequence[Snippet]) -> list[str]:
         """Ranked candidate entities: at most 5 for a factoid, ``list_max`` for a list."""
         found = ent.extract(question.body, snippets)

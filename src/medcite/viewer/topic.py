@@ -23,6 +23,7 @@ class SentenceView:
     number: int  # 1-based, the #s<number> anchor
     text: str
     chips: list[Chip]
+    kind: str = ""  # "" quoted/generated; verdict, entities or abstain: a lead sentence stating the answer
 
 
 @dataclass(slots=True)
@@ -89,6 +90,9 @@ class TopicView:
     topic: str
     type: str
     answered: bool
+    question_type: str
+    verdict: str
+    abstained: bool
     generator: str
     words: int
     sentences: list[SentenceView]
@@ -145,7 +149,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
             mine = [i for i in ev_idx if as_str(by_index.get(i, {}).get("pmid")) == p]
             chips.append(Chip(p, label, mine, p in articles_raw,
                               as_dict(articles_raw.get(p)).get("retracted") is True))
-        sentences.append(SentenceView(n, as_str(s.get("text")), chips))
+        sentences.append(SentenceView(n, as_str(s.get("text")), chips, as_str(s.get("kind"))))
 
     evidence = [_evidence_row(e, articles_raw, cited_in, rankings) for e in ev_rows]
     articles = [_article_view(pmid, a, ev_rows, stances) for pmid, a in articles_raw.items()]
@@ -161,6 +165,9 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         topic=as_str(topic.get("topic")),
         type=as_str(topic.get("type")),
         answered=answer is not None,
+        question_type=as_str(ans.get("question_type")),
+        verdict=as_str(ans.get("verdict")),
+        abstained=ans.get("abstained") is True,
         generator=as_str(ans.get("generator")),
         words=as_int(ans.get("words")) or sum(len(s.text.split()) for s in sentences),
         sentences=sentences,

@@ -189,3 +189,33 @@ def test_stance_check_passage_is_escaped_and_bad_spans_are_ignored(tmp_path: Pat
         html = page_with({"sentence": 0, "pmid": "111", "stance": "supports", "scores": {"supports": 0.5},
                           "span": span})
         assert "judged on" not in html and '<span class="p">0.50</span>' in html
+
+
+def test_lead_sentences_verdict_and_abstention_round_trip_and_show(tmp_path: Path, client_for) -> None:
+    """Issue 24: the answer-first generator's lead sentences and answer fields reach the run files and the page."""
+    from medcite.config import Settings
+    from medcite.rundir import RunWriter, read_answers
+    from medcite.types import Answer, AnswerSentence, Evidence, Topic
+
+    run = tmp_path / "runs" / "lead"
+    w = RunWriter(run, Settings(preset="offline"), command="medcite run test", resume=False)
+    ev = [Evidence(1, "111", "Statins lowered LDL cholesterol in older adults.", "abstract", 0, 48, score=0.9)]
+    yes = Answer("t1", [AnswerSentence("Yes.", ("111",), (1,), kind="verdict"),
+                        AnswerSentence("Statins lowered LDL cholesterol in older adults.", ("111",), (1,))],
+                 [], "extractive-qa", question_type="yesno", verdict="yes")
+    no_article = Answer("t2", [AnswerSentence("The corpus holds no article about zorbalene.", kind="abstain")], [],
+                        "extractive-qa", question_type="yesno", abstained=True)
+    w.write_topic(Topic("t1", "Do statins lower LDL?"), queries=[], rankings={}, evidence=ev, answer=yes,
+                  articles=[], timings={})
+    w.write_topic(Topic("t2", "Does zorbalene cure quellitis?"), queries=[], rankings={}, evidence=[],
+                  answer=no_article, articles=[], timings={})
+    w.close()
+    back = {a.topic_id: a for a in read_answers(run)}
+    assert back["t1"].verdict == "yes" and back["t1"].question_type == "yesno" and not back["t1"].abstained
+    assert [s.kind for s in back["t1"].sentences] == ["verdict", ""]
+    assert back["t2"].abstained and back["t2"].sentences[0].kind == "abstain" and back["t2"].sentences[0].pmids == ()
+    client = client_for(tmp_path / "runs")
+    page = client.get("/run/lead/topic/t1").text
+    assert "verdict: yes" in page and '<span class="lead verdict"' in page
+    page2 = client.get("/run/lead/topic/t2").text
+    assert "abstained" in page2 and "no citation (abstention)" in page2

@@ -1,0 +1,65 @@
+"""Question types by rules and key concepts by word rarity (medcite.evidence.concepts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from medcite.evidence.concepts import is_rare, key_concepts, mentions, missing_concepts, question_type
+
+pytest.importorskip("wordfreq")
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Is pembrolizumab effective against Ewing's sarcoma?", "yesno"),
+    ("Does radiotherapy for cervical cancer increase risk of colon cancer?", "yesno"),
+    ("Has ProSavin undergone phase IV clinical trials by 2018?", "yesno"),
+    ("In adults with type 2 diabetes, does metformin lower mortality?", "yesno"),
+    ("Should istiratumab be used for pancreatic cancer?", "yesno"),
+    ("List four features of the WHIM syndrome.", "list"),
+    ("Which drugs are included in the EE-4A regimen for Wilm's tumor?", "list"),
+    ("What are the main symptoms of scurvy?", "list"),
+    ("Which company produces ORMD-0801?", "factoid"),
+    ("How many genes are in the human genome?", "factoid"),
+    ("Who discovered penicillin?", "factoid"),
+    ("What is the role of BRCA1 in DNA repair?", "summary"),
+    ("How does aspirin inhibit platelets?", "summary"),
+    ("Describe the mechanism of CRISPR interference.", "summary"),
+    ("Unlike DNA, RNA is not methylated, yes or no?", "yesno"),
+])
+def test_question_type_rules(question: str, expected: str) -> None:
+    assert question_type(question) == expected
+
+
+def test_key_concepts_are_the_rare_and_name_like_words() -> None:
+    assert key_concepts("Does zorbalene infusion reverse quellitis in adults?") == ["zorbalene", "quellitis"]
+    assert key_concepts("Which company produces ORMD-0801?") == ["ORMD-0801"]
+    # an acronym common in English is not a key concept; a gene name with digits is
+    assert key_concepts("Has the companion diagnostic HercepTest received FDA approval?") == ["HercepTest"]
+    assert key_concepts("Is BRCA1 mutated in breast cancer?") == ["BRCA1"]
+    assert key_concepts("Is long-term use of the drug safe for the heart?") == []
+    assert not is_rare("the") and not is_rare("patients") and is_rare("IL-6")
+    assert key_concepts("Does atemoya juice inhibit tye CYP3A4 enzyme?") == ["atemoya", "CYP3A4"]  # "tye": a typo
+
+
+def test_mentions_forgive_inflections_and_typos_but_not_short_names() -> None:
+    vocab = {"methylation", "pembrolisumab", "il6", "ewing", "sarcoma"}
+    assert mentions("methylate", vocab)  # same stem
+    assert mentions("pembrolizumab", vocab)  # one letter off, ratio >= 0.85
+    assert mentions("Ewing's sarcoma", vocab)  # the possessive is not part of the name
+    assert not mentions("IL7", vocab)  # short names must match exactly
+    assert not mentions("zorbalene", vocab)
+    from medcite.evidence.concepts import _norm_tokens
+
+    text = _norm_tokens("ACE (angiotensin converting enzyme) inhibitors, long COVID and tele-genetics")
+    assert mentions("angiotensin-converting-enzyme", text) and mentions("long-COVID", text)
+    assert mentions("telegenetics", text)  # the closed form of a hyphenated word
+    assert not mentions("long-QT", text)
+
+
+def test_missing_concepts_against_texts_and_the_corpus() -> None:
+    texts = ["Zorbalene was given to 40 adults.", "Quelling of inflammation was observed."]
+    assert missing_concepts(["zorbalene", "quellitis"], texts) == ["quellitis"]
+    assert missing_concepts(["zorbalene quellitis"], []) == ["zorbalene", "quellitis"]
+    # the corpus holds what retrieval missed: not reported missing
+    assert missing_concepts(["quellitis"], texts, in_corpus=lambda w: w == "quellitis") == []
+    assert missing_concepts(["quellitis"], texts, in_corpus=lambda w: False) == ["quellitis"]
