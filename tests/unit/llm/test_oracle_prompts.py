@@ -12,7 +12,8 @@ FEEDBACK = ("retry", "retry_plain", "bioasq_repair")  # said after an answer, ab
 
 @pytest.mark.parametrize("name", [n for n in prompt_names() if n not in FEEDBACK])
 def test_every_prompt_file_is_recognised_as_itself_with_its_values(name: str) -> None:
-    values = {p: f"<{p}-value-{n}>" for n, p in enumerate(sorted(placeholders(name)))}  # no spaces: "{title} {abstract}"
+    # values without spaces or hyphens: prompts write "{title} {abstract}" and "{min_sentences}-{max_sentences}"
+    values = {p: f"<{p}_{n}>" for n, p in enumerate(sorted(placeholders(name)))}
     if "hint" in values:
         values["hint"] = " (Hint: short answer is yes)"
     found = recognise(render(name, **values))
