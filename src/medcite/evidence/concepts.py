@@ -3,8 +3,8 @@
 - :func:`question_type`: ``yesno`` when the question opens with an auxiliary verb ("Is", "Does", "Can", ...),
   also after a leading clause ending in a comma ("In adults with X, does Y ..."), or ends "yes or no?"; ``list``
   for "List ...", "Which ... are ...", "What are the ...s"; ``factoid`` for the other wh-questions (what,
-  which, who, where, when, how many ...); ``summary`` otherwise. On the 1,502 BioASQ 7b-11b dev questions: 99.75 % of yes/no
-  questions found, 74.8 % four-way accuracy (benchmarks/bench_offline_answer.py measures it).
+  which, who, where, when, how many ...); ``summary`` otherwise. On the 1,502 BioASQ 7b-11b dev questions:
+  99.75 % of yes/no questions found, 74.8 % four-way accuracy (benchmarks/bench_offline_answer.py measures it).
 - :func:`key_concepts`: the rare content words and phrases of a question, the words a relevant article must
   contain. Rare is a Zipf frequency under 3.0 in general English (wordfreq; Speer et al. 2018), or a token
   that looks like a name: digits, inner hyphens or capitals ("BRCA1", "IL-6", "HercepTest").
