@@ -46,8 +46,11 @@ def test_run_writes_a_valid_biogen24_submission(shared_data: Path, tmp_path: Pat
     topics = json.loads(topics_file.read_text())
     store = _store(tmp_path / "store", topics)
     out = tmp_path / "run"
+    # the extractive answers of 250 words the offline preset gave before it answered first (issue 24): the
+    # longest, most heavily cited answers medcite writes offline, the hardest case for the 2024 format
     result = CliRunner().invoke(cli, ["run", "--topics", str(topics_file), "--corpus", str(store), "--out", str(out),
-                                      "--preset", "offline", "--format", "biogen24"])
+                                      "--preset", "offline", "--set", "evidence.backend=snippets",
+                                      "--set", "generate.backend=extractive", "--format", "biogen24"])
     assert result.exit_code == 0, result.output + (out / "submission.json.errlog").read_text()
     assert json.loads((out / "validation.json").read_text()) == {
         "file": str(out / "submission.json"), "ok": True, "topics": 30, "errors": []}
@@ -62,3 +65,15 @@ def test_run_writes_a_valid_biogen24_submission(shared_data: Path, tmp_path: Pat
     assert "(12)" in text and "[12]" not in text and "(4, 5)" in text
     for r in results:
         assert parse_biogen24_answer(r["answer"]).cited == r["references"]
+
+
+def test_the_answer_first_offline_preset_writes_a_valid_biogen24_submission(shared_data: Path, tmp_path: Path) -> None:
+    """The offline preset as it is (verdicts, entity leads, abstentions: issue 24) on the 30 BioGen topics."""
+    topics_file = shared_data / "biogen" / "biogen2025_taskB_topics.json"
+    store = _store(tmp_path / "store", json.loads(topics_file.read_text()))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", "--topics", str(topics_file), "--corpus", str(store), "--out", str(out),
+                                      "--preset", "offline", "--format", "biogen24"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "validation.json").read_text())
+    assert report["ok"] and report["topics"] == 30, report
