@@ -118,3 +118,13 @@ def test_the_paper_run_keeps_what_its_paper_keeps_and_says_why(qs: list, store: 
     assert row["planted_sentences"] == 3 and row["planted_in_answers"] == 3, row
     row = run_preset("clac25-a", qs[:3], store, tmp_path / "run2", fault="outside", rate=1.0)
     assert row["pmids_outside_evidence"] == 0 and row["fallbacks"] == 0 and row["calls"]["clac25_generate"] == 3
+
+
+@pytest.mark.parametrize("fault", ["malformed", "http500"])
+def test_a_failing_citation_judge_never_stops_the_run(fault: str, qs: list, store: Path, tmp_path: Path) -> None:
+    """Dalhousie's validation asks the LLM about every citation; when those calls keep failing after the
+    backend's retries, the topic gets the extractive answer (verbatim quotes) instead of the run stopping."""
+    row = run_preset("dal25-rfr_monot5-msmarco_llama70b", qs[:4], store, tmp_path / "run", fault=fault, rate=0.6,
+                     seed=5)
+    assert row["planted"] >= 4 and row["answered"] == 4, row
+    assert row["pmids_outside_evidence"] == 0 and row["sentences_over_3_pmids"] == 0

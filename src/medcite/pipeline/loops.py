@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..attribute.validation import apply_checks, corroborating, gate_checks, judge_citations, reasons
+from ..errors import LLMError
 from ..evidence.base import format_block
 from ..llm.personas import frame
 from ..llm.prompts import parse_sufficiency, render
@@ -128,7 +129,26 @@ def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evide
 
 def verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
                      articles: Mapping[str, Article], answer: Answer) -> tuple[Answer, dict[str, Any]]:
-    """The stance check of every citation (see the module docstring); returns the answer and its record."""
+    """The stance check of every citation (see the module docstring); returns the answer and its record.
+
+    When the judge's LLM fails for good (its server keeps answering 500s or unreadable bodies after the
+    backend's retries), the citations cannot be checked as the preset requires: an LLM generator's extractive
+    answer (verbatim quotes of the cited abstracts) replaces the unchecked one, and the record and ``dropped``
+    say why. A generator without that fallback lets the error stop the run."""
+    try:
+        return _verify_citations(pipe, topic, queries, evidence, articles, answer)
+    except LLMError as exc:
+        fallback = getattr(pipe.generator, "extractive_answer", None)
+        if not callable(fallback):
+            raise
+        why = f"the citation check failed ({exc.message}): extractive answer used"
+        log.warning("topic %s: %s", topic.id, why)
+        replaced = fallback(topic, queries, evidence, list(answer.dropped), answer.text, why)
+        return replaced, {"rounds": [], "checks": [], "failed": why}
+
+
+def _verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+                      articles: Mapping[str, Article], answer: Answer) -> tuple[Answer, dict[str, Any]]:
     cfg, stance = pipe.settings.verify, pipe.stance
     record: dict[str, Any] = {"rounds": []}
     checks = judge_citations(answer, articles, stance, min_support=cfg.min_support, keep_neutral=cfg.keep_neutral)

@@ -140,11 +140,11 @@ class RetrievalPipeline:
                    owns_store=owns_store, branch_reranker=branch_reranker)
 
     # -- one topic ---------------------------------------------------------------------------------
-    def _runs(self, queries: Sequence[Query]) -> dict[str, list[Hit]]:
+    def _runs(self, queries: Sequence[Query], any_stage: bool = False) -> dict[str, list[Hit]]:
         runs: dict[str, list[Hit]] = {}
         for branch in self.settings.retrieve.branches:
             k = branch.k or self.settings.retrieve.k
-            mine = [q for q in queries if branch.queries is None or q.stage in branch.queries]
+            mine = [q for q in queries if any_stage or branch.queries is None or q.stage in branch.queries]
             if not mine:
                 log.warning("branch %s searches query stages %s; this topic's query set has none (stages: %s)",
                             branch.name, branch.queries, sorted({q.stage for q in queries}))
@@ -226,6 +226,12 @@ class RetrievalPipeline:
         t1 = time.perf_counter()
         timings["querygen"] = t1 - t0
         runs = self._runs(queries)
+        if not runs and getattr(self.query_set, "failed", None):
+            # the generators of the branches' stages failed (their LLM kept failing): each branch searches the
+            # queries there are, the question at least, rather than the topic going unanswered
+            log.warning("topic %s: the query generators %s failed; every branch searches %s instead", topic.id,
+                        self.query_set.failed, [q.text for q in queries])
+            runs = self._runs(queries, any_stage=True)
         if not runs:
             raise ConfigError(
                 f"no retrieval branch has a query to search for topic {topic.id}: the branches select query "

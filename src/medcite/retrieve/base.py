@@ -7,6 +7,7 @@ A preset lists query generators (``retrieve.queries``, registry stage ``querygen
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +15,8 @@ from pydantic import Field
 
 from ..settings_base import MAX_HITS, BackendConfig
 from ..types import Hit, Query, Topic
+
+log = logging.getLogger(__name__)
 
 
 class QueryGenConfig(BackendConfig):
@@ -79,13 +82,27 @@ class QuerySet:
         self.generators = list(generators)
 
     def generate(self, topic: Topic) -> list[Query]:
+        """The topic's queries. A generator whose LLM fails for good (after its backend's retries) adds none and
+        says so in a warning; when no generator gave a query, the question itself is searched."""
+        from ..errors import LLMError
+
         seen: set[str] = set()
         out: list[Query] = []
+        self.failed: list[str] = []  # the generators that failed for this topic
         for gen in self.generators:
-            for query in gen.generate(topic):
+            try:
+                made = gen.generate(topic)
+            except LLMError as exc:
+                self.failed.append(str(getattr(gen, "name", type(gen).__name__)))
+                log.warning("topic %s: query generator %r failed (%s); its queries are left out", topic.id,
+                            getattr(gen, "name", type(gen).__name__), exc.message)
+                continue
+            for query in made:
                 key = _normal(query.text)
                 if not key or key in seen:
                     continue
                 seen.add(key)
                 out.append(Query(f"q{len(out)}", query.text.strip(), query.stage))
+        if not out and topic.question.strip():
+            out.append(Query("q0", topic.question.strip(), "original"))
         return out

@@ -158,9 +158,15 @@ def llm_cleaner(llm: Any) -> Callable[[str, WeightedQuery], str]:
     from ..llm.trace import trace_context
 
     def clean(query: str, weighted: WeightedQuery) -> str:
+        from ..errors import LLMError
+
         terms = [w for w, v in weighted.weights.items() if v > 0]
-        with trace_context(stage="rocchio_clean"):
-            text = llm.complete(render("rocchio_clean", query=query, expansion=", ".join(terms))).text
+        try:
+            with trace_context(stage="rocchio_clean"):
+                text = llm.complete(render("rocchio_clean", query=query, expansion=", ".join(terms))).text
+        except LLMError as exc:  # the server keeps failing: search the expansion as it is, as without an LLM
+            log.warning("the Rocchio clean-up failed (%s): the expanded query is searched", exc.message)
+            return ""
         cleaned = parse_keyword_rewrite(text)
         if not cleaned:
             log.warning("no cleaned query could be read from %r: the expanded query is searched", text[:200])
