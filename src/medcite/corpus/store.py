@@ -8,6 +8,7 @@ index can record the last sequence it applied and later catch up incrementally w
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import uuid
@@ -125,6 +126,8 @@ class DocumentStore:
         return cls(path, open_db(db, path))
 
     def close(self) -> None:
+        if self._lock is not None:  # a writer leaves a true manifest, even when a killed run left it stale
+            self._refresh_manifest()
         self._conn.close()
         if self._lock is not None:
             self._lock.release()
@@ -289,6 +292,19 @@ class DocumentStore:
     def transaction(self) -> StoreTransaction:
         """One atomic unit of change (normally one input file)."""
         return StoreTransaction(self)
+
+    def _refresh_manifest(self) -> None:
+        """Rewrite manifest.json when its sequence is not the store's: a run killed between a commit and the
+        manifest write leaves it one commit behind, and a rerun that finds every file done commits nothing."""
+        try:
+            current = json.loads((self.path / "manifest.json").read_text(encoding="utf-8")).get("seq")
+        except (OSError, ValueError, AttributeError):
+            current = None
+        if current != self.seq:
+            try:
+                self._write_manifest()
+            except MedciteError as error:
+                log.warning("%s; the store itself is committed", error.message)
 
     def _write_manifest(self) -> None:
         counts = {

@@ -170,3 +170,25 @@ def test_gzip_readline_limit_and_read_sizes() -> None:
     assert stream.read(100_000) == b"x" * 100_000
     assert stream.readline(5) == b"xxxxx" and stream.readline() == b"x" * 199_995 + b"\n"
     assert stream.read(10) == b"end" and stream.read(10) == b""
+
+
+def test_a_manifest_a_killed_run_left_behind_is_rewritten_by_the_next_writer(tmp_path) -> None:  # noqa: ANN001
+    """Killed between a commit and the manifest write, then rerun with every file already done (no commit):
+    the manifest still said the earlier sequence (tests/unit/robust/test_crash.py caught it at random)."""
+    import json
+
+    from medcite.corpus.store import DocumentStore, FileStats
+    from medcite.types import Article
+
+    folder = tmp_path / "store"
+    with DocumentStore.create(folder) as store, store.transaction() as tx:
+        tx.upsert([Article("1", "T", "A statin study.")], FileStats("a.xml"))
+    manifest = folder / "manifest.json"
+    stale = json.loads(manifest.read_text())
+    assert stale["seq"] == 1
+    stale.update(seq=0, counts={"articles": 0, "deleted": 0, "files": 0})
+    manifest.write_text(json.dumps(stale))
+    with DocumentStore.create(folder):  # a writer that commits nothing
+        pass
+    fixed = json.loads(manifest.read_text())
+    assert fixed["seq"] == 1 and fixed["counts"]["articles"] == 1
