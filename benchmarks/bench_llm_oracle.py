@@ -71,7 +71,7 @@ def part_task_b(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
         if load_settings(preset).generate.backend == "llm":
             variants.append((" + safety nets", SAFETY))
         for tag, sets in variants:
-            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}{tag.replace(' ', '')}", sets=sets)
+            row = run_preset(preset, qs, store, WORK / "runs" / f"{preset}{'-safety' if sets else ''}", sets=sets)
             log.info("%s%s: %d of %d sentences kept, %d fallbacks", preset, tag, row["kept"], row["written"],
                      row["fallbacks"])
             results.setdefault("task_b", {})[f"{preset}{tag}"] = row
@@ -196,6 +196,8 @@ def markdown(r: dict[str, Any]) -> str:
         b = r["bioasq"]
         g = b.get("gold", {})
         lines += ["### BioASQ Phase B from the gold snippets", "",
+                  "The oracle writes the gold exact and ideal answers (so ROUGE-2 1.0 says the ideal answer survives "
+                  "reading and normalisation intact, not how good it is); each prompt style appears.", "",
                   "| system | yes/no macro-F1 | factoid strict acc. | list F1 | ROUGE-2 F1 | unrecognised |",
                   "|---|---|---|---|---|---|"]
         for name, row in b.items():
