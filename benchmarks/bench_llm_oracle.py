@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -41,11 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import common  # noqa: E402
 
-from oracle import OracleServer, llm_overrides, load  # noqa: E402
 from oracle.faults import CONTENT, REPLY  # noqa: E402
 from oracle.gold import held_out_questions  # noqa: E402
-from oracle.harness import listwise_map, questions, run_preset, snippet_store  # noqa: E402
-from oracle.styles import STYLES  # noqa: E402
+from oracle.harness import gold_answers, listwise_map, questions, run_phase_b, run_preset, snippet_store  # noqa: E402
 
 NAME = "llm_oracle"
 WORK = common.REPO / "benchmarks" / "work" / "llm_oracle"
@@ -91,48 +88,20 @@ def part_faults(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
 
 
 def part_bioasq(n: int, results: dict[str, Any]) -> None:
-    from medcite.config import load_settings
     from medcite.evaluate.bioasq import evaluate_phase_b
-    from medcite.pipeline import offline_overrides
-    from medcite.pipeline.context import Context
-    from medcite.tasks.bioasq import read_phase_b_run
-    from medcite.tasks.bioasq_phases import PhaseB
-    from medcite.types import QAAnswer
 
     qs = [q for q in held_out_questions() if q.snippets][:n]
-    gold_answers = [QAAnswer(q.id, _gold_exact(q), q.ideal_answers[0] if q.ideal_answers else "") for q in qs]
-    ceiling = _phase_b_measures(evaluate_phase_b(qs, gold_answers))
+    ceiling = _phase_b_measures(evaluate_phase_b(qs, gold_answers(qs)))
     results.setdefault("bioasq", {})["gold"] = ceiling
     for preset in BIOASQ_PRESETS:
-        server = OracleServer(load(qs), styles=STYLES)
-        base = load_settings(preset)
-        out = WORK / "runs" / f"bioasq-{preset}"
-        shutil.rmtree(out, ignore_errors=True)
-        with server.running() as url:
-            overrides = [o for o in offline_overrides(base, "local") if o != "--set"]
-            overrides = [o for o in overrides if not o.startswith("qa.shots")]
-            settings = load_settings(preset, overrides + llm_overrides(url, list(base.llms)) + ["qa.shots=0"])
-            ctx = Context(settings)
-            started = time.perf_counter()
-            try:
-                result = PhaseB().run(settings, ctx, qs, out, output=out / "answers.json")
-            finally:
-                ctx.close()
-        measures = _phase_b_measures(evaluate_phase_b(qs, read_phase_b_run(result.submission)))
-        measures["seconds"] = round(time.perf_counter() - started, 1)
+        answers, server, seconds = run_phase_b(preset, qs, WORK / "runs" / f"bioasq-{preset}")
+        measures = _phase_b_measures(evaluate_phase_b(qs, answers))
+        measures["seconds"] = round(seconds, 1)
         measures["unrecognised"] = server.counts().get("UNRECOGNISED", 0)
         measures["calls"] = dict(server.counts())
         results["bioasq"][preset] = measures
         log.info("%s: %s (gold %s)", preset, measures, ceiling)
         save(results)
-
-
-def _gold_exact(q: Any) -> Any:
-    if q.type == "yesno":
-        return q.exact_answer
-    if isinstance(q.exact_answer, tuple):
-        return tuple(names[0] for names in q.exact_answer if names)
-    return None
 
 
 def _phase_b_measures(ev: Any) -> dict[str, Any]:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle import OracleServer, llm_overrides, load
 from oracle.faults import CONTENT, REPLY
-from oracle.harness import listwise_map, questions, run_preset, snippet_store
+from oracle.harness import gold_answers, listwise_map, questions, run_phase_b, run_preset, snippet_store
 
 pytestmark = pytest.mark.slow  # about 2-3 minutes: each case runs a preset on a few topics
 
@@ -73,33 +72,16 @@ def test_a_failing_server_never_leaves_a_topic_unanswered(fault: str, qs: list, 
 
 @pytest.mark.parametrize("preset", ["dsgt-ensemble", "pjs-config-5"])
 def test_bioasq_phase_b_with_the_oracle_scores_what_the_gold_exact_answers_score(preset: str, tmp_path: Path) -> None:
-    from medcite.config import load_settings
     from medcite.evaluate.bioasq import evaluate_phase_b
-    from medcite.pipeline import offline_overrides
-    from medcite.pipeline.context import Context
-    from medcite.tasks.bioasq import read_phase_b_run
-    from medcite.tasks.bioasq_phases import PhaseB
-    from medcite.types import QAAnswer
     from oracle.gold import held_out_questions
 
     picked: list = []
     for kind in ("yesno", "factoid", "list"):
         picked += [q for q in held_out_questions() if q.type == kind and q.snippets and q.exact_answer][:4]
-    server = OracleServer(load(picked), styles=("plain", "markdown", "fenced", "think", "chatter"))
-    base = load_settings(preset)
-    with server.running() as url:
-        sets = [o for o in offline_overrides(base, "local") if o != "--set" and not o.startswith("qa.shots")]
-        settings = load_settings(preset, [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
-        ctx = Context(settings)
-        try:
-            result = PhaseB().run(settings, ctx, picked, tmp_path / "run", output=tmp_path / "answers.json")
-        finally:
-            ctx.close()
+    answers, server, _ = run_phase_b(preset, picked, tmp_path)
     assert server.counts().get("UNRECOGNISED", 0) == 0
-    got = evaluate_phase_b(picked, read_phase_b_run(result.submission)).measures
-    gold = [QAAnswer(q.id, q.exact_answer if q.type == "yesno" else tuple(n[0] for n in q.exact_answer), "")
-            for q in picked]
-    ceiling = evaluate_phase_b(picked, gold, rouge=False).measures
+    got = evaluate_phase_b(picked, answers).measures
+    ceiling = evaluate_phase_b(picked, gold_answers(picked), rouge=False).measures
     assert got["yesno"]["macro_f1"] >= 0.98 * ceiling["yesno"]["macro_f1"]
     assert got["factoid"]["strict_accuracy"] >= 0.98 * ceiling["factoid"]["strict_accuracy"]
     assert got["list"]["F1"] >= 0.98 * ceiling["list"]["F1"]

@@ -38,7 +38,7 @@ from typing import Any
 from medcite.evidence.sentences import split_spans
 from medcite.types import Question
 
-from .gold import Gold, key, overlap, words
+from .gold import STOP, Gold, key, overlap, words
 
 _ITEM = re.compile(r"^\[(\d+)\]\s+(?:\((\d+)\)\s+)?(.*)$")
 
@@ -88,7 +88,7 @@ def key_words(q: Question, n: int = 6) -> list[str]:
     """The gold answer's most frequent content words that the question does not already hold."""
     asked = words(q.body)
     counts = Counter(w for text in (*q.ideal_answers, *(s.text for s in q.snippets[:5])) for w in re.findall(
-        r"[a-z0-9]+(?:-[a-z0-9]+)*", text.casefold()) if w in words(w) and w not in asked and len(w) > 3)
+        r"[a-z0-9]+(?:-[a-z0-9]+)*", text.casefold()) if w not in STOP and w not in asked and len(w) > 3)
     return [w for w, _ in counts.most_common(n)]
 
 
@@ -184,7 +184,8 @@ class Oracle:
 
     def _terms(self, question: str) -> tuple[Question | None, list[str]]:
         q = self.gold.question(question)
-        asked = [w for w in re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", question) if w.casefold() in words(w)]
+        tokens = re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", question)
+        asked = [w for w in tokens if w.casefold() not in STOP and len(w) > 1]
         return q, asked + (key_words(q) if q is not None else [])
 
     def reformulate(self, v: dict[str, str]) -> Meaning:

@@ -135,3 +135,39 @@ def listwise_map(qs: list[Any], store: Path, *, depth: int = 30, window: int = 2
     return {"questions": len(qs), "map10_listwise": mean(got), "map10_oracle_order": mean(ideal),
             "map10_bm25": mean(first), "ratio": round(mean(got) / mean(ideal), 4) if mean(ideal) else None,
             "calls": dict(server.counts()), "unrecognised": server.counts().get("UNRECOGNISED", 0)}
+
+
+def gold_answers(qs: list[Any]) -> list[Any]:
+    """The gold exact (first name of each entity) and ideal answers as a system's Phase B answers: the ceiling."""
+    from medcite.types import QAAnswer
+
+    def exact(q: Any) -> Any:
+        if q.type == "yesno":
+            return q.exact_answer
+        return tuple(names[0] for names in q.exact_answer if names) if isinstance(q.exact_answer, tuple) else None
+
+    return [QAAnswer(q.id, exact(q), q.ideal_answers[0] if q.ideal_answers else "") for q in qs]
+
+
+def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], OracleServer, float]:
+    """BioASQ Phase B of ``preset`` from the gold snippets of ``qs`` against the oracle (offline swaps for the
+    other models, zero-shot): (the answers read back from the submission, the server, seconds)."""
+    from medcite.config import load_settings
+    from medcite.pipeline import offline_overrides
+    from medcite.pipeline.context import Context
+    from medcite.tasks.bioasq import read_phase_b_run
+    from medcite.tasks.bioasq_phases import PhaseB
+
+    server = OracleServer(load(qs), styles=STYLES)
+    base = load_settings(preset)
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.perf_counter()
+    with server.running() as url:
+        sets = [o for o in offline_overrides(base, "local") if o != "--set" and not o.startswith("qa.shots")]
+        settings = load_settings(preset, [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
+        ctx = Context(settings)
+        try:
+            result = PhaseB().run(settings, ctx, qs, out / "run", output=out / "answers.json")
+        finally:
+            ctx.close()
+    return read_phase_b_run(result.submission), server, time.perf_counter() - started

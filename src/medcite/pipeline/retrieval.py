@@ -226,7 +226,7 @@ class RetrievalPipeline:
         t1 = time.perf_counter()
         timings["querygen"] = t1 - t0
         runs = self._runs(queries)
-        if not runs and getattr(self.query_set, "failed", None):
+        if not runs and self.query_set.failed:
             # the generators of the branches' stages failed (their LLM kept failing): each branch searches the
             # queries there are, the question at least, rather than the topic going unanswered
             log.warning("topic %s: the query generators %s failed; every branch searches %s instead", topic.id,

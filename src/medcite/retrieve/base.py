@@ -80,6 +80,7 @@ class QuerySet:
         if not generators:
             raise ValueError("a QuerySet needs at least one generator")
         self.generators = list(generators)
+        self.failed: list[str] = []  # the generators that failed for the last topic
 
     def generate(self, topic: Topic) -> list[Query]:
         """The topic's queries. A generator whose LLM fails for good (after its backend's retries) adds none and
@@ -88,7 +89,7 @@ class QuerySet:
 
         seen: set[str] = set()
         out: list[Query] = []
-        self.failed: list[str] = []  # the generators that failed for this topic
+        self.failed = []
         for gen in self.generators:
             try:
                 made = gen.generate(topic)
