@@ -1,0 +1,183 @@
+"""Snapshot every preset's official outputs, to show a refactor changed none of them.
+
+Runs each preset through the CLI (in process, so the same options whatever the code behind them) on a few
+held-back BioASQ questions over the store of their gold snippets' articles: Task B presets by ``medcite run``
+(BioGen 2025 format), Task A presets by ``medcite ground`` (the questions' ideal-answer sentences as the
+answer to ground), the BioASQ presets by ``medcite bioasq phase-a``, ``phase-aplus`` and ``phase-b``. Models
+that are not on this machine take the presets' documented offline swaps; every LLM is the oracle server of
+``tests/oracle`` (answers from the held-out gold, fixed seed), so the LLM paths run too. The submission files
+(and each Task B answer's generator and sentences) are written to ``OUT/outputs.json``; ``--compare`` prints
+every preset whose outputs differ from another snapshot and exits 1 when any does.
+
+    python scripts/output_snapshot.py OUT [--presets a,b] [--compare OTHER/outputs.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+TASK_A = ["offline-grounding", "clac24-llm", "clac24-llm-nli", "dal25-expert", "dal25-emotional"]
+BIOASQ = ["dsgt-b1", "dsgt-b2", "dsgt-b3", "dsgt-b4", "dsgt-b5", "pjs-config-1", "pjs-config-2", "pjs-config-3",
+          "pjs-config-4", "pjs-config-5"]
+RETRIEVAL_ONLY = ["bm25", "hybrid", "hybrid-adapted", "narrow", "wide", "best", "trained-ce", "trained-ce-int8",
+                  "trained-ensemble"]
+ALIASES = {"pjs-ensemble", "dsgt-ensemble"}
+
+
+def presets() -> list[str]:
+    names = sorted(p.stem for p in (REPO / "src" / "medcite" / "presets").glob("*.json"))
+    return [n for n in names if n not in ALIASES]
+
+
+def task_of(preset: str) -> str:
+    if preset in TASK_A:
+        return "a"
+    if preset in BIOASQ:
+        return "bioasq"
+    if preset in RETRIEVAL_ONLY:
+        return "phase-a"
+    return "b"
+
+
+def invoke(args: list[str]) -> dict[str, Any]:
+    from click.testing import CliRunner
+
+    from medcite.cli.main import cli
+
+    result = CliRunner().invoke(cli, args, catch_exceptions=True)
+    out: dict[str, Any] = {"exit": result.exit_code}
+    if result.exit_code:
+        out["output"] = result.output[-1500:]
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        out["error"] = f"{type(result.exception).__name__}: {result.exception}"
+        out["traceback"] = "".join(traceback.format_exception(result.exception))[-2000:]
+    return out
+
+
+def read_json(path: Path) -> Any:
+    if not path.exists():
+        return None
+    text = path.read_text()
+    if path.suffix == ".jsonl":
+        return [json.loads(x) for x in text.splitlines() if x.strip()]
+    return json.loads(text)
+
+
+def sets_for(preset: str, url: str, grounding: bool = False) -> list[str]:
+    from oracle.server import llm_overrides
+
+    from medcite.config import load_settings
+    from medcite.pipeline import offline_overrides
+
+    base = load_settings(preset)
+    swaps = [o for o in offline_overrides(base, "local", grounding) if o != "--set"]
+    swaps += llm_overrides(url, list(base.llms))
+    out: list[str] = []
+    for s in swaps:
+        out += ["--set", s]
+    return out
+
+
+def main() -> int:
+    sys.path.insert(0, str(REPO / "tests"))
+    from oracle.answers import sentences
+    from oracle.gold import BIOASQ as BIOASQ_FILE
+    from oracle.gold import load
+    from oracle.harness import questions, snippet_store
+    from oracle.server import OracleServer
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--presets", default="", help="comma-separated (default: every preset)")
+    ap.add_argument("--questions", type=int, default=3)
+    ap.add_argument("--compare", type=Path, default=None)
+    args = ap.parse_args()
+
+    qs = questions(args.questions)
+    work = args.out
+    work.mkdir(parents=True, exist_ok=True)
+    store = snippet_store(work / "store", qs)
+    ids = {q.id for q in qs}
+    with gzip.open(BIOASQ_FILE, "rt", encoding="utf-8") as fh:
+        raw = [q for q in json.load(fh)["questions"] if q["id"] in ids]
+    qfile = work / "questions.json"
+    qfile.write_text(json.dumps({"questions": raw}, indent=1))
+    ground = work / "ground.jsonl"
+    ground.write_text("".join(json.dumps({"metadata": {"qa_id": q.id, "question": q.body},
+                                          "answer": [{"text": s, "existing_supported_citations": []}
+                                                     for s in sentences(q.ideal_answers[0])]}) + "\n"
+                              for q in qs))
+    chosen = [p for p in args.presets.split(",") if p] or presets()
+    results: dict[str, Any] = {}
+    server = OracleServer(load(qs), seed=0, timeout_s=2.0)
+    with server.running() as url:
+        for preset in chosen:
+            task = task_of(preset)
+            runs = work / "runs" / preset
+            shutil.rmtree(runs, ignore_errors=True)
+            runs.mkdir(parents=True)
+            entry: dict[str, Any] = {"task": task}
+            print(f"{preset} ({task}) ...", flush=True)
+            try:
+                if task == "b":
+                    out = runs / "run"
+                    entry["cli"] = invoke(["run", "--topics", str(qfile), "--corpus", str(store), "--out", str(out),
+                                           "--run-id", "snap", "--preset", preset, *sets_for(preset, url)])
+                    entry["submission"] = read_json(out / "submission.jsonl")
+                    answers = read_json(out / "answers.jsonl") or []
+                    entry["answers"] = [{k: a.get(k) for k in ("topic_id", "generator", "sentences", "verdict",
+                                                               "abstained")} for a in answers]
+                elif task == "a":
+                    out = runs / "run"
+                    entry["cli"] = invoke(["ground", "--input", str(ground), "--corpus", str(store), "--out",
+                                           str(out), "--run-id", "snap", "--preset", preset,
+                                           *sets_for(preset, url, grounding=True)])
+                    entry["submission"] = read_json(out / "submission.jsonl")
+                else:
+                    phases = ["phase-a"] if task == "phase-a" else ["phase-a", "phase-aplus", "phase-b"]
+                    for phase in phases:
+                        sub = runs / f"{phase}.json"
+                        extra = [] if phase == "phase-b" else ["--corpus", str(store)]
+                        entry[f"{phase}.cli"] = invoke(["bioasq", phase, "--questions", str(qfile), "--output",
+                                                        str(sub), "--run-dir", str(runs / phase), "--preset",
+                                                        preset, *extra, *sets_for(preset, url)])
+                        entry[phase] = read_json(sub)
+            except Exception as exc:  # noqa: BLE001 - a preset that cannot be set up is recorded, not fatal
+                entry["error"] = f"{type(exc).__name__}: {exc}"
+            results[preset] = entry
+            status = entry.get("cli", entry.get("phase-a.cli", {})).get("exit", "?")
+            print(f"  exit {status} {entry.get('error', '')}", flush=True)
+    (work / "outputs.json").write_text(json.dumps(results, indent=1, sort_keys=True))
+    if args.compare is None:
+        return 0
+    other = json.loads(args.compare.read_text())
+    differ = []
+    for preset in sorted(set(results) | set(other)):
+        a, b = results.get(preset), other.get(preset)
+        if a is None or b is None:
+            continue
+        strip = ("traceback",)
+        clean = [json.loads(json.dumps(x, sort_keys=True)) for x in (a, b)]
+        for c in clean:
+            for v in c.values():
+                if isinstance(v, dict):
+                    for s in strip:
+                        v.pop(s, None)
+        if clean[0] != clean[1]:
+            differ.append(preset)
+    print(f"compared {len(set(results) & set(other))} presets: {len(differ)} differ {differ}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
