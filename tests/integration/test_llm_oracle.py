@@ -70,7 +70,7 @@ def test_a_failing_server_never_leaves_a_topic_unanswered(fault: str, qs: list, 
     assert row["answered"] == 4 and row["pmids_outside_evidence"] == 0, row
 
 
-@pytest.mark.parametrize("preset", ["dsgt-ensemble", "pjs-config-5"])
+@pytest.mark.parametrize("preset", ["dsgt-ensemble", "pjs-config-5", "pjs-qwen-lora"])
 def test_bioasq_phase_b_with_the_oracle_scores_what_the_gold_exact_answers_score(preset: str, tmp_path: Path) -> None:
     from medcite.evaluate.bioasq import evaluate_phase_b
     from oracle.gold import held_out_questions

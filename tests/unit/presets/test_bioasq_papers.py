@@ -170,3 +170,14 @@ def test_union_orders_by_rrf_max_or_sum() -> None:
           for o in ("rrf", "max", "sum")}
     assert sorted(by["rrf"]) == ["a", "c"]  # the union of each member's top 1
     assert by["max"] == ["c", "a"] and by["sum"] == ["a", "c"]
+
+
+def test_pjs_phase_b_with_the_lora_finetuned_qwen() -> None:
+    """§2.3: 'Qwen/Qwen2.5-3B-Instruct' fine-tuned with LoRA, served by vLLM, the PJs prompt over the gold snippets
+    at temperature 0.01; an OpenAI-compatible client to vLLM under the adapter's name, zero-shot."""
+    s = load_settings("pjs-qwen-lora")
+    assert provenance.paper("pjs-qwen-lora") == {"file": "002", "run": "phase-b-qwen2.5-3b-lora"}
+    assert (s.llm.backend, s.llm.model, s.llm.temperature) == ("openai", "pj-mathematician/bioasq-task13B", 0.01)
+    assert (s.qa.backend, s.qa.prompt, s.qa.shots, s.qa.style, s.qa.ensemble) == ("llm", "pjs", 0, 1, [])
+    sources = provenance.sources("pjs-qwen-lora")
+    assert "Qwen2.5-3B-Instruct" in sources["llm.model"].quote and "vLLM" in sources["llm.backend"].quote
