@@ -22,8 +22,11 @@ Parts (``--part``):
   accuracy, list F1 and ROUGE-2 against what the gold exact answers themselves score.
 - ``rerank``: the listwise LLM reranker over each question's BM25 top 30: MAP@10 against the oracle ordering of
   the same pool (gold passages first).
+- ``task_a``: the Task A presets of :data:`TASK_A` grounding the questions' ideal-answer sentences (``medcite
+  ground``): the share of supported citations that are gold evidence of the sentence's question (the oracle's
+  stance judge supports only those: ceiling 1.0), beside BM25's top 3 cited blindly, and contradicted citations.
 
-    python benchmarks/bench_llm_oracle.py [--part task_b faults bioasq rerank] [--questions 30]
+    python benchmarks/bench_llm_oracle.py [--part task_b faults bioasq rerank task_a] [--questions 30]
 """
 
 from __future__ import annotations
@@ -42,7 +45,15 @@ import common  # noqa: E402
 
 from oracle.faults import CONTENT, REPLY  # noqa: E402
 from oracle.gold import held_out_questions  # noqa: E402
-from oracle.harness import gold_answers, listwise_map, questions, run_phase_b, run_preset, snippet_store  # noqa: E402
+from oracle.harness import (  # noqa: E402
+    gold_answers,
+    listwise_map,
+    questions,
+    run_grounding,
+    run_phase_b,
+    run_preset,
+    snippet_store,
+)
 
 NAME = "llm_oracle"
 WORK = common.REPO / "benchmarks" / "work" / "llm_oracle"
@@ -56,7 +67,9 @@ SAFETY = ("verify.gate=overlap", "generate.max_attempts=3", "generate.fallback_w
 FAULT_RUNS = [("clac25-a + safety nets", "clac25-a", SAFETY),
               ("dal25-rfr_monot5-msmarco_llama70b", "dal25-rfr_monot5-msmarco_llama70b", ()),
               ("clac25-a as the paper", "clac25-a", ())]
-BIOASQ_PRESETS = ["dsgt-b3", "pjs-config-4", "pjs-config-5"]
+BIOASQ_PRESETS = ["dsgt-b3", "pjs-config-4", "pjs-config-5", "pjs-qwen-lora"]
+#: Task A presets (the trained offline classifier first: no LLM, the comparison)
+TASK_A = ["offline-grounding", "dal25-expert", "dal25-emotional", "clac24-llm", "clac24-llm-nli"]
 log = logging.getLogger("bench_llm_oracle")
 
 
@@ -117,6 +130,16 @@ def part_rerank(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
     results["rerank"] = listwise_map(qs, store)
     log.info("rerank: %s", results["rerank"])
     save(results)
+
+
+def part_task_a(qs: list[Any], store: Path, results: dict[str, Any]) -> None:
+    """Each Task A preset grounding the questions' ideal-answer sentences."""
+    for preset in TASK_A:
+        row = run_grounding(preset, qs, store, WORK / "ground" / preset)
+        log.info("%s: precision %s (BM25 top 3 %s), %d supported citations", preset, row["precision"],
+                 row["bm25_top3_precision"], row["supported_citations"])
+        results.setdefault("task_a", {})[preset] = row
+        save(results)
 
 
 def save(results: dict[str, Any]) -> None:
@@ -185,13 +208,26 @@ def markdown(r: dict[str, Any]) -> str:
                   "|---|---|---|---|---|",
                   f"| {x['questions']} | {x['map10_listwise']} | {x['map10_oracle_order']} | {x['ratio']} | "
                   f"{x['map10_bm25']} |", ""]
+    if r.get("task_a"):
+        lines += ["### Task A: grounding faithful sentences", "",
+                  "Each question's ideal-answer sentences grounded by `medcite ground`. `precision`: supported "
+                  "citations that hold gold evidence of the sentence's question (the oracle's stance judge says "
+                  "SUPPORTS only for those: ceiling 1.0); trivial baseline: BM25's top 3 of each sentence cited "
+                  "blindly. `offline-grounding` has no LLM (medcite's trained stance classifier).", "",
+                  "| preset | sentences | grounded | supported citations | precision | BM25 top 3 precision | "
+                  "contradicted citations | framing | unrecognised | s |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for name, row in r["task_a"].items():
+            lines.append(f"| {name} | {row['sentences']} | {row['grounded_sentences']} | {row['supported_citations']} "
+                         f"| {row['precision']} | {row['bm25_top3_precision']} | {row['contradicted_citations']} | "
+                         f"{', '.join(row['framings']) or '-'} | {row['unrecognised']} | {row['seconds']} |")
+        lines.append("")
     lines += [f"Measured {r.get('measured', '')}."]
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", nargs="+", default=["task_b", "faults", "bioasq", "rerank"])
+    ap.add_argument("--part", nargs="+", default=["task_b", "faults", "bioasq", "rerank", "task_a"])
     ap.add_argument("--questions", type=int, default=30)
     ap.add_argument("--presets", nargs="*", help="Only these Task B presets (part task_b).")
     args = ap.parse_args()
@@ -200,7 +236,7 @@ def main() -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     path = common.RESULTS_DIR / f"{NAME}.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    results = {k: v for k, v in results.items() if k in ("task_b", "faults", "bioasq", "rerank")}
+    results = {k: v for k, v in results.items() if k in ("task_b", "faults", "bioasq", "rerank", "task_a")}
     results["measured"] = time.strftime("%Y-%m-%d")
     if args.presets:
         TASK_B[:] = args.presets
@@ -214,6 +250,8 @@ def main() -> None:
         part_bioasq(args.questions * 3, results)
     if "rerank" in args.part:
         part_rerank(qs, store, results)
+    if "task_a" in args.part:
+        part_task_a(qs[: max(8, args.questions // 3)], store, results)
     save(results)
 
 

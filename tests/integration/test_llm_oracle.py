@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oracle.faults import CONTENT, REPLY
-from oracle.harness import gold_answers, listwise_map, questions, run_phase_b, run_preset, snippet_store
+from oracle.harness import gold_answers, listwise_map, questions, run_grounding, run_phase_b, run_preset, snippet_store
 
 pytestmark = pytest.mark.slow  # about 2-3 minutes: each case runs a preset on a few topics
 
@@ -110,3 +110,13 @@ def test_a_failing_citation_judge_never_stops_the_run(fault: str, qs: list, stor
                      seed=5)
     assert row["planted"] >= 4 and row["answered"] == 4, row
     assert row["pmids_outside_evidence"] == 0 and row["sentences_over_3_pmids"] == 0
+
+
+def test_task_a_with_the_oracle_stance_judge_cites_only_gold_evidence(qs: list, store: Path, tmp_path: Path) -> None:
+    """Dalhousie's EmotionPrompt run (the stimulus appended to every request) grounds faithful sentences: every
+    supported citation holds gold evidence (the oracle's judge supports only those), far above BM25's top 3."""
+    row = run_grounding("dal25-emotional", qs[:4], store, tmp_path / "ground")
+    assert row["unrecognised"] == 0 and row["framings"] == ["emotionprompt"], row["calls"]
+    assert row["grounded_sentences"] >= 0.8 * row["sentences"], row
+    assert row["precision"] >= 0.98 and row["precision"] > row["bm25_top3_precision"], row
+    assert row["contradicted_citations"] == 0

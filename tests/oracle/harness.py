@@ -171,3 +171,72 @@ def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], Oracl
         finally:
             ctx.close()
     return read_phase_b_run(result.submission), server, time.perf_counter() - started
+
+
+def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tuple[str, ...] = ()
+                  ) -> dict[str, Any]:
+    """Task A of ``preset`` through ``medcite ground`` against the oracle (offline swaps for the other models):
+    each question's ideal-answer sentences are the answer to ground. Counts the supported citations that are
+    gold evidence of the sentence's question (the oracle's stance judge says SUPPORTS only for those, so the
+    ceiling is 1.0), contradicted citations, and, as the trivial baseline, the same share for BM25's top 3 of
+    each sentence cited blindly."""
+    from click.testing import CliRunner
+
+    from medcite.cli.main import cli
+    from medcite.config import load_settings
+    from medcite.corpus.store import DocumentStore
+    from medcite.pipeline import offline_overrides
+    from medcite.pipeline.context import Context
+
+    gold = load(qs)
+    server = OracleServer(gold, styles=STYLES)
+    base = load_settings(preset)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    items = out / "input.jsonl"
+    items.write_text("".join(json.dumps({"metadata": {"qa_id": q.id, "question": q.body},
+                                         "answer": [{"text": s, "existing_supported_citations": []}
+                                                    for s in sentences(q.ideal_answers[0])]}) + "\n" for q in qs))
+    started = time.perf_counter()
+    with server.running() as url:
+        swaps = [o for o in offline_overrides(base, "local", True) if o != "--set"]
+        swaps += llm_overrides(url, list(base.llms))
+        args = ["ground", "--input", str(items), "--corpus", str(store), "--out", str(out / "run"),
+                "--preset", preset]
+        for s in [*swaps, *sets]:
+            args += ["--set", s]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    seconds = time.perf_counter() - started
+    if result.exit_code != 0:
+        raise AssertionError(f"medcite ground --preset {preset} exited {result.exit_code}: {result.output[-2000:]}")
+    rows = [json.loads(x) for x in (out / "run" / "submission.jsonl").read_text().splitlines() if x.strip()]
+    by_id = {q.id: q for q in qs}
+    cited = correct = contradicted = baseline_cited = baseline_correct = n_sentences = grounded = 0
+    with DocumentStore.open(store) as docs:
+        ctx = Context(load_settings("bm25"), store=docs)
+        try:
+            bm25 = ctx.index("bm25")
+            for row in rows:
+                q = by_id[str(row["metadata"]["qa_id"])]
+                for s in row["answer"]:
+                    n_sentences += 1
+                    pmids = [str(p) for p in s.get("supported_citations", [])]
+                    grounded += bool(pmids)
+                    contradicted += len(s.get("contradicted_citations", []))
+                    articles = docs.get_many(pmids)
+                    cited += len(pmids)
+                    correct += sum(gold.is_gold(q, articles[p].text) for p in pmids if p in articles)
+                    top = [h.pmid for h in bm25.search(s["text"], 3)]
+                    blind = docs.get_many(top)
+                    baseline_cited += len(top)
+                    baseline_correct += sum(gold.is_gold(q, blind[p].text) for p in top if p in blind)
+        finally:
+            ctx.close()
+    framings = sorted({r.framing for r in server.log if r.framing})
+    return {"preset": preset, "sets": list(sets), "questions": len(qs), "sentences": n_sentences,
+            "grounded_sentences": grounded, "supported_citations": cited,
+            "precision": round(correct / cited, 4) if cited else None,
+            "bm25_top3_precision": round(baseline_correct / baseline_cited, 4) if baseline_cited else None,
+            "contradicted_citations": contradicted, "framings": framings,
+            "calls": dict(server.counts()), "unrecognised": server.counts().get("UNRECOGNISED", 0),
+            "seconds": round(seconds, 1)}

@@ -42,6 +42,7 @@ class Request:
     retry: bool = False
     topic: str = ""  # the gold question id the answer came from ("" when none)
     sentences: int = 0  # prose: the sentences of the right answer (before any fault)
+    framing: str | None = None  # the Dalhousie framing medcite applied to the request, if any
 
 
 @dataclass
@@ -76,7 +77,7 @@ class OracleServer:
             return 400, "the oracle does not recognise this prompt: no prompt file of medcite renders it", Request(None)
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
         style = self.styles[digest[0] % len(self.styles)]
-        entry = Request(found.name, style, retry=found.retry is not None)
+        entry = Request(found.name, style, retry=found.retry is not None, framing=found.framing)
         meaning = self.oracle.answer(found.name, found.values)
         entry.topic = meaning.question.id if meaning.question is not None else ""
         entry.sentences = len(meaning.sentences) if meaning.kind == "prose" else 0

@@ -4,7 +4,9 @@ Each packaged prompt file (``medcite/llm/prompts/*.txt``) becomes one pattern pe
 escaped, each ``{placeholder}`` a named group. A request is recognised when its first messages match one
 prompt's messages exactly (a retry conversation adds the model's answer and a ``retry`` prompt after them).
 Nothing is guessed from keywords: a prompt medcite changes changes the pattern with it, and a message no prompt
-file produced is reported as unrecognised.
+file produced is reported as unrecognised. The framings of Dalhousie 2025's paired runs
+(:mod:`medcite.llm.personas`: the expert role put before a system message, the EmotionPrompt stimulus appended
+to the last user message) are taken off before matching and reported in :attr:`Recognised.framing`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from medcite.llm.personas import EMOTION_STIMULUS, EXPERT_ROLE
 from medcite.llm.prompts import load_prompt, prompt_names
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -80,6 +83,7 @@ class Recognised:
     values: dict[str, str]
     later: list[dict[str, Any]] = field(default_factory=list)
     retry: dict[str, str] | None = None  # the values of the last retry/repair prompt, if the conversation has one
+    framing: str | None = None  # "expert" / "emotionprompt" when medcite framed the request (llm.personas.frame)
 
 
 _FEEDBACK = ("retry", "retry_plain", "bioasq_repair")
@@ -99,9 +103,37 @@ def _fits(template: Template, messages: list[dict[str, Any]], start: int) -> tup
     return None
 
 
+def unframe(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """``messages`` without the framing :func:`medcite.llm.personas.frame` applied, and which one it was."""
+    out = [dict(m) for m in messages]
+    framing = None
+    system = next((m for m in out if m.get("role") == "system"), None)
+    if system is not None and str(system.get("content") or "").startswith(EXPERT_ROLE):
+        rest = str(system["content"])[len(EXPERT_ROLE):].lstrip(" ")
+        if rest:
+            system["content"] = rest
+        else:
+            out.remove(system)
+        framing = "expert"
+    user = next((m for m in reversed(out) if m.get("role") == "user"), None)
+    suffix = f"\n\n{EMOTION_STIMULUS}"
+    if user is not None and str(user.get("content") or "").endswith(suffix):
+        user["content"] = str(user["content"])[: -len(suffix)]
+        framing = "emotionprompt"
+    return out, framing
+
+
 def recognise(messages: list[dict[str, Any]]) -> Recognised | None:
     """The prompt file a conversation asks about: the last prompt (not a retry's feedback) its messages hold,
     so a few-shot example before the question is passed over and a retry keeps its original prompt."""
+    plain, framing = unframe(messages)
+    found = _recognise(plain)
+    if found is not None:
+        found.framing = framing
+    return found
+
+
+def _recognise(messages: list[dict[str, Any]]) -> Recognised | None:
     best: tuple[int, int, Template, dict[str, str]] | None = None
     retry: dict[str, str] | None = None
     for start in range(len(messages)):

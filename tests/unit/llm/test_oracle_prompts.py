@@ -36,3 +36,18 @@ def test_a_retry_keeps_its_original_prompt_and_a_few_shot_example_is_passed_over
 
 def test_text_no_prompt_file_renders_is_not_recognised() -> None:
     assert recognise([{"role": "user", "content": "Tell me about statins."}]) is None
+
+
+@pytest.mark.parametrize("framing", ["expert", "emotionprompt"])
+def test_a_dalhousie_framing_is_taken_off_and_reported(framing: str) -> None:
+    from medcite.llm.personas import frame
+
+    messages = render("stance", statement="Statins lower LDL.", title="T", abstract="Statins lowered LDL.")
+    found = recognise(frame(messages, framing))
+    assert found is not None and found.name == "stance" and found.framing == framing
+    assert found.values["statement"] == "Statins lower LDL."
+    assert recognise(messages) is not None and recognise(messages).framing is None
+    # a stimulus in the middle of the text is not a framing: the message is not any prompt file
+    tampered = [dict(m) for m in messages]
+    tampered[-1]["content"] = "This is very important to my career.\n\n" + tampered[-1]["content"]
+    assert recognise(tampered) is None
