@@ -24,21 +24,12 @@ from ..errors import InputError
 from ..io import read_bioasq_questions
 from ..types import Article, Hit
 from .dedup import DedupOptions, Groups, duplicate_groups, representatives
+from .questions import Question
 
 log = logging.getLogger(__name__)
 
 _PMID_URL = re.compile(r"(?:^|/)(\d+)/?$")
 _BATCH = re.compile(r"(\d+)\s*[bB]\s*(\d+)")
-
-
-@dataclass(frozen=True)
-class Question:
-    """A BioASQ question with its gold PMIDs (``batch`` is e.g. ``"9B3"`` when the file says so)."""
-
-    id: str
-    body: str
-    gold: tuple[str, ...]
-    batch: str | None = None
 
 
 @dataclass(frozen=True)
