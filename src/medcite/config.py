@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from . import registry
 from .errors import ConfigError
+from .index.milvus.server import MilvusSettings
 from .registry import stage_field
 from .settings_base import MAX_HITS, Section
 
@@ -261,45 +262,25 @@ class BioASQSettings(Section):
     splitter: Literal["syntok", "pysbd"] = Field("syntok", description="Sentence splitter of the abstracts.")
 
 
-class MilvusSettings(Section):
-    """Where the Milvus server is and how medcite uses it (``index.milvus``; see docs/SEARCH.md, "Milvus")."""
-
-    uri: str = Field(
-        "http://127.0.0.1:19530",
-        description="Milvus server address: a single node or cluster proxy (http://HOST:19530) or a Zilliz Cloud "
-        "endpoint (https://...). The same client talks to all of them.",
-    )
-    token_env: str = Field(
-        "MILVUS_TOKEN",
-        description="Environment variable holding the credentials ('user:password', or a Zilliz API key); unset "
-        "or empty: no authentication. The token itself never enters the settings or run directories.",
-    )
-    db_name: str = Field("", description="Milvus database of the collection ('' = the server's default database).")
-    collection: str | None = Field(
-        None,
-        description="Collection name; None: medcite_<store id>_<layout hash>, one collection per document store "
-        "and index layout (the named indexes served by Milvus, their analysis and encoders).",
-    )
-    timeout_s: float = Field(10.0, gt=0, description="Seconds to wait for the server on connect and on each call.")
-    batch_size: int = Field(512, ge=1, description="Articles per upsert batch when the collection follows the store.")
-    hybrid: Literal["server", "client"] = Field(
-        "server",
-        description="With index.backend=milvus and 'rrf' fusion, plain 'bm25' and 'dense' branches of equal weight "
-        "and budget become one 'milvus-hybrid' branch (both searches and their RRF in one server call per query); "
-        "'client': keep the branches and fuse in medcite.",
-    )
-
-
 class IndexSettings(Section):
-    """Which engine serves the named indexes (``indexes``): the embedded ones, or a Milvus server."""
+    """Which engine serves the named indexes (``indexes``): a registered engine (registry stage 'engine')."""
 
-    backend: Literal["embedded", "milvus"] = Field(
+    backend: str = Field(
         "embedded",
-        description="'embedded': each entry of `indexes` uses its own backend (tantivy, bm25s, FAISS); 'milvus': "
-        "every sparse entry becomes 'milvus-bm25' and every vector entry 'milvus-dense' (same analysis, encoder "
-        "and layout options), all in one collection of the Milvus server `index.milvus.uri`.",
+        description="The engine (registry stage 'engine'): 'embedded': each entry of `indexes` uses its own backend "
+        "(tantivy, bm25s, FAISS); 'milvus': every sparse entry becomes 'milvus-bm25' and every vector entry "
+        "'milvus-dense' (same analysis, encoder and layout options), all in one collection of the Milvus server "
+        "`index.milvus.uri`.",
     )
     milvus: MilvusSettings = Field(default_factory=MilvusSettings, description="The Milvus server and collection.")
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_engine(cls, value: str) -> str:
+        known = registry.names("engine")
+        if value not in known:
+            raise ValueError(f"unknown index engine {value!r}: choose one of {', '.join(known)}")
+        return value
 
 
 class Settings(Section):
@@ -375,72 +356,18 @@ class Settings(Section):
         return out
 
     @model_validator(mode="after")
-    def _served_by_milvus(self) -> Settings:
-        """``index.backend=milvus``: every named index (and the hybrid branches) moves to the Milvus server."""
-        if self.index.backend == "milvus":
-            indexes, branches = _to_milvus(self)
-            # set without re-validation: the values are validated configs, and assignment would run this again
-            object.__setattr__(self, "indexes", indexes)
-            object.__setattr__(self.retrieve, "branches", branches)
+    def _served_by_engine(self) -> Settings:
+        """The engine ``index.backend`` names (registry stage 'engine') serves the named indexes and branches:
+        ``milvus`` moves every one to the Milvus server (:mod:`medcite.index.milvus.engine`)."""
+        # an IndexEngine (medcite.index.engine), found by name: the settings tree imports no engine
+        indexes, branches = registry.load("engine", self.index.backend).serve(self)
+        # set without re-validation: the values are validated configs, and assignment would run this again
+        object.__setattr__(self, "indexes", indexes)
+        object.__setattr__(self.retrieve, "branches", branches)
         return self
 
     def hash(self) -> str:
         return settings_hash(self)
-
-
-#: index backend kind -> the Milvus backend that serves an index of that kind
-_MILVUS_BACKENDS = {"sparse": "milvus-bm25", "vector": "milvus-dense"}
-#: options an embedded index carries over to its Milvus stand-in when it set them (the rest take Milvus defaults)
-_CARRIED = {"sparse": ("stemmer", "stopwords", "k1", "b", "fields"),
-            "vector": ("encoder", "index_type", "hnsw_m", "ef_construction", "ef_search", "nlist", "nprobe")}
-
-
-def _to_milvus(settings: Settings) -> tuple[dict[str, Any], list[Any]]:
-    """The named indexes moved to their Milvus backends, and the branches with server-side hybrid search."""
-    indexes: dict[str, Any] = {}
-    for name, cfg in settings.indexes.items():
-        kind = getattr(cfg, "kind", "")
-        target = _MILVUS_BACKENDS.get(kind)
-        if target is None or cfg.backend.startswith("milvus"):
-            indexes[name] = cfg
-            continue
-        kept = cfg.model_dump(mode="json", include=set(cfg.model_fields_set) | {"encoder"})
-        carried = {k: v for k, v in kept.items() if k in _CARRIED[kind]}
-        if carried.get("index_type") == "ivfpq":
-            carried["index_type"] = "ivf_pq"
-        try:
-            indexes[name] = registry.validate_config("index", {"backend": target, **carried})
-        except ConfigError as exc:
-            raise ConfigError(f"index {name!r} cannot move to Milvus (index.backend=milvus): {exc.message}",
-                              hint=exc.hint) from None
-    return indexes, _hybrid_branches(settings, indexes)
-
-
-def _hybrid_branches(settings: Settings, indexes: dict[str, Any]) -> list[Any]:
-    """Plain ``bm25`` and ``dense`` branches fused by RRF, of equal weight, budget and queries, become one
-    ``milvus-hybrid`` branch (the server runs both searches and their RRF) when ``index.milvus.hybrid`` is
-    'server'. With several sub-queries the server fuses each sub-query's two runs, then medcite fuses the
-    sub-queries' runs by RRF as before."""
-    r = settings.retrieve
-    branches = list(r.branches)
-    if settings.index.milvus.hybrid != "server" or r.fusion != "rrf":
-        return branches
-    chosen = [b for b in branches if b.backend in ("bm25", "dense")
-              and getattr(indexes.get(b.index), "backend", "").startswith("milvus")]
-    sparse = [b for b in chosen if b.backend == "bm25"]
-    dense = [b for b in chosen if b.backend == "dense"]
-    same = {(b.weight, b.k, tuple(b.queries) if b.queries is not None else None) for b in chosen}
-    if len(sparse) != 1 or not dense or len(same) != 1:
-        return branches
-    first = branches.index(chosen[0])
-    hybrid = registry.validate_config("retriever", {
-        "backend": "milvus-hybrid", "label": "hybrid", "index": sparse[0].index,
-        "vector_indexes": [b.index for b in dense], "rrf_k": r.rrf_k, "k": chosen[0].k,
-        "weight": chosen[0].weight, "queries": chosen[0].queries,
-    })
-    rest = [b for b in branches if b not in chosen]
-    rest.insert(first, hybrid)
-    return rest
 
 
 def settings_hash(settings: BaseModel) -> str:

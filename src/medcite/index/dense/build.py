@@ -30,10 +30,10 @@ from . import faiss_index as fx
 from . import folder as fo
 from .chunks import Chunk, check_vectors, chunk_files, encode_chunks, start_or_resume
 from .encoders import Encoder, load_encoder
+from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
 
 log = logging.getLogger(__name__)
 

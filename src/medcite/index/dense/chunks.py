@@ -20,10 +20,10 @@ from ...errors import IndexMismatchError, InputError
 from ...io import atomic_write, write_json
 from ...progress import progress
 from .encoders import Encoder
+from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from .encoders import Encoder, load_encoder
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
+    from .faiss_config import FaissConfig
 
 log = logging.getLogger(__name__)
 

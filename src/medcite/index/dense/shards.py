@@ -40,7 +40,7 @@ from .importer import _open_embeds, _read_pmids, check_chunks, find_chunks
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
+    from .faiss_config import FaissConfig
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from ...errors import ConfigError, IndexMismatchError, InputError, MedciteError
 from ...registry import require
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings
+    from .server import MilvusSettings
 
 log = logging.getLogger(__name__)
 

@@ -36,10 +36,10 @@ from . import client as mc
 from .layout import Layout, analyzer_params, field_name
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings
     from ...context import BuildContext
     from ...corpus.store import DocumentStore
     from ..dense.encoders import Encoder
+    from .server import MilvusSettings
 
 log = logging.getLogger(__name__)
 

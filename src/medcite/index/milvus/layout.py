@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from ..base import digest
+from .configs import MilvusBM25Config, MilvusDenseConfig
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings, Settings
-    from .bm25_backend import MilvusBM25Config
-    from .dense_backend import MilvusDenseConfig
+    from ...config import Settings
+    from .server import MilvusSettings
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 
@@ -39,10 +39,10 @@ class Layout:
     def of(cls, settings: Settings) -> Layout:
         layout = cls()
         for name, cfg in sorted(settings.indexes.items()):
-            if cfg.backend == "milvus-bm25":
-                layout.sparse[name] = cfg  # type: ignore[assignment]
-            elif cfg.backend == "milvus-dense":
-                layout.vector[name] = cfg  # type: ignore[assignment]
+            if isinstance(cfg, MilvusBM25Config):
+                layout.sparse[name] = cfg
+            elif isinstance(cfg, MilvusDenseConfig):
+                layout.vector[name] = cfg
         return layout
 
     def identity(self) -> dict[str, Any]:
