@@ -34,6 +34,7 @@ from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
+    from ...types import Article
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,7 @@ def update_dense_index(
     changed: list[int] = []
     new_live: list[np.ndarray] = []
     view = fo.row_files(out, files)
-    batch: list[Any] = []
+    batch: list[Article] = []
     if encoder is not None:
         with progress(total=store.count_changes_since(since), desc="dense update", unit="doc") as bar:
             for article in store.iter_changes(since):
@@ -204,9 +205,9 @@ def update_dense_index(
 
 
 def _append(
-    view: Any,
-    index: Any,
-    batch: list[Any],
+    view: fo.RowFiles,
+    index: fx.FaissIndexObject,
+    batch: list[Article],
     encoder: Encoder,
     rows: int,
     dim: int,

@@ -50,12 +50,12 @@ class Loaded:
 
     manifest: dict[str, Any]
     params: fx.IndexParams
-    index: Any
+    index: fx.FaissIndexObject
     vectors: np.ndarray
     pmids: np.ndarray
     live: np.ndarray
 
-    selector: Any = None
+    selector: object | None = None
     n_live: int = 0
 
     def __post_init__(self) -> None:
@@ -98,7 +98,7 @@ def load(folder: str | Path, manifest: dict[str, Any] | None = None) -> Loaded:
     return Loaded(manifest, params, index, vectors, pmids, live.astype(bool))
 
 
-class _FileView:
+class RowFiles:
     """Adapter so faiss_index.open_rows/append_rows work on generation-named files."""
 
     def __init__(self, folder: Path, vectors: str, pmids: str) -> None:
@@ -113,8 +113,8 @@ class _FileView:
         )
 
 
-def row_files(folder: Path, files: dict[str, str]) -> _FileView:
-    return _FileView(folder, files["vectors"], files["pmids"])
+def row_files(folder: Path, files: dict[str, str]) -> RowFiles:
+    return RowFiles(folder, files["vectors"], files["pmids"])
 
 
 def next_serial(files: dict[str, str] | None) -> int:
