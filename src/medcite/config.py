@@ -491,7 +491,7 @@ def _for_backend(old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...]
 MAX_OVERRIDE_INT = 2**63 - 1
 
 
-def _check_numbers(value: Any, item: str) -> None:
+def _check_numbers(value: object, item: str) -> None:
     """Integers past 64 bits (``retrieve.k=1e30`` as digits) would overflow later, deep in a backend."""
     if isinstance(value, bool):
         return

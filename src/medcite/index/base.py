@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
 from ..settings_base import BackendConfig
 from ..types import Hit
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..corpus.store import DocumentStore
+    from .dense.encoders import Encoder
 
 INDEXES = "indexes"
 
@@ -52,7 +53,7 @@ class EncodedSearch:
     """Text search of a vector index: queries encoded by its ``encoder``, then :meth:`search_vectors` (which
     each backend implements) — shared so FAISS and a server engine encode queries the same way."""
 
-    encoder: Any
+    encoder: Encoder
     search_vectors: Callable[[np.ndarray, int], list[list[Hit]]]
 
     def search(self, query: str, k: int) -> list[Hit]:
@@ -88,14 +89,14 @@ class TermStatistics(Protocol):
     def doc_freq(self, term: str) -> int: ...
 
 
-def term_statistics(index: Any) -> TermStatistics | None:
+def term_statistics(index: object) -> TermStatistics | None:
     """Where the document count and frequencies of ``index``'s terms come from: the index itself when it counts
     its terms (tantivy, bm25s), what its ``term_statistics()`` opens when it keeps them elsewhere (milvus-bm25),
     else None."""
     opener = getattr(index, "term_statistics", None)
     if callable(opener):
-        return opener()  # type: ignore[no-any-return]
-    return index if callable(getattr(index, "doc_freq", None)) else None
+        return cast(TermStatistics, opener())
+    return cast(TermStatistics, index) if callable(getattr(index, "doc_freq", None)) else None
 
 
 @runtime_checkable
@@ -109,7 +110,7 @@ class VectorIndex(Protocol):
 
     name: str
     dim: int
-    encoder: Any
+    encoder: Encoder
 
     def __len__(self) -> int: ...
 

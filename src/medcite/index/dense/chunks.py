@@ -24,6 +24,7 @@ from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
+    from ...types import Article
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def encode_chunks(
         after = max(int(p) for p in last)
         log.info("%d chunks already encoded; continuing after PMID %d", len(done), after)
     number = len(done)
-    batch: list[Any] = []
+    batch: list[Article] = []
     total = store.count(shard=shard) if shard else len(store)
     desc = f"dense encode {shard[0]}/{shard[1]}" if shard else "dense build"
     rows = encoded_rows(chunk_dir)

@@ -24,13 +24,14 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from pydantic import Field
 
 from ...errors import ConfigError
 from ...progress import progress
+from ...registry import stage_field
 from ...settings_base import BackendConfig
 from ...types import Article
 
@@ -68,10 +69,10 @@ class Encoder(Protocol):
 
 # -- shared helpers --------------------------------------------------------------------------
 def encode_batched(
-    items: Sequence[Any],
-    encode_batch: Callable[[list[Any]], np.ndarray],
+    items: Sequence[T],
+    encode_batch: Callable[[list[T]], np.ndarray],
     *,
-    length: Callable[[Any], int],
+    length: Callable[[T], int],
     batch_size: int,
     dim: int,
     desc: str,
@@ -206,7 +207,7 @@ def model_identity(folder: str) -> str:
     return "sha256:" + h.hexdigest()[:24]
 
 
-def make_fingerprint(**space: Any) -> str:
+def make_fingerprint(**space: object) -> str:
     """Stable short hash of what defines a vector space."""
     blob = json.dumps(space, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -258,6 +259,14 @@ class EncoderConfig(BackendConfig):
             if folder is not None:
                 data[f"{key}_identity"] = model_identity(folder)
         return data
+
+
+if TYPE_CHECKING:
+    EncoderField = EncoderConfig
+else:
+    #: a settings field holding one encoder backend's config: the registry's discriminated union to pydantic
+    #: (:func:`medcite.registry.stage_field`), an :class:`EncoderConfig` (what it validates to) to type checkers
+    EncoderField = stage_field("encoder")
 
 
 def _local_folder(name: str) -> str | None:

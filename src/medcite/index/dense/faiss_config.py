@@ -10,9 +10,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from ...registry import stage_field
 from ..base import IndexConfig
-from .encoders import EncoderConfig
+from .encoders import EncoderConfig, EncoderField
 
 
 class FaissConfig(IndexConfig):
@@ -24,7 +23,7 @@ class FaissConfig(IndexConfig):
     )
 
     backend: Literal["faiss"] = "faiss"
-    encoder: stage_field("encoder") = Field(  # type: ignore[valid-type]
+    encoder: EncoderField = Field(
         default_factory=lambda: _default_encoder(),
         description="The encoder of the articles (and queries): 'minilm' (packaged, offline), 'minilm-onnx' "
         "(no torch), 'medcpt', a Hugging Face name or folder, or a full encoder config.",
@@ -53,7 +52,7 @@ class FaissConfig(IndexConfig):
     threads: int = Field(0, ge=0, description="FAISS threads; 0 = all cores (1 is faster on a busy machine).")
 
     def model_names(self) -> list[str]:
-        return self.encoder.model_names()  # type: ignore[no-any-return,attr-defined]
+        return self.encoder.model_names()
 
     def identity(self) -> dict[str, Any]:
         """Only the encoder (and the store the folder sits in) decide what the index holds."""

@@ -61,7 +61,7 @@ class MilvusBM25Index:
         name = next((n for n, c in coll.layout.sparse.items() if c == cfg), None)
         if name is None:  # a config built by hand, not an entry of ctx.settings.indexes
             raise_unknown(cfg.backend)
-        return cls(coll, name, cfg, ctx.store)  # type: ignore[arg-type]
+        return cls(coll, name, cfg, ctx.store)
 
     def __len__(self) -> int:
         return len(self.collection)

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from .server import MilvusSettings
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 FORMAT = "1"
 PROP_FORMAT, PROP_STORE, PROP_SEQ, PROP_LAYOUT = "medcite.format", "medcite.store_id", "medcite.seq", "medcite.layout"
@@ -121,7 +123,7 @@ class MilvusCollection:
                         "matches unstemmed terms (a Milvus server stems as asked)", server.uri, version)
         return coll
 
-    def _call(self, doing: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, doing: str, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
         return mc.call(self.server, doing, lambda: fn(*args, **kwargs), self.name)
 
     def exists(self) -> bool:

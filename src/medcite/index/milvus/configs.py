@@ -7,15 +7,14 @@ become, and below the backends (:mod:`.bm25_backend`, :mod:`.dense_backend`) and
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NoReturn
 
 from pydantic import Field, field_validator
 
 from ... import registry
 from ...errors import ConfigError
-from ...registry import stage_field
 from ..base import IndexConfig
-from ..dense.encoders import EncoderConfig
+from ..dense.encoders import EncoderConfig, EncoderField
 from ..sparse.base import SparseConfig
 
 
@@ -54,7 +53,7 @@ class MilvusDenseConfig(IndexConfig):
     runtime_fields: ClassVar[frozenset[str]] = frozenset({"ef_search", "nprobe"})
 
     backend: Literal["milvus-dense"] = "milvus-dense"
-    encoder: stage_field("encoder") = Field(  # type: ignore[valid-type]
+    encoder: EncoderField = Field(
         default_factory=_default_encoder,
         description="The encoder of the articles (and queries): 'minilm' (packaged, offline), 'minilm-onnx', "
         "'medcpt', a Hugging Face name or folder, or a full encoder config.",
@@ -70,12 +69,12 @@ class MilvusDenseConfig(IndexConfig):
     pq_m: int = Field(0, ge=0, description="IVF-PQ sub-quantizers; 0 = a divisor of dim near dim/4.")
 
     def model_names(self) -> list[str]:
-        return self.encoder.model_names()  # type: ignore[no-any-return,attr-defined]
+        return self.encoder.model_names()
 
     def identity(self) -> dict[str, Any]:
         """The encoder's vector space and the index layout (search-time options left out)."""
         data = self.model_dump(mode="json", exclude={"encoder", *self.runtime_fields})
-        return {**data, "encoder": self.encoder.identity()}  # type: ignore[attr-defined]
+        return {**data, "encoder": self.encoder.identity()}
 
     def build_params(self, dim: int) -> dict[str, Any]:
         if self.index_type == "hnsw":
@@ -96,6 +95,6 @@ class MilvusDenseConfig(IndexConfig):
         return {"metric_type": "IP", "params": params}
 
 
-def raise_unknown(backend: str) -> None:
+def raise_unknown(backend: str) -> NoReturn:
     raise ConfigError(f"a {backend} index must be an entry of the settings' `indexes`",
                       hint="name it under `indexes` (e.g. --set indexes.bm25.backend=milvus-bm25)")

@@ -43,7 +43,7 @@ class MilvusDenseIndex(EncodedSearch):
         name = next((n for n, c in coll.layout.vector.items() if c == cfg), None)
         if name is None:
             raise_unknown(cfg.backend)
-        return cls(coll, name, cfg)  # type: ignore[arg-type]
+        return cls(coll, name, cfg)
 
     def __len__(self) -> int:
         return len(self.collection)

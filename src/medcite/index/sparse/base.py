@@ -147,10 +147,10 @@ class SparseBackend(Protocol):
     name: str
 
     @classmethod
-    def check_settings(cls, settings: Any) -> None: ...
+    def check_settings(cls, settings: SparseConfig) -> None: ...
 
     @classmethod
-    def sync(cls, folder: Path, store: DocumentStore, settings: Any, since: int | None) -> Applied:
+    def sync(cls, folder: Path, store: DocumentStore, settings: SparseConfig, since: int | None) -> Applied:
         """Index the store's changes after ``since`` (everything when None) into ``folder``."""
         ...
 

@@ -19,6 +19,7 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -67,11 +68,11 @@ class BM25SConfig(SparseConfig):
     )
 
 
-def _bm25s() -> Any:
+def _bm25s() -> ModuleType:
     return require("bm25s", "bm25s", "the bm25s index backend")
 
 
-def _stemmer_module(settings: SparseConfig) -> Any:
+def _stemmer_module(settings: SparseConfig) -> ModuleType:
     """PyStemmer (imported as ``Stemmer``), or MissingExtraError naming the package to install."""
     try:
         return importlib.import_module("Stemmer")

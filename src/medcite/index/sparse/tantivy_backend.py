@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import tantivy
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
 from ...progress import progress
@@ -62,7 +62,7 @@ class TantivyConfig(SparseConfig):
 
     @field_validator("k1", "b")
     @classmethod
-    def _fixed(cls, value: float, info: Any) -> float:
+    def _fixed(cls, value: float, info: ValidationInfo) -> float:
         fixed = TANTIVY_K1 if info.field_name == "k1" else TANTIVY_B
         if abs(value - fixed) > 1e-9:
             raise ValueError(
