@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 #: indexes every settings tree has unless it replaces them: BM25 and a dense index with the packaged MiniLM
-DEFAULT_INDEXES: dict[str, dict[str, Any]] = {"bm25": {"backend": "tantivy"}, "dense": {"backend": "faiss"}}
+DEFAULT_INDEXES: dict[str, dict[str, str]] = {"bm25": {"backend": "tantivy"}, "dense": {"backend": "faiss"}}
 
 # where in the settings tree a backend config of which stage sits ("*": any name)
 _STAGE_PATHS: dict[tuple[str, ...], str] = {
@@ -461,8 +461,9 @@ def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
     for key, value in over.items():
         old = out.get(key)
         where = (*path, key)
-        if isinstance(value, dict) and isinstance(old, str) and _stage_at(where):
-            old = registry.shorthand(_stage_at(where), old)  # type: ignore[arg-type]
+        stage = _stage_at(where)
+        if isinstance(value, dict) and isinstance(old, str) and stage:
+            old = registry.shorthand(stage, old)
         if isinstance(value, dict) and isinstance(old, dict):
             out[key] = merge(_for_backend(old, value, where), value, where)
         elif isinstance(value, dict) and old is not None and not isinstance(old, dict):
