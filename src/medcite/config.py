@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from . import registry
 from .errors import ConfigError
 from .index.milvus.server import MilvusSettings
+from .io import JSONObject
 from .registry import stage_field
 from .settings_base import MAX_HITS, Section
 
@@ -348,7 +349,7 @@ class Settings(Section):
         """Keep the default indexes a preset does not mention; an entry without a backend keeps its default."""
         if not isinstance(value, dict):
             return value
-        out: dict[str, Any] = dict(DEFAULT_INDEXES)
+        out: JSONObject = dict(DEFAULT_INDEXES)
         for name, entry in value.items():
             if isinstance(entry, dict) and name in DEFAULT_INDEXES and "backend" not in entry:
                 entry = {**DEFAULT_INDEXES[name], **entry}
@@ -380,7 +381,7 @@ def settings_hash(settings: BaseModel) -> str:
 NOTE_KEYS = ("description", "paper", "sources")
 
 
-def preset_json(name: str) -> dict[str, Any]:
+def preset_json(name: str) -> JSONObject:
     """The preset file as written (its own keys only, ``extends`` not followed)."""
     return _preset_json(name)
 
@@ -412,7 +413,7 @@ def _preset_text(name: str) -> str:
     return res.read_text(encoding="utf-8")
 
 
-def _preset_json(name: str) -> dict[str, Any]:
+def _preset_json(name: str) -> JSONObject:
     try:
         data = json.loads(_preset_text(name))
     except json.JSONDecodeError as exc:
@@ -432,7 +433,7 @@ def preset_sections(name: str) -> set[str]:
     return set(_read_preset(name))
 
 
-def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
+def _read_preset(name: str, chain: tuple[str, ...] = ()) -> JSONObject:
     if name in chain:
         raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
     data = _preset_json(name)
@@ -454,7 +455,7 @@ def _stage_at(path: Sequence[str]) -> str | None:
     return None
 
 
-def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
+def merge(base: JSONObject, over: JSONObject, path: tuple[str, ...] = ()) -> JSONObject:
     """Deep-merge ``over`` into ``base``. A stage section whose ``backend`` changes keeps only the keys
     its new backend has (see the module docstring)."""
     out = dict(base)
@@ -474,7 +475,7 @@ def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
     return out
 
 
-def _for_backend(old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+def _for_backend(old: JSONObject, new: JSONObject, path: tuple[str, ...]) -> JSONObject:
     stage = _stage_at(path)
     backend = new.get("backend")
     if stage is None or not isinstance(backend, str) or backend == old.get("backend"):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
+from ..io import JSONObject
 from ..settings_base import BackendConfig
 from ..types import Hit
 
@@ -34,7 +35,7 @@ class IndexConfig(BackendConfig):
 
     kind: ClassVar[str] = ""
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What the index holds depends on (not runtime or layout choices): names its folder."""
         return self.model_dump(mode="json", exclude=set(self.runtime_fields))
 
@@ -70,7 +71,7 @@ class SparseIndex(Protocol):
     """A loaded BM25 index: free-text queries in, ranked hits (PMIDs) out. Never raises on odd text."""
 
     name: str
-    manifest: dict[str, Any]
+    manifest: JSONObject
 
     def __len__(self) -> int: ...
 
@@ -114,7 +115,7 @@ class VectorIndex(Protocol):
 
     def __len__(self) -> int: ...
 
-    def sync(self, store: DocumentStore, since: int | None = None) -> dict[str, Any]: ...
+    def sync(self, store: DocumentStore, since: int | None = None) -> JSONObject: ...
 
     def search(self, query: str, k: int) -> list[Hit]: ...
 

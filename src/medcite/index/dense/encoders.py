@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ...progress import progress
 from ...registry import stage_field
 from ...settings_base import BackendConfig
@@ -249,7 +250,7 @@ class EncoderConfig(BackendConfig):
         cpu, other = self.typical_docs_per_s
         return cpu if self.device == "cpu" else other
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What defines the vector space: the config without runtime fields, plus the content identity of
         every local model folder it names (so retraining ``models:NAME`` gives a new identity)."""
         data = self.model_dump(mode="json", exclude=set(self.runtime_fields))
@@ -280,7 +281,7 @@ def _local_folder(name: str) -> str | None:
     return str(folder) if (folder / "config.json").is_file() else None
 
 
-def parse_encoder(text: str) -> dict[str, Any]:
+def parse_encoder(text: str) -> JSONObject:
     """The encoder shorthand: ``minilm`` (packaged), ``minilm-onnx`` (no torch), ``medcpt`` (the MedCPT
     query/article pair), else a sentence-transformers model name or folder."""
     name = text.strip()
@@ -293,7 +294,7 @@ def parse_encoder(text: str) -> dict[str, Any]:
     return {"backend": "sentence-transformers", "model": name}
 
 
-def spec_to_config(spec: dict[str, Any]) -> EncoderConfig:
+def spec_to_config(spec: JSONObject) -> EncoderConfig:
     """An encoder config from an index manifest's ``encoder.spec`` (also the pre-0.2 layout with
     ``encoder``/``query_encoder`` keys)."""
     from ... import registry

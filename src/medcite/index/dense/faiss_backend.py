@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
+from ...io import JSONObject
 from ...types import Hit
 from ..base import EncodedSearch, index_folder
 from . import faiss_index as fx
@@ -60,7 +61,7 @@ class FaissIndex(EncodedSearch):
         self.encoder = encoder
         self._load(manifest)
 
-    def _load(self, manifest: dict[str, Any]) -> None:
+    def _load(self, manifest: JSONObject) -> None:
         self._index = fo.load(self.path, manifest)
         self.manifest = manifest
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None
@@ -94,7 +95,7 @@ class FaissIndex(EncodedSearch):
     def __len__(self) -> int:
         return self._index.n_live
 
-    def sync(self, store: DocumentStore, since: int | None = None) -> dict[str, Any]:
+    def sync(self, store: DocumentStore, since: int | None = None) -> JSONObject:
         """Apply the store's changes after ``since`` (None: after the sequence number in the manifest)."""
         from .build import update_dense_index
 
@@ -188,7 +189,7 @@ def adopt_earlier_folder(store: DocumentStore, folder: Path, encoder: Encoder) -
     return False
 
 
-def _settings_from_manifest(manifest: dict[str, Any]) -> FaissConfig:
+def _settings_from_manifest(manifest: JSONObject) -> FaissConfig:
     """The index's config as recorded (encoder from its spec; fields of older manifests that no longer
     exist are ignored)."""
     from .encoders import spec_to_config

@@ -6,10 +6,11 @@ all read them.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from ...io import JSONObject
 from ..base import IndexConfig
 from .encoders import EncoderConfig, EncoderField
 
@@ -54,7 +55,7 @@ class FaissConfig(IndexConfig):
     def model_names(self) -> list[str]:
         return self.encoder.model_names()
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """Only the encoder (and the store the folder sits in) decide what the index holds."""
         assert isinstance(self.encoder, EncoderConfig)
         return {"backend": self.backend, "encoder": self.encoder.identity()}

@@ -22,11 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ...errors import ConfigError, CorruptIndexError
+from ...io import JSONObject
 from ...registry import require
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class IndexParams:
     hnsw_m: int = 32
     ef_construction: int = 80
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 

@@ -20,13 +20,12 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ...errors import CorruptIndexError
 from ...index.manifest import MANIFEST, read_manifest, write_manifest
-from ...io import atomic_write
+from ...io import JSONObject, atomic_write
 from . import faiss_index as fx
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,7 @@ def has_index(folder: Path) -> bool:
     return (folder / MANIFEST).exists()
 
 
-def read(folder: str | Path) -> dict[str, Any]:
+def read(folder: str | Path) -> JSONObject:
     return read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)
 
 
@@ -48,7 +47,7 @@ def read(folder: str | Path) -> dict[str, Any]:
 class Loaded:
     """An opened dense index: FAISS index in RAM, vectors and PMIDs memory-mapped from disk."""
 
-    manifest: dict[str, Any]
+    manifest: JSONObject
     params: fx.IndexParams
     index: fx.FaissIndexObject
     vectors: np.ndarray
@@ -71,7 +70,7 @@ class Loaded:
         return len(self.pmids)
 
 
-def load(folder: str | Path, manifest: dict[str, Any] | None = None) -> Loaded:
+def load(folder: str | Path, manifest: JSONObject | None = None) -> Loaded:
     folder = Path(folder)
     manifest = manifest or read(folder)
     try:
@@ -136,12 +135,12 @@ def commit(
     live: int,
     dim: int,
     params: fx.IndexParams,
-    encoder: dict[str, Any],
-    corpus: dict[str, Any],
-    settings: dict[str, Any],
+    encoder: JSONObject,
+    corpus: JSONObject,
+    settings: JSONObject,
     vector_dtype: str,
     memory_bytes: int,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Write the manifest naming ``files``, then remove data files no manifest names any more."""
     manifest = write_manifest(
         folder,

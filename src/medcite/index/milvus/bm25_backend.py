@@ -19,9 +19,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ...types import Hit
 from ..sparse.base import SparseConfig, stopword_list
 from .collection import MilvusCollection
@@ -52,7 +53,7 @@ class MilvusBM25Index:
         self._stats: TermStatistics | None = None
         self.field = field_name("bm25", name)
         self._stop = frozenset(stopword_list(settings))
-        self.manifest: dict[str, Any] = {"backend": settings.backend, "collection": collection.name,
+        self.manifest: JSONObject = {"backend": settings.backend, "collection": collection.name,
                                          "uri": collection.server.uri, "field": self.field}
 
     @classmethod

@@ -7,12 +7,13 @@ become, and below the backends (:mod:`.bm25_backend`, :mod:`.dense_backend`) and
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, NoReturn
+from typing import ClassVar, Literal, NoReturn
 
 from pydantic import Field, field_validator
 
 from ... import registry
 from ...errors import ConfigError
+from ...io import JSONObject
 from ..base import IndexConfig
 from ..dense.encoders import EncoderConfig, EncoderField
 from ..sparse.base import SparseConfig
@@ -71,12 +72,12 @@ class MilvusDenseConfig(IndexConfig):
     def model_names(self) -> list[str]:
         return self.encoder.model_names()
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """The encoder's vector space and the index layout (search-time options left out)."""
         data = self.model_dump(mode="json", exclude={"encoder", *self.runtime_fields})
         return {**data, "encoder": self.encoder.identity()}
 
-    def build_params(self, dim: int) -> dict[str, Any]:
+    def build_params(self, dim: int) -> JSONObject:
         if self.index_type == "hnsw":
             return {"M": self.hnsw_m, "efConstruction": self.ef_construction}
         if self.index_type == "ivf_flat":
@@ -86,8 +87,8 @@ class MilvusDenseConfig(IndexConfig):
             return {"nlist": self.nlist, "m": m, "nbits": 8}
         return {}
 
-    def search_params(self, k: int) -> dict[str, Any]:
-        params: dict[str, Any] = {}
+    def search_params(self, k: int) -> JSONObject:
+        params: JSONObject = {}
         if self.index_type == "hnsw":
             params = {"ef": max(self.ef_search, k)}
         elif self.index_type.startswith("ivf"):

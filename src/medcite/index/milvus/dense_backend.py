@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import IndexMismatchError
+from ...io import JSONObject
 from ...types import Hit
 from ..base import EncodedSearch
 from .collection import MilvusCollection
@@ -48,7 +49,7 @@ class MilvusDenseIndex(EncodedSearch):
     def __len__(self) -> int:
         return len(self.collection)
 
-    def sync(self, store: DocumentStore, since: int | None = None) -> dict[str, Any]:
+    def sync(self, store: DocumentStore, since: int | None = None) -> JSONObject:
         """Apply the store's changes after the sequence number recorded on the server (``since`` must be None
         or that number)."""
         if since is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ..base import digest
 from .configs import MilvusBM25Config, MilvusDenseConfig
 
@@ -45,7 +46,7 @@ class Layout:
                 layout.vector[name] = cfg
         return layout
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"sparse": {n: c.identity() for n, c in self.sparse.items()},
                 "vector": {n: c.identity() for n, c in self.vector.items()}}
 
@@ -55,7 +56,7 @@ class Layout:
         return f"medcite_{store_id[:12]}_{digest(self.identity())[:8]}"
 
 
-def analyzer_params(cfg: MilvusBM25Config) -> dict[str, Any]:
+def analyzer_params(cfg: MilvusBM25Config) -> JSONObject:
     """Milvus's analyzer for the same analysis as the embedded BM25 backends: lowercase, tokens of at most
     100 characters, Lucene's stop words (+ the possessive "s"), Snowball English stemmer."""
     from ..sparse.base import MAX_TOKEN_CHARS, stopword_list

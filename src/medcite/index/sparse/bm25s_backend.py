@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import Field
 
 from ...errors import CorruptIndexError, IndexMismatchError, MissingExtraError
+from ...io import JSONObject
 from ...progress import progress
 from ...registry import require
 from ...types import Hit
@@ -111,7 +112,7 @@ class BM25SIndex(SparseBackendMixin):
     def __init__(
         self,
         folder: Path,
-        manifest: dict[str, Any],
+        manifest: JSONObject,
         settings: BM25SConfig,
         model: Any,
         pmids: np.ndarray,
@@ -185,7 +186,7 @@ class BM25SIndex(SparseBackendMixin):
             ) from None
 
     @classmethod
-    def load(cls, folder: Path, manifest: dict[str, Any]) -> BM25SIndex:
+    def load(cls, folder: Path, manifest: JSONObject) -> BM25SIndex:
         if manifest.get("backend") != cls.name:
             raise IndexMismatchError(
                 f"{folder} is a {manifest.get('backend')!r} index, not a bm25s one",
