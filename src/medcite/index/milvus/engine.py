@@ -96,4 +96,3 @@ def _hybrid_branches(settings: Settings, indexes: Mapping[str, BackendConfig]) -
     rest = [b for b in branches if b not in chosen]
     rest.insert(first, hybrid)
     return rest
-
