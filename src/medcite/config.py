@@ -22,6 +22,8 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from . import registry
 from .errors import ConfigError
+from .index.milvus.server import MilvusSettings
+from .io import JSONObject
 from .registry import stage_field
 from .settings_base import MAX_HITS, Section
 
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 #: indexes every settings tree has unless it replaces them: BM25 and a dense index with the packaged MiniLM
-DEFAULT_INDEXES: dict[str, dict[str, Any]] = {"bm25": {"backend": "tantivy"}, "dense": {"backend": "faiss"}}
+DEFAULT_INDEXES: dict[str, dict[str, str]] = {"bm25": {"backend": "tantivy"}, "dense": {"backend": "faiss"}}
 
 # where in the settings tree a backend config of which stage sits ("*": any name)
 _STAGE_PATHS: dict[tuple[str, ...], str] = {
@@ -261,45 +263,25 @@ class BioASQSettings(Section):
     splitter: Literal["syntok", "pysbd"] = Field("syntok", description="Sentence splitter of the abstracts.")
 
 
-class MilvusSettings(Section):
-    """Where the Milvus server is and how medcite uses it (``index.milvus``; see docs/SEARCH.md, "Milvus")."""
-
-    uri: str = Field(
-        "http://127.0.0.1:19530",
-        description="Milvus server address: a single node or cluster proxy (http://HOST:19530) or a Zilliz Cloud "
-        "endpoint (https://...). The same client talks to all of them.",
-    )
-    token_env: str = Field(
-        "MILVUS_TOKEN",
-        description="Environment variable holding the credentials ('user:password', or a Zilliz API key); unset "
-        "or empty: no authentication. The token itself never enters the settings or run directories.",
-    )
-    db_name: str = Field("", description="Milvus database of the collection ('' = the server's default database).")
-    collection: str | None = Field(
-        None,
-        description="Collection name; None: medcite_<store id>_<layout hash>, one collection per document store "
-        "and index layout (the named indexes served by Milvus, their analysis and encoders).",
-    )
-    timeout_s: float = Field(10.0, gt=0, description="Seconds to wait for the server on connect and on each call.")
-    batch_size: int = Field(512, ge=1, description="Articles per upsert batch when the collection follows the store.")
-    hybrid: Literal["server", "client"] = Field(
-        "server",
-        description="With index.backend=milvus and 'rrf' fusion, plain 'bm25' and 'dense' branches of equal weight "
-        "and budget become one 'milvus-hybrid' branch (both searches and their RRF in one server call per query); "
-        "'client': keep the branches and fuse in medcite.",
-    )
-
-
 class IndexSettings(Section):
-    """Which engine serves the named indexes (``indexes``): the embedded ones, or a Milvus server."""
+    """Which engine serves the named indexes (``indexes``): a registered engine (registry stage 'engine')."""
 
-    backend: Literal["embedded", "milvus"] = Field(
+    backend: str = Field(
         "embedded",
-        description="'embedded': each entry of `indexes` uses its own backend (tantivy, bm25s, FAISS); 'milvus': "
-        "every sparse entry becomes 'milvus-bm25' and every vector entry 'milvus-dense' (same analysis, encoder "
-        "and layout options), all in one collection of the Milvus server `index.milvus.uri`.",
+        description="The engine (registry stage 'engine'): 'embedded': each entry of `indexes` uses its own backend "
+        "(tantivy, bm25s, FAISS); 'milvus': every sparse entry becomes 'milvus-bm25' and every vector entry "
+        "'milvus-dense' (same analysis, encoder and layout options), all in one collection of the Milvus server "
+        "`index.milvus.uri`.",
     )
     milvus: MilvusSettings = Field(default_factory=MilvusSettings, description="The Milvus server and collection.")
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_engine(cls, value: str) -> str:
+        known = registry.names("engine")
+        if value not in known:
+            raise ValueError(f"unknown index engine {value!r}: choose one of {', '.join(known)}")
+        return value
 
 
 class Settings(Section):
@@ -367,7 +349,7 @@ class Settings(Section):
         """Keep the default indexes a preset does not mention; an entry without a backend keeps its default."""
         if not isinstance(value, dict):
             return value
-        out: dict[str, Any] = dict(DEFAULT_INDEXES)
+        out: JSONObject = dict(DEFAULT_INDEXES)
         for name, entry in value.items():
             if isinstance(entry, dict) and name in DEFAULT_INDEXES and "backend" not in entry:
                 entry = {**DEFAULT_INDEXES[name], **entry}
@@ -375,72 +357,18 @@ class Settings(Section):
         return out
 
     @model_validator(mode="after")
-    def _served_by_milvus(self) -> Settings:
-        """``index.backend=milvus``: every named index (and the hybrid branches) moves to the Milvus server."""
-        if self.index.backend == "milvus":
-            indexes, branches = _to_milvus(self)
-            # set without re-validation: the values are validated configs, and assignment would run this again
-            object.__setattr__(self, "indexes", indexes)
-            object.__setattr__(self.retrieve, "branches", branches)
+    def _served_by_engine(self) -> Settings:
+        """The engine ``index.backend`` names (registry stage 'engine') serves the named indexes and branches:
+        ``milvus`` moves every one to the Milvus server (:mod:`medcite.index.milvus.engine`)."""
+        # an IndexEngine (medcite.index.engine), found by name: the settings tree imports no engine
+        indexes, branches = registry.load("engine", self.index.backend).serve(self)
+        # set without re-validation: the values are validated configs, and assignment would run this again
+        object.__setattr__(self, "indexes", indexes)
+        object.__setattr__(self.retrieve, "branches", branches)
         return self
 
     def hash(self) -> str:
         return settings_hash(self)
-
-
-#: index backend kind -> the Milvus backend that serves an index of that kind
-_MILVUS_BACKENDS = {"sparse": "milvus-bm25", "vector": "milvus-dense"}
-#: options an embedded index carries over to its Milvus stand-in when it set them (the rest take Milvus defaults)
-_CARRIED = {"sparse": ("stemmer", "stopwords", "k1", "b", "fields"),
-            "vector": ("encoder", "index_type", "hnsw_m", "ef_construction", "ef_search", "nlist", "nprobe")}
-
-
-def _to_milvus(settings: Settings) -> tuple[dict[str, Any], list[Any]]:
-    """The named indexes moved to their Milvus backends, and the branches with server-side hybrid search."""
-    indexes: dict[str, Any] = {}
-    for name, cfg in settings.indexes.items():
-        kind = getattr(cfg, "kind", "")
-        target = _MILVUS_BACKENDS.get(kind)
-        if target is None or cfg.backend.startswith("milvus"):
-            indexes[name] = cfg
-            continue
-        kept = cfg.model_dump(mode="json", include=set(cfg.model_fields_set) | {"encoder"})
-        carried = {k: v for k, v in kept.items() if k in _CARRIED[kind]}
-        if carried.get("index_type") == "ivfpq":
-            carried["index_type"] = "ivf_pq"
-        try:
-            indexes[name] = registry.validate_config("index", {"backend": target, **carried})
-        except ConfigError as exc:
-            raise ConfigError(f"index {name!r} cannot move to Milvus (index.backend=milvus): {exc.message}",
-                              hint=exc.hint) from None
-    return indexes, _hybrid_branches(settings, indexes)
-
-
-def _hybrid_branches(settings: Settings, indexes: dict[str, Any]) -> list[Any]:
-    """Plain ``bm25`` and ``dense`` branches fused by RRF, of equal weight, budget and queries, become one
-    ``milvus-hybrid`` branch (the server runs both searches and their RRF) when ``index.milvus.hybrid`` is
-    'server'. With several sub-queries the server fuses each sub-query's two runs, then medcite fuses the
-    sub-queries' runs by RRF as before."""
-    r = settings.retrieve
-    branches = list(r.branches)
-    if settings.index.milvus.hybrid != "server" or r.fusion != "rrf":
-        return branches
-    chosen = [b for b in branches if b.backend in ("bm25", "dense")
-              and getattr(indexes.get(b.index), "backend", "").startswith("milvus")]
-    sparse = [b for b in chosen if b.backend == "bm25"]
-    dense = [b for b in chosen if b.backend == "dense"]
-    same = {(b.weight, b.k, tuple(b.queries) if b.queries is not None else None) for b in chosen}
-    if len(sparse) != 1 or not dense or len(same) != 1:
-        return branches
-    first = branches.index(chosen[0])
-    hybrid = registry.validate_config("retriever", {
-        "backend": "milvus-hybrid", "label": "hybrid", "index": sparse[0].index,
-        "vector_indexes": [b.index for b in dense], "rrf_k": r.rrf_k, "k": chosen[0].k,
-        "weight": chosen[0].weight, "queries": chosen[0].queries,
-    })
-    rest = [b for b in branches if b not in chosen]
-    rest.insert(first, hybrid)
-    return rest
 
 
 def settings_hash(settings: BaseModel) -> str:
@@ -453,7 +381,7 @@ def settings_hash(settings: BaseModel) -> str:
 NOTE_KEYS = ("description", "paper", "sources")
 
 
-def preset_json(name: str) -> dict[str, Any]:
+def preset_json(name: str) -> JSONObject:
     """The preset file as written (its own keys only, ``extends`` not followed)."""
     return _preset_json(name)
 
@@ -485,7 +413,7 @@ def _preset_text(name: str) -> str:
     return res.read_text(encoding="utf-8")
 
 
-def _preset_json(name: str) -> dict[str, Any]:
+def _preset_json(name: str) -> JSONObject:
     try:
         data = json.loads(_preset_text(name))
     except json.JSONDecodeError as exc:
@@ -505,7 +433,7 @@ def preset_sections(name: str) -> set[str]:
     return set(_read_preset(name))
 
 
-def _read_preset(name: str, chain: tuple[str, ...] = ()) -> dict[str, Any]:
+def _read_preset(name: str, chain: tuple[str, ...] = ()) -> JSONObject:
     if name in chain:
         raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
     data = _preset_json(name)
@@ -527,15 +455,16 @@ def _stage_at(path: Sequence[str]) -> str | None:
     return None
 
 
-def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
+def merge(base: JSONObject, over: JSONObject, path: tuple[str, ...] = ()) -> JSONObject:
     """Deep-merge ``over`` into ``base``. A stage section whose ``backend`` changes keeps only the keys
     its new backend has (see the module docstring)."""
     out = dict(base)
     for key, value in over.items():
         old = out.get(key)
         where = (*path, key)
-        if isinstance(value, dict) and isinstance(old, str) and _stage_at(where):
-            old = registry.shorthand(_stage_at(where), old)  # type: ignore[arg-type]
+        stage = _stage_at(where)
+        if isinstance(value, dict) and isinstance(old, str) and stage:
+            old = registry.shorthand(stage, old)
         if isinstance(value, dict) and isinstance(old, dict):
             out[key] = merge(_for_backend(old, value, where), value, where)
         elif isinstance(value, dict) and old is not None and not isinstance(old, dict):
@@ -546,7 +475,7 @@ def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
     return out
 
 
-def _for_backend(old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+def _for_backend(old: JSONObject, new: JSONObject, path: tuple[str, ...]) -> JSONObject:
     stage = _stage_at(path)
     backend = new.get("backend")
     if stage is None or not isinstance(backend, str) or backend == old.get("backend"):
@@ -564,7 +493,7 @@ def _for_backend(old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...]
 MAX_OVERRIDE_INT = 2**63 - 1
 
 
-def _check_numbers(value: Any, item: str) -> None:
+def _check_numbers(value: object, item: str) -> None:
     """Integers past 64 bits (``retrieve.k=1e30`` as digits) would overflow later, deep in a backend."""
     if isinstance(value, bool):
         return

@@ -10,9 +10,13 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeAlias
 
 from .errors import DiskFullError
+
+#: A JSON object read from or written to a file (a manifest, a preset, an index record, a server's parameters):
+#: its values stay untyped until a reader checks them, so ``Any`` is named here once for all of them.
+JSONObject: TypeAlias = dict[str, Any]
 
 
 def device_of(path: str | Path) -> str:

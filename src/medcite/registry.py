@@ -46,6 +46,7 @@ _STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
         Stage("index", "a searchable index of the document store (sparse BM25 or dense vectors)"),
+        Stage("engine", "serves the named indexes: each on its own backend, or all on a server", "embedded"),
         Stage("encoder", "turns queries and articles into vectors", "sentence-transformers",
               "medcite.index.dense.encoders:parse_encoder"),
         Stage("querygen", "turns a topic into queries"),
@@ -84,6 +85,8 @@ for _stage, _name, _target, _extra in (
     ("index", "faiss", "medcite.index.dense.faiss_backend:FaissIndex", "dense"),
     ("index", "milvus-bm25", "medcite.index.milvus.bm25_backend:MilvusBM25Index", "milvus"),
     ("index", "milvus-dense", "medcite.index.milvus.dense_backend:MilvusDenseIndex", "milvus"),
+    ("engine", "embedded", "medcite.index.engine:EmbeddedEngine", "core"),
+    ("engine", "milvus", "medcite.index.milvus.engine:MilvusEngine", "core"),
     ("encoder", "sentence-transformers", "medcite.index.dense.st_encoder:SentenceTransformerEncoder", "dense"),
     ("encoder", "hf-asymmetric", "medcite.index.dense.hf_asymmetric:AsymmetricEncoder", "dense"),
     ("encoder", "onnx-minilm", "medcite.index.dense.onnx_minilm:OnnxMiniLMEncoder", "onnx"),

@@ -283,7 +283,9 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
     table = variants(tiny, server, milvus)
     milvus_layouts: set[str] = set()
     for stage in registry.stages():
-        if stage.name != "task":
+        # an engine is no built stage: it moves `indexes` when the settings validate
+        # (tests/unit/index/test_index_engine.py); its milvus variant is the milvus-hybrid one below
+        if stage.name not in ("task", "engine"):
             assert set(table[stage.name]) == set(registry.names(stage.name)), f"stage {stage.name}: add its variant"
     failures: list[str] = []
     builds = 0

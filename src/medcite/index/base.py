@@ -15,8 +15,9 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
+from ..io import JSONObject
 from ..settings_base import BackendConfig
 from ..types import Hit
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..corpus.store import DocumentStore
+    from .dense.encoders import Encoder
 
 INDEXES = "indexes"
 
@@ -33,7 +35,7 @@ class IndexConfig(BackendConfig):
 
     kind: ClassVar[str] = ""
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What the index holds depends on (not runtime or layout choices): names its folder."""
         return self.model_dump(mode="json", exclude=set(self.runtime_fields))
 
@@ -52,7 +54,7 @@ class EncodedSearch:
     """Text search of a vector index: queries encoded by its ``encoder``, then :meth:`search_vectors` (which
     each backend implements) — shared so FAISS and a server engine encode queries the same way."""
 
-    encoder: Any
+    encoder: Encoder
     search_vectors: Callable[[np.ndarray, int], list[list[Hit]]]
 
     def search(self, query: str, k: int) -> list[Hit]:
@@ -69,7 +71,7 @@ class SparseIndex(Protocol):
     """A loaded BM25 index: free-text queries in, ranked hits (PMIDs) out. Never raises on odd text."""
 
     name: str
-    manifest: dict[str, Any]
+    manifest: JSONObject
 
     def __len__(self) -> int: ...
 
@@ -88,14 +90,14 @@ class TermStatistics(Protocol):
     def doc_freq(self, term: str) -> int: ...
 
 
-def term_statistics(index: Any) -> TermStatistics | None:
+def term_statistics(index: object) -> TermStatistics | None:
     """Where the document count and frequencies of ``index``'s terms come from: the index itself when it counts
     its terms (tantivy, bm25s), what its ``term_statistics()`` opens when it keeps them elsewhere (milvus-bm25),
     else None."""
     opener = getattr(index, "term_statistics", None)
     if callable(opener):
-        return opener()  # type: ignore[no-any-return]
-    return index if callable(getattr(index, "doc_freq", None)) else None
+        return cast(TermStatistics, opener())
+    return cast(TermStatistics, index) if callable(getattr(index, "doc_freq", None)) else None
 
 
 @runtime_checkable
@@ -109,11 +111,11 @@ class VectorIndex(Protocol):
 
     name: str
     dim: int
-    encoder: Any
+    encoder: Encoder
 
     def __len__(self) -> int: ...
 
-    def sync(self, store: DocumentStore, since: int | None = None) -> dict[str, Any]: ...
+    def sync(self, store: DocumentStore, since: int | None = None) -> JSONObject: ...
 
     def search(self, query: str, k: int) -> list[Hit]: ...
 

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptIndexError, IndexMismatchError, InputError
-from ..io import write_json
+from ..io import JSONObject, write_json
 
 MANIFEST = "manifest.json"
 
 
-def write_manifest(folder: str | Path, *, kind: str, format_version: int, settings: dict[str, Any],
-                   corpus: dict[str, Any], counts: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def write_manifest(folder: str | Path, *, kind: str, format_version: int, settings: JSONObject,
+                   corpus: JSONObject, counts: JSONObject, **extra: Any) -> JSONObject:
     data = {
         "kind": kind,
         "format_version": format_version,
@@ -31,7 +31,7 @@ def write_manifest(folder: str | Path, *, kind: str, format_version: int, settin
     return data
 
 
-def read_manifest(folder: str | Path, *, kind: str, format_version: int) -> dict[str, Any]:
+def read_manifest(folder: str | Path, *, kind: str, format_version: int) -> JSONObject:
     """Read and check a manifest; raises InputError / CorruptIndexError / IndexMismatchError."""
     folder = Path(folder)
     path = folder / MANIFEST

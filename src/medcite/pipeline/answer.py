@@ -25,8 +25,9 @@ from ..rundir import RunWriter
 from ..types import Answer, Article, Evidence, Hit, Query, Topic
 from . import loops, multihop
 from .context import Context
+from .gate import build_gate
 from .grounding import Grounder
-from .offline import gates, offline_overrides, uses_stance
+from .offline import offline_overrides, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class Pipeline:
             self.retrieval = RetrievalPipeline.from_settings(settings, store=self.store, context=self.context)
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
-            self.gate = self._gate()
+            self.gate = build_gate(settings, self.context, self.stance)
             self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
             if settings.flow == "multi-hop":
                 multihop.hop_llm(self)  # the flow has no no-LLM stand-in: fail before any work
@@ -113,19 +114,6 @@ class Pipeline:
                 "--set stance.backend=nli --set stance.model=NAME, or --set stance.backend=llm",
             )
         return stance
-
-    def _gate(self) -> Any:
-        """The judge of the support gate (``verify.gate``), or None where no gate runs."""
-        kind = gates(self.settings)
-        if kind == "stance":
-            return self.stance
-        if kind == "overlap":
-            from .. import registry
-
-            cfg = registry.validate_config("stance", {"backend": "overlap",
-                                                      "threshold": self.settings.verify.gate_threshold})
-            return self.context.build("stance", cfg)
-        return None
 
     @classmethod
     def from_preset(cls, preset: str = "offline", corpus: str | Path = "data/demo/store",

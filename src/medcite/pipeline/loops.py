@@ -32,7 +32,7 @@ from ..retrieve.fusion import rrf
 from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Query, Stance, Topic
 
 if TYPE_CHECKING:
-    from .answer import Pipeline
+    from .parts import PipelineParts
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def check_json(check: Any) -> dict[str, Any]:
             "reason": check.reason}
 
 
-def sufficient_evidence(pipe: Pipeline, topic: Topic, queries: list[Query], hits: list[Hit],
+def sufficient_evidence(pipe: PipelineParts, topic: Topic, queries: list[Query], hits: list[Hit],
                         articles: dict[str, Article], evidence: list[Evidence]
                         ) -> tuple[list[Query], list[Hit], dict[str, Article], list[Evidence], list[dict[str, Any]]]:
     """At most ``verify.sufficiency_rounds`` rounds of judge -> new query -> fused hits -> new evidence."""
@@ -79,7 +79,7 @@ def sufficient_evidence(pipe: Pipeline, topic: Topic, queries: list[Query], hits
     return queries, hits, articles, evidence, rounds
 
 
-def _accumulate(pipe: Pipeline, query: Query, hits: list[Hit], articles: dict[str, Article],
+def _accumulate(pipe: PipelineParts, query: Query, hits: list[Hit], articles: dict[str, Article],
                 evidence: list[Evidence], found: Sequence[Hit]) -> tuple[list[Hit], dict[str, Article], list[Evidence]]:
     """The new query's evidence appended after everything collected so far (Dalhousie 2025 afmmd); an item
     already shown (same PMID and text) is not shown twice; the new items are numbered on from the last."""
@@ -98,7 +98,7 @@ def _accumulate(pipe: Pipeline, query: Query, hits: list[Hit], articles: dict[st
     return hits, articles, [*evidence, *added]
 
 
-def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+def gate_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
                    answer: Answer, articles: Mapping[str, Article]) -> tuple[Answer, dict[str, Any]]:
     """The support gate (``verify.gate``): every citation of a sentence that does not quote the cited abstract
     verbatim is judged; a rejected one is removed (and a sentence left uncited dropped), each with its reason.
@@ -106,12 +106,13 @@ def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evide
     When the gate leaves no sentence at all and the generator has an extractive fallback, the extractive
     answer (quotes, which the gate passes) replaces it, and ``dropped`` says why: an empty answer would fail
     the track's validation and tell the reader nothing."""
-    cfg = pipe.settings.verify
-    kind = "overlap" if pipe.gate is not pipe.stance else "stance"
-    min_support = 0.0 if kind == "overlap" else cfg.min_support  # the overlap judge's label holds its threshold
-    checks, quoted = gate_checks(answer, articles, pipe.gate, min_support=min_support)
+    gate = pipe.gate
+    if gate is None:  # the pipeline runs this only when a gate is built (medcite.pipeline.gate)
+        return answer, {}
+    kind = gate.kind
+    checks, quoted = gate_checks(answer, articles, gate.judge, min_support=gate.min_support)
     record: dict[str, Any] = {
-        "judge": kind, "threshold": cfg.gate_threshold if kind == "overlap" else cfg.min_support,
+        "judge": kind, "threshold": gate.threshold,
         "quoted": quoted, "checked": len(checks), "rejected": sum(not c.kept for c in checks),
         "checks": [check_json(c) for c in checks],
     }
@@ -127,7 +128,7 @@ def gate_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evide
     return gated, record
 
 
-def verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+def verify_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
                      articles: Mapping[str, Article], answer: Answer) -> tuple[Answer, dict[str, Any]]:
     """The stance check of every citation (see the module docstring); returns the answer and its record.
 
@@ -147,9 +148,11 @@ def verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evi
         return replaced, {"rounds": [], "checks": [], "failed": why}
 
 
-def _verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+def _verify_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
                       articles: Mapping[str, Article], answer: Answer) -> tuple[Answer, dict[str, Any]]:
     cfg, stance = pipe.settings.verify, pipe.stance
+    if stance is None:  # the pipeline runs the check only when it built the stance stage
+        return answer, {}
     record: dict[str, Any] = {"rounds": []}
     checks = judge_citations(answer, articles, stance, min_support=cfg.min_support, keep_neutral=cfg.keep_neutral)
     revise = getattr(pipe.generator, "revise", None)
@@ -173,7 +176,7 @@ def _verify_citations(pipe: Pipeline, topic: Topic, queries: Sequence[Query], ev
     return apply_checks(answer, checks, extra, evidence), record
 
 
-def answer_first(pipe: Pipeline, topic: Topic) -> tuple[list[Query], list[Hit], list[Evidence], Answer,
+def answer_first(pipe: PipelineParts, topic: Topic) -> tuple[list[Query], list[Hit], list[Evidence], Answer,
                                                         dict[str, Article], dict[str, Any]]:
     """The LLM answers first; each sentence is grounded afterwards (see the module docstring)."""
     from ..evidence.sentences import split_spans

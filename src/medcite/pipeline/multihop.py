@@ -39,7 +39,7 @@ from ..types import Evidence, Hit, Query, Topic, ranked
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
-    from .answer import Pipeline
+    from .parts import PipelineParts
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class MultiHop:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def hop_llm(pipe: Pipeline) -> LLM:
+def hop_llm(pipe: PipelineParts) -> LLM:
     """The LLM of the hops; the flow has no no-LLM stand-in, so a missing one stops the run before any work."""
     cfg = pipe.settings.hops
     where = "llm" if cfg.llm is None else f"llms.{cfg.llm}"
@@ -79,7 +79,7 @@ def _ask(llm: LLM, messages: list[Any], max_tokens: int, **labels: Any) -> str:
         return llm.complete(messages, max_tokens=max_tokens).text
 
 
-def _is_multi_hop(pipe: Pipeline, llm: LLM, question: str) -> bool:
+def _is_multi_hop(pipe: PipelineParts, llm: LLM, question: str) -> bool:
     kind = pipe.settings.hops.classify
     if kind != "llm":
         return kind == "always"
@@ -98,7 +98,7 @@ def _echoed(text: str, prompt: str) -> bool:
     return f" {' '.join(words)} " in f" {' '.join(instructions)} "
 
 
-def _block(pipe: Pipeline, hits: Sequence[Hit]) -> str:
+def _block(pipe: PipelineParts, hits: Sequence[Hit]) -> str:
     """The top abstracts of a hop as ``[i] (PMID) title. abstract`` (what the next sub-questions are written from)."""
     top = list(hits[: pipe.settings.hops.hop_docs])
     articles = pipe.store.get_many([h.pmid for h in top])
@@ -112,7 +112,7 @@ class _Searcher:
     hops and naming each hit's branch after that number (``bm25/q3``), so the pooled evidence says which
     sub-question found it."""
 
-    def __init__(self, pipe: Pipeline, topic: Topic) -> None:
+    def __init__(self, pipe: PipelineParts, topic: Topic) -> None:
         self.pipe = pipe
         self.topic = topic
         self.queries: list[Query] = []
@@ -137,7 +137,7 @@ class _Searcher:
         return {"id": rename.get(found.queries[0].id, ""), "text": text, "hits": [h.pmid for h in hits]}
 
 
-def retrieve(pipe: Pipeline, topic: Topic) -> MultiHop:
+def retrieve(pipe: PipelineParts, topic: Topic) -> MultiHop:
     """Classify, hop, pool (see the module docstring)."""
     cfg = pipe.settings.hops
     llm = hop_llm(pipe)
@@ -161,7 +161,8 @@ def retrieve(pipe: Pipeline, topic: Topic) -> MultiHop:
     return MultiHop(searcher.queries, pooled, record, {"hops": time.perf_counter() - t0})
 
 
-def _hop(pipe: Pipeline, llm: LLM, topic: Topic, searcher: _Searcher, hops: list[dict[str, Any]]) -> dict[str, Any]:
+def _hop(pipe: PipelineParts, llm: LLM, topic: Topic, searcher: _Searcher,
+         hops: list[dict[str, Any]]) -> dict[str, Any]:
     """Hop 1 from the key phrase, then further hops from the evidence; returns the key phrase and why it stopped."""
     cfg = pipe.settings.hops
     text = _ask(llm, render("hop_first", question=topic.question), cfg.max_tokens, stage="sub_question", hop=1)
@@ -195,7 +196,7 @@ def _hop(pipe: Pipeline, llm: LLM, topic: Topic, searcher: _Searcher, hops: list
     return out  # not reached: the loop returns at max_hops
 
 
-def short_answer(pipe: Pipeline, topic: Topic, evidence: Sequence[Evidence]) -> str:
+def short_answer(pipe: PipelineParts, topic: Topic, evidence: Sequence[Evidence]) -> str:
     """The short answer from the evidence the long answer is written from (recorded, not submitted)."""
     if not evidence:
         return ""

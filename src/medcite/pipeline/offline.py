@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from .gate import gate_kind
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -49,17 +50,7 @@ def uses_stance(settings: Settings, grounding: bool = False) -> bool:
     answer-first flow."""
     v = settings.verify
     return (grounding or v.citations != "off" or v.corroborate or settings.flow == "generate-then-ground"
-            or gates(settings) == "stance")
-
-
-def gates(settings: Settings) -> str:
-    """The support gate that runs on these settings' answers ('off', 'overlap' or 'stance'): none where the
-    stance check already gates every citation (``verify.citations`` drop/regenerate) or the answer-first
-    flow grounds every sentence."""
-    v = settings.verify
-    if v.citations in ("drop", "regenerate") or settings.flow == "generate-then-ground":
-        return "off"
-    return v.gate
+            or gate_kind(settings) == "stance")
 
 
 def llm_names(settings: Settings, grounding: bool = False) -> set[str | None]:

@@ -3,8 +3,8 @@ reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009) on the server, 
 queries.
 
 ``index.backend=milvus`` turns a preset's plain ``bm25`` + ``dense`` branches fused by RRF into this branch
-(``index.milvus.hybrid``, :mod:`medcite.config`), so the ``hybrid`` preset and its relatives run their fusion
-on the server. With one query per topic the ranking is the one medcite's own RRF gives (same k, ranks from
+(``index.milvus.hybrid``, :mod:`medcite.index.milvus.engine`), so the ``hybrid`` preset and its relatives run
+their fusion on the server. With one query per topic the ranking is the one medcite's own RRF gives (same k, ranks from
 1); with several sub-queries each sub-query's two runs are fused on the server, then the sub-queries' runs in
 medcite.
 """

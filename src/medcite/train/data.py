@@ -17,28 +17,22 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..corpus.store import DocumentStore
 from ..errors import InputError
 from ..io import read_bioasq_questions
 from ..types import Article, Hit
 from .dedup import DedupOptions, Groups, duplicate_groups, representatives
+from .questions import Question
+
+if TYPE_CHECKING:
+    from ..index.base import SparseIndex
 
 log = logging.getLogger(__name__)
 
 _PMID_URL = re.compile(r"(?:^|/)(\d+)/?$")
 _BATCH = re.compile(r"(\d+)\s*[bB]\s*(\d+)")
-
-
-@dataclass(frozen=True)
-class Question:
-    """A BioASQ question with its gold PMIDs (``batch`` is e.g. ``"9B3"`` when the file says so)."""
-
-    id: str
-    body: str
-    gold: tuple[str, ...]
-    batch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +126,7 @@ def training_split(questions: Sequence[Question], dev_fraction: float, seed: int
 class Searcher:
     """A BM25 index over a store: the given index folder, or a temporary tantivy index built here."""
 
-    def __init__(self, index: Any) -> None:
+    def __init__(self, index: SparseIndex) -> None:
         self.index = index
 
     def search(self, query: str, k: int) -> list[Hit]:

@@ -20,10 +20,8 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .data import Question
+from .questions import Question
 
 _WORD = re.compile(r"[^\W_]+")
 # function words of questions: they make every pair of questions look alike, so they never count as overlap

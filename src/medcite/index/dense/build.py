@@ -25,15 +25,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import IndexMismatchError, InputError
+from ...io import JSONObject
 from ...progress import progress
 from . import faiss_index as fx
 from . import folder as fo
 from .chunks import Chunk, check_vectors, chunk_files, encode_chunks, start_or_resume
 from .encoders import Encoder, load_encoder
+from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
+    from ...types import Article
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +45,11 @@ LAYOUT_FIELDS = ("index_type", "nlist", "pq_m", "pq_nbits", "hnsw_m", "ef_constr
                  "vector_dtype")
 
 
-def encoder_record(encoder: Encoder, spec: dict[str, Any]) -> dict[str, Any]:
+def encoder_record(encoder: Encoder, spec: JSONObject) -> JSONObject:
     return {"spec": spec, "name": encoder.name, "fingerprint": encoder.fingerprint, "dim": encoder.dim}
 
 
-def check_encoder(manifest: dict[str, Any], encoder: Encoder, where: Path) -> None:
+def check_encoder(manifest: JSONObject, encoder: Encoder, where: Path) -> None:
     """Refuse an encoder whose vector space differs from the index's (IndexMismatchError)."""
     rec = manifest.get("encoder", {})
     dim = manifest.get("counts", {}).get("dim")
@@ -70,7 +72,7 @@ def build_dense_index(
     encoder: Encoder | None = None,
     rebuild: bool = False,
     relayout: bool = False,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Build the dense index of ``store`` into ``out``, or bring an existing one up to date.
 
     Resumes an interrupted build; an existing index is updated incrementally unless ``rebuild``
@@ -99,7 +101,7 @@ def build_dense_index(
     return update_dense_index(store, out, settings, encoder=encoder)
 
 
-def layout_changes(manifest: dict[str, Any], settings: FaissConfig) -> dict[str, tuple[Any, Any]]:
+def layout_changes(manifest: JSONObject, settings: FaissConfig) -> dict[str, tuple[Any, Any]]:
     """Layout settings that differ between the index as laid out and ``settings``: name -> (old, new)."""
     old = dict(manifest.get("settings", {}))
     old["index_type"] = manifest["index"]["type"]
@@ -115,7 +117,7 @@ def update_dense_index(
     *,
     encoder: Encoder | None = None,
     relayout: bool = False,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Apply the store's changes since the index's sequence number (adds, replacements, deletions).
 
     ``relayout``: when the layout settings differ from the index's, rebuild it from the stored vectors in
@@ -154,7 +156,7 @@ def update_dense_index(
     changed: list[int] = []
     new_live: list[np.ndarray] = []
     view = fo.row_files(out, files)
-    batch: list[Any] = []
+    batch: list[Article] = []
     if encoder is not None:
         with progress(total=store.count_changes_since(since), desc="dense update", unit="doc") as bar:
             for article in store.iter_changes(since):
@@ -204,9 +206,9 @@ def update_dense_index(
 
 
 def _append(
-    view: Any,
-    index: Any,
-    batch: list[Any],
+    view: fo.RowFiles,
+    index: fx.FaissIndexObject,
+    batch: list[Article],
     encoder: Encoder,
     rows: int,
     dim: int,
@@ -227,8 +229,8 @@ def _append(
 
 
 def compact(
-    out: Path, manifest: dict[str, Any], live: np.ndarray, settings: FaissConfig, corpus: dict[str, Any]
-) -> dict[str, Any]:
+    out: Path, manifest: JSONObject, live: np.ndarray, settings: FaissConfig, corpus: JSONObject
+) -> JSONObject:
     """Rebuild the index from the live stored rows (new layout settings apply; nothing re-encoded)."""
     files, dim = manifest["files"], manifest["counts"]["dim"]
     rows, dtype = len(live), manifest["vector_dtype"]
@@ -249,10 +251,10 @@ def assemble(
     out: Path,
     chunks: Iterable[Chunk],
     settings: FaissConfig,
-    encoder: dict[str, Any],
-    corpus: dict[str, Any],
+    encoder: JSONObject,
+    corpus: JSONObject,
     old_files: dict[str, str] | None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Stream chunks into new row files and a new FAISS index, then commit the manifest."""
     out.mkdir(parents=True, exist_ok=True)
     serial = fo.next_serial(old_files)

@@ -12,18 +12,19 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import IndexMismatchError, InputError
-from ...io import atomic_write, write_json
+from ...io import JSONObject, atomic_write, write_json
 from ...progress import progress
 from .encoders import Encoder
+from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
+    from ...types import Article
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,8 @@ Chunk = tuple[np.ndarray, np.ndarray, str]
 def start_or_resume(
     chunk_dir: Path, store: DocumentStore, encoder: Encoder, settings: FaissConfig,
     shard: tuple[int, int] | None = None,
-) -> dict[str, Any]:
-    want: dict[str, Any] = {
+) -> JSONObject:
+    want: JSONObject = {
         "fingerprint": encoder.fingerprint,
         "dim": encoder.dim,
         "store_id": store.store_id,
@@ -46,7 +47,7 @@ def start_or_resume(
         want["shard"] = list(shard)
     state_path = chunk_dir / "state.json"
     if state_path.exists():
-        state: dict[str, Any] = json.loads(state_path.read_text(encoding="utf-8"))
+        state: JSONObject = json.loads(state_path.read_text(encoding="utf-8"))
         if {k: state.get(k) for k in want} != want or ("shard" in state) != (shard is not None):
             raise IndexMismatchError(
                 f"{chunk_dir} holds an unfinished build with other settings ({state})",
@@ -89,7 +90,7 @@ def encode_chunks(
         after = max(int(p) for p in last)
         log.info("%d chunks already encoded; continuing after PMID %d", len(done), after)
     number = len(done)
-    batch: list[Any] = []
+    batch: list[Article] = []
     total = store.count(shard=shard) if shard else len(store)
     desc = f"dense encode {shard[0]}/{shard[1]}" if shard else "dense build"
     rows = encoded_rows(chunk_dir)

@@ -24,13 +24,15 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from pydantic import Field
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ...progress import progress
+from ...registry import stage_field
 from ...settings_base import BackendConfig
 from ...types import Article
 
@@ -68,10 +70,10 @@ class Encoder(Protocol):
 
 # -- shared helpers --------------------------------------------------------------------------
 def encode_batched(
-    items: Sequence[Any],
-    encode_batch: Callable[[list[Any]], np.ndarray],
+    items: Sequence[T],
+    encode_batch: Callable[[list[T]], np.ndarray],
     *,
-    length: Callable[[Any], int],
+    length: Callable[[T], int],
     batch_size: int,
     dim: int,
     desc: str,
@@ -206,7 +208,7 @@ def model_identity(folder: str) -> str:
     return "sha256:" + h.hexdigest()[:24]
 
 
-def make_fingerprint(**space: Any) -> str:
+def make_fingerprint(**space: object) -> str:
     """Stable short hash of what defines a vector space."""
     blob = json.dumps(space, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -248,7 +250,7 @@ class EncoderConfig(BackendConfig):
         cpu, other = self.typical_docs_per_s
         return cpu if self.device == "cpu" else other
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What defines the vector space: the config without runtime fields, plus the content identity of
         every local model folder it names (so retraining ``models:NAME`` gives a new identity)."""
         data = self.model_dump(mode="json", exclude=set(self.runtime_fields))
@@ -258,6 +260,14 @@ class EncoderConfig(BackendConfig):
             if folder is not None:
                 data[f"{key}_identity"] = model_identity(folder)
         return data
+
+
+if TYPE_CHECKING:
+    EncoderField = EncoderConfig
+else:
+    #: a settings field holding one encoder backend's config: the registry's discriminated union to pydantic
+    #: (:func:`medcite.registry.stage_field`), an :class:`EncoderConfig` (what it validates to) to type checkers
+    EncoderField = stage_field("encoder")
 
 
 def _local_folder(name: str) -> str | None:
@@ -271,7 +281,7 @@ def _local_folder(name: str) -> str | None:
     return str(folder) if (folder / "config.json").is_file() else None
 
 
-def parse_encoder(text: str) -> dict[str, Any]:
+def parse_encoder(text: str) -> JSONObject:
     """The encoder shorthand: ``minilm`` (packaged), ``minilm-onnx`` (no torch), ``medcpt`` (the MedCPT
     query/article pair), else a sentence-transformers model name or folder."""
     name = text.strip()
@@ -284,7 +294,7 @@ def parse_encoder(text: str) -> dict[str, Any]:
     return {"backend": "sentence-transformers", "model": name}
 
 
-def spec_to_config(spec: dict[str, Any]) -> EncoderConfig:
+def spec_to_config(spec: JSONObject) -> EncoderConfig:
     """An encoder config from an index manifest's ``encoder.spec`` (also the pre-0.2 layout with
     ``encoder``/``query_encoder`` keys)."""
     from ... import registry

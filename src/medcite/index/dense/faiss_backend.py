@@ -15,81 +15,27 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import Field
 
 from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
-from ...registry import stage_field
+from ...io import JSONObject
 from ...types import Hit
-from ..base import EncodedSearch, IndexConfig, index_folder
+from ..base import EncodedSearch, index_folder
 from . import faiss_index as fx
 from . import folder as fo
 from .build import CHUNKS, build_dense_index, check_encoder
 from .chunks import encoded_rows
 from .encoders import Encoder, EncoderConfig, load_encoder
+from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
     from ...context import BuildContext
     from ...corpus.store import DocumentStore
 
 log = logging.getLogger(__name__)
-
-
-class FaissConfig(IndexConfig):
-    """A dense index in FAISS (flat, HNSW or IVF-PQ with exact re-rank), in a folder under the store."""
-
-    kind: ClassVar[str] = "vector"
-    runtime_fields: ClassVar[frozenset[str]] = frozenset(
-        {"nprobe", "rerank", "ef_search", "threads", "chunk_size", "compact_ratio"}
-    )
-
-    backend: Literal["faiss"] = "faiss"
-    encoder: stage_field("encoder") = Field(  # type: ignore[valid-type]
-        default_factory=lambda: _default_encoder(),
-        description="The encoder of the articles (and queries): 'minilm' (packaged, offline), 'minilm-onnx' "
-        "(no torch), 'medcpt', a Hugging Face name or folder, or a full encoder config.",
-    )
-    index_type: Literal["flat", "hnsw", "ivfpq"] = Field(
-        "flat", description="FAISS layout: 'flat' (exact), 'hnsw' (graph), 'ivfpq' (compressed + re-rank)."
-    )
-    nlist: int = Field(0, ge=0, description="IVF-PQ coarse cells; 0 = about 4*sqrt(N), fewer when small.")
-    pq_m: int = Field(0, ge=0, description="IVF-PQ sub-quantizers (bytes/vector); 0 = divisor of dim <= 64.")
-    pq_nbits: int = Field(8, ge=4, le=12, description="IVF-PQ bits per sub-quantizer (fewer if tiny corpus).")
-    nprobe: int = Field(32, ge=1, description="IVF-PQ cells visited per query.")
-    rerank: int = Field(
-        256, ge=1, description="IVF-PQ shortlist re-scored exactly from the on-disk vectors (at least k)."
-    )
-    hnsw_m: int = Field(32, ge=4, description="HNSW neighbours per node.")
-    ef_construction: int = Field(80, ge=8, description="HNSW build-time search depth.")
-    ef_search: int = Field(128, ge=1, description="HNSW query-time search depth (at least k).")
-    train_size: int = Field(0, ge=0, description="IVF-PQ training sample; 0 = min(N, max(64*nlist, 50000)).")
-    chunk_size: int = Field(10000, ge=1, description="Articles per build chunk (memory bound, resume unit).")
-    vector_dtype: Literal["float16", "float32"] = Field(
-        "float16", description="On-disk dtype of the full vectors used for exact re-rank and re-layouts."
-    )
-    compact_ratio: float = Field(
-        0.25, gt=0, le=1, description="Rebuild the index from stored vectors once this share of rows is dead."
-    )
-    threads: int = Field(0, ge=0, description="FAISS threads; 0 = all cores (1 is faster on a busy machine).")
-
-    def model_names(self) -> list[str]:
-        return self.encoder.model_names()  # type: ignore[no-any-return,attr-defined]
-
-    def identity(self) -> dict[str, Any]:
-        """Only the encoder (and the store the folder sits in) decide what the index holds."""
-        assert isinstance(self.encoder, EncoderConfig)
-        return {"backend": self.backend, "encoder": self.encoder.identity()}
-
-
-def _default_encoder() -> EncoderConfig:
-    from ... import registry
-
-    cfg = registry.validate_config("encoder", "minilm")
-    assert isinstance(cfg, EncoderConfig)
-    return cfg
 
 
 class FaissIndex(EncodedSearch):
@@ -115,7 +61,7 @@ class FaissIndex(EncodedSearch):
         self.encoder = encoder
         self._load(manifest)
 
-    def _load(self, manifest: dict[str, Any]) -> None:
+    def _load(self, manifest: JSONObject) -> None:
         self._index = fo.load(self.path, manifest)
         self.manifest = manifest
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None
@@ -149,7 +95,7 @@ class FaissIndex(EncodedSearch):
     def __len__(self) -> int:
         return self._index.n_live
 
-    def sync(self, store: DocumentStore, since: int | None = None) -> dict[str, Any]:
+    def sync(self, store: DocumentStore, since: int | None = None) -> JSONObject:
         """Apply the store's changes after ``since`` (None: after the sequence number in the manifest)."""
         from .build import update_dense_index
 
@@ -243,7 +189,7 @@ def adopt_earlier_folder(store: DocumentStore, folder: Path, encoder: Encoder) -
     return False
 
 
-def _settings_from_manifest(manifest: dict[str, Any]) -> FaissConfig:
+def _settings_from_manifest(manifest: JSONObject) -> FaissConfig:
     """The index's config as recorded (encoder from its spec; fields of older manifests that no longer
     exist are ignored)."""
     from .encoders import spec_to_config

@@ -21,18 +21,40 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ...errors import ConfigError, CorruptIndexError
+from ...io import JSONObject
 from ...registry import require
+
+if TYPE_CHECKING:
+    from .faiss_config import FaissConfig
 
 log = logging.getLogger(__name__)
 
 
-def faiss_module() -> Any:
-    return require("faiss", "dense", "the dense index")
+def faiss_module() -> ModuleType:
+    faiss: ModuleType = require("faiss", "dense", "the dense index")
+    return faiss
+
+
+class FaissIndexObject(Protocol):
+    """What medcite calls on a FAISS index (flat, HNSW or IVF-PQ: SWIG objects, which faiss ships no hints for)."""
+
+    d: int
+    ntotal: int
+    is_trained: bool
+
+    def train(self, x: np.ndarray) -> None: ...
+
+    def add(self, x: np.ndarray) -> None: ...
+
+    def add_with_ids(self, x: np.ndarray, ids: np.ndarray) -> None: ...
+
+    def search(self, x: np.ndarray, k: int, *, params: object = None) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -86,11 +108,11 @@ class IndexParams:
     hnsw_m: int = 32
     ef_construction: int = 80
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def choose_params(kind: str, dim: int, n: int, settings: Any) -> IndexParams:
+def choose_params(kind: str, dim: int, n: int, settings: FaissConfig) -> IndexParams:
     """Pick the layout parameters for ``n`` vectors of ``dim`` from the dense settings."""
     if kind == "flat":
         return IndexParams("flat", dim)
@@ -114,11 +136,11 @@ def choose_params(kind: str, dim: int, n: int, settings: Any) -> IndexParams:
     )
 
 
-def train_size(n: int, nlist: int, settings: Any) -> int:
+def train_size(n: int, nlist: int, settings: FaissConfig) -> int:
     return min(n, settings.train_size or max(64 * nlist, 50_000))
 
 
-def new_index(params: IndexParams) -> Any:
+def new_index(params: IndexParams) -> FaissIndexObject:
     faiss = faiss_module()
     ip = faiss.METRIC_INNER_PRODUCT
     if params.type == "flat":
@@ -131,13 +153,13 @@ def new_index(params: IndexParams) -> Any:
     return faiss.IndexIVFPQ(quantizer, params.dim, params.nlist, params.pq_m, params.pq_nbits, ip)
 
 
-def train(index: Any, sample: np.ndarray) -> None:
+def train(index: FaissIndexObject, sample: np.ndarray) -> None:
     if not index.is_trained:
         log.info("training %s on %d vectors", type(index).__name__, len(sample))
         index.train(np.ascontiguousarray(sample, dtype=np.float32))
 
 
-def add(index: Any, vectors: np.ndarray, first_row: int) -> None:
+def add(index: FaissIndexObject, vectors: np.ndarray, first_row: int) -> None:
     """Add vectors whose row numbers start at ``first_row`` (ids are row numbers)."""
     vecs = np.ascontiguousarray(vectors, dtype=np.float32)
     if index.ntotal != first_row and not hasattr(index, "invlists"):
@@ -151,14 +173,14 @@ def add(index: Any, vectors: np.ndarray, first_row: int) -> None:
         index.add(vecs)
 
 
-def write_index(index: Any, path: Path) -> None:
+def write_index(index: FaissIndexObject, path: Path) -> None:
     """Write atomically: a crash leaves the previous file intact."""
     tmp = path.with_name(f".{path.name}.tmp")
     faiss_module().write_index(index, str(tmp))
     os.replace(tmp, path)
 
 
-def read_index(path: Path) -> Any:
+def read_index(path: Path) -> FaissIndexObject:
     if not path.exists():
         raise CorruptIndexError(f"{path} is missing", hint="rebuild the dense index (--rebuild)")
     try:
@@ -204,7 +226,7 @@ def append_rows(
 
 
 # -- search ----------------------------------------------------------------------------------
-def live_selector(live: np.ndarray) -> Any:
+def live_selector(live: np.ndarray) -> object | None:
     """An IDSelectorBitmap of the live rows, or None when every row is live (no filtering needed)."""
     if bool(live.all()):
         return None
@@ -216,7 +238,7 @@ def live_selector(live: np.ndarray) -> Any:
 
 
 def search(
-    index: Any,
+    index: FaissIndexObject,
     params: IndexParams,
     queries: np.ndarray,
     k: int,
@@ -226,7 +248,7 @@ def search(
     nprobe: int = 32,
     ef_search: int = 128,
     rerank: int = 256,
-    selector: Any = None,
+    selector: object | None = None,
     n_live: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` rows per query: (scores, rows), rows -1 where fewer live rows exist.
@@ -239,10 +261,10 @@ def search(
     sel = live_selector(live) if n_live is None else selector
     if params.type == "flat":
         sp = faiss.SearchParameters(sel=sel) if sel is not None else None
-        return index.search(q, k, params=sp)  # type: ignore[no-any-return]
+        return index.search(q, k, params=sp)
     if params.type == "hnsw":
         sp = faiss.SearchParametersHNSW(efSearch=max(ef_search, k), sel=sel)
-        return index.search(q, k, params=sp)  # type: ignore[no-any-return]
+        return index.search(q, k, params=sp)
     shortlist = max(rerank, k)
     sp = faiss.SearchParametersIVF(nprobe=min(nprobe, params.nlist), sel=sel)
     _, cand = index.search(q, shortlist, params=sp)
@@ -266,7 +288,7 @@ def exact_rerank(
     return scores, rows
 
 
-def memory_bytes(index: Any) -> int:
+def memory_bytes(index: FaissIndexObject) -> int:
     """Bytes the index holds in RAM (its serialised size: codes, ids, centroids, graph).
 
     Serialising copies the index: for a large one, take the size of its file instead.

@@ -20,13 +20,12 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ...errors import CorruptIndexError
 from ...index.manifest import MANIFEST, read_manifest, write_manifest
-from ...io import atomic_write
+from ...io import JSONObject, atomic_write
 from . import faiss_index as fx
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,7 @@ def has_index(folder: Path) -> bool:
     return (folder / MANIFEST).exists()
 
 
-def read(folder: str | Path) -> dict[str, Any]:
+def read(folder: str | Path) -> JSONObject:
     return read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)
 
 
@@ -48,14 +47,14 @@ def read(folder: str | Path) -> dict[str, Any]:
 class Loaded:
     """An opened dense index: FAISS index in RAM, vectors and PMIDs memory-mapped from disk."""
 
-    manifest: dict[str, Any]
+    manifest: JSONObject
     params: fx.IndexParams
-    index: Any
+    index: fx.FaissIndexObject
     vectors: np.ndarray
     pmids: np.ndarray
     live: np.ndarray
 
-    selector: Any = None
+    selector: object | None = None
     n_live: int = 0
 
     def __post_init__(self) -> None:
@@ -71,7 +70,7 @@ class Loaded:
         return len(self.pmids)
 
 
-def load(folder: str | Path, manifest: dict[str, Any] | None = None) -> Loaded:
+def load(folder: str | Path, manifest: JSONObject | None = None) -> Loaded:
     folder = Path(folder)
     manifest = manifest or read(folder)
     try:
@@ -98,7 +97,7 @@ def load(folder: str | Path, manifest: dict[str, Any] | None = None) -> Loaded:
     return Loaded(manifest, params, index, vectors, pmids, live.astype(bool))
 
 
-class _FileView:
+class RowFiles:
     """Adapter so faiss_index.open_rows/append_rows work on generation-named files."""
 
     def __init__(self, folder: Path, vectors: str, pmids: str) -> None:
@@ -113,8 +112,8 @@ class _FileView:
         )
 
 
-def row_files(folder: Path, files: dict[str, str]) -> _FileView:
-    return _FileView(folder, files["vectors"], files["pmids"])
+def row_files(folder: Path, files: dict[str, str]) -> RowFiles:
+    return RowFiles(folder, files["vectors"], files["pmids"])
 
 
 def next_serial(files: dict[str, str] | None) -> int:
@@ -136,12 +135,12 @@ def commit(
     live: int,
     dim: int,
     params: fx.IndexParams,
-    encoder: dict[str, Any],
-    corpus: dict[str, Any],
-    settings: dict[str, Any],
+    encoder: JSONObject,
+    corpus: JSONObject,
+    settings: JSONObject,
     vector_dtype: str,
     memory_bytes: int,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Write the manifest naming ``files``, then remove data files no manifest names any more."""
     manifest = write_manifest(
         folder,

@@ -14,18 +14,19 @@ import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import IndexMismatchError, InputError
+from ...io import JSONObject
 from . import folder as fo
 from .build import Chunk, assemble, encoder_record
 from .encoders import Encoder, load_encoder
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
+    from .faiss_config import FaissConfig
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def import_embeddings(
     *,
     encoder: Encoder | None = None,
     store: DocumentStore | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Build a dense index in ``out`` from paired chunk files in ``src``; returns the manifest.
 
     ``encoder`` (default: the one ``settings`` names) must give vectors of the chunks' size; it is
@@ -142,7 +143,7 @@ def import_embeddings(
             hint="pass the --encoder that made these embeddings (NCBI's PubMed embeddings: --encoder medcpt)",
         )
     if store is not None:
-        corpus: dict[str, Any] = {"store_id": store.store_id, "seq": store.seq, "count": len(store)}
+        corpus: JSONObject = {"store_id": store.store_id, "seq": store.seq, "count": len(store)}
     else:
         corpus = {"source": "embeddings", "path": str(src.resolve()), "count": total}
     old = fo.read(out)["files"] if fo.has_index(out) else None

@@ -26,12 +26,12 @@ import re
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import IndexMismatchError, InputError
-from ...io import write_json
+from ...io import JSONObject, write_json
 from . import folder as fo
 from .build import assemble, encoder_record
 from .chunks import Chunk, encode_chunks, start_or_resume
@@ -40,7 +40,7 @@ from .importer import _open_embeds, _read_pmids, check_chunks, find_chunks
 
 if TYPE_CHECKING:
     from ...corpus.store import DocumentStore
-    from .faiss_backend import FaissConfig
+    from .faiss_config import FaissConfig
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def encode_shard(
     *,
     encoder: Encoder | None = None,
     rebuild: bool = False,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Encode shard ``(I, N)`` of ``store`` into the folder ``out``; returns its ``shard.json`` record.
 
     Resumes an interrupted shard; a complete one is returned as it is (``rebuild``: encode it again).
@@ -105,10 +105,10 @@ def encode_shard(
     return record
 
 
-def read_shard(folder: Path) -> dict[str, Any]:
+def read_shard(folder: Path) -> JSONObject:
     path = folder / SHARD_FILE
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: JSONObject = json.loads(path.read_text(encoding="utf-8"))
         if data.get("kind") != SHARD_KIND:
             raise ValueError(f"kind {data.get('kind')!r}")
         index, of = data["shard"]
@@ -125,12 +125,12 @@ def is_shard(folder: Path) -> bool:
 
 def check_shards(
     folders: Sequence[Path], store: DocumentStore | None = None
-) -> list[tuple[Path, dict[str, Any]]]:
+) -> list[tuple[Path, JSONObject]]:
     """Validate N shard folders as one complete split (see the module docstring); returns (folder, record)
     in shard order. Raises InputError / IndexMismatchError naming the folder and what is wrong."""
     if not folders:
         raise InputError("no shard folders given", hint="give the --out folder of every shard")
-    records: dict[int, tuple[Path, dict[str, Any]]] = {}
+    records: dict[int, tuple[Path, JSONObject]] = {}
     for folder in folders:
         if not (folder / SHARD_FILE).exists():
             raise InputError(f"{folder} holds an unfinished shard (no {SHARD_FILE})",
@@ -215,7 +215,7 @@ def import_shards(
     *,
     encoder: Encoder | None = None,
     store: DocumentStore | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Merge the N shard folders of one split into a dense index in ``out``; returns the manifest.
 
     ``encoder`` (default: the one ``settings`` names) must be the shards' (same fingerprint): queries are

@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ...registry import require
 from ...types import Article
 from .encoders import (
@@ -74,7 +75,7 @@ class STEncoderConfig(EncoderConfig):
     def model_names(self) -> list[str]:
         return [] if self.model.strip().lower() in MINILM_ALIASES else [self.model]
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         # unset prefixes (the family's own, decided by the model name) leave the identity, and so every existing
         # index folder name, as it was before prefixes were settable
         data = super().identity()

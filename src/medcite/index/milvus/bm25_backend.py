@@ -19,14 +19,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
-
-from pydantic import Field, field_validator
+from typing import TYPE_CHECKING, cast
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ...types import Hit
 from ..sparse.base import SparseConfig, stopword_list
 from .collection import MilvusCollection
+from .configs import MilvusBM25Config, raise_unknown
 from .layout import field_name
 
 if TYPE_CHECKING:
@@ -37,28 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+")
-
-
-class MilvusBM25Config(SparseConfig):
-    """BM25 by Milvus's full-text search function, on the server of ``index.milvus``."""
-
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"heap_mb", "threads"})
-
-    backend: Literal["milvus-bm25"] = "milvus-bm25"
-    k1: float = Field(1.2, gt=0, description="BM25 k1 (Milvus index parameter bm25_k1; tantivy's 1.2 by default).")
-    b: float = Field(0.75, ge=0, le=1, description="BM25 b (Milvus index parameter bm25_b; tantivy's 0.75 by default).")
-    fields: list[Literal["contents"]] = Field(
-        default_factory=lambda: ["contents"],  # type: ignore[arg-type,return-value]
-        description="Scored fields: Milvus indexes 'contents' (title + abstract as one field) only.",
-    )
-
-    @field_validator("stemmer")
-    @classmethod
-    def _stemmers(cls, value: str) -> str:
-        if value == "porter":
-            raise ValueError("Milvus's stemmer filter is Snowball ('english'), it has no Porter (1980) stemmer: "
-                             "use stemmer 'english' or 'none'")
-        return value
 
 
 class MilvusBM25Index:
@@ -75,7 +53,7 @@ class MilvusBM25Index:
         self._stats: TermStatistics | None = None
         self.field = field_name("bm25", name)
         self._stop = frozenset(stopword_list(settings))
-        self.manifest: dict[str, Any] = {"backend": settings.backend, "collection": collection.name,
+        self.manifest: JSONObject = {"backend": settings.backend, "collection": collection.name,
                                          "uri": collection.server.uri, "field": self.field}
 
     @classmethod
@@ -84,7 +62,7 @@ class MilvusBM25Index:
         name = next((n for n, c in coll.layout.sparse.items() if c == cfg), None)
         if name is None:  # a config built by hand, not an entry of ctx.settings.indexes
             raise_unknown(cfg.backend)
-        return cls(coll, name, cfg, ctx.store)  # type: ignore[arg-type]
+        return cls(coll, name, cfg, ctx.store)
 
     def __len__(self) -> int:
         return len(self.collection)
@@ -146,8 +124,3 @@ def statistics_config(cfg: MilvusBM25Config) -> SparseConfig:
                                               "threads": cfg.threads})
     assert isinstance(made, SparseConfig)
     return made
-
-
-def raise_unknown(backend: str) -> None:
-    raise ConfigError(f"a {backend} index must be an entry of the settings' `indexes`",
-                      hint="name it under `indexes` (e.g. --set indexes.bm25.backend=milvus-bm25)")

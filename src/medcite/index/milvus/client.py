@@ -13,13 +13,14 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...errors import ConfigError, IndexMismatchError, InputError, MedciteError
 from ...registry import require
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings
+    from .server import MilvusSettings
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ CONNECT_ATTEMPTS = 3
 _AUTH_CODES = {1800, 1801, 1802, 1803}
 
 
-def pymilvus() -> Any:
+def pymilvus() -> ModuleType:
     """The pymilvus module, or MissingExtraError naming the ``milvus`` extra."""
     module = require("pymilvus", "milvus", "the Milvus index backends")
     # pymilvus logs every failed call at ERROR with a traceback; medcite reports them as its own errors

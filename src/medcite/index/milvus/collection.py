@@ -22,26 +22,29 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
+from ...io import JSONObject
 from ...progress import progress
 from ...types import Article, Hit
 from . import client as mc
 from .layout import Layout, analyzer_params, field_name
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings
     from ...context import BuildContext
     from ...corpus.store import DocumentStore
     from ..dense.encoders import Encoder
+    from .server import MilvusSettings
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 FORMAT = "1"
 PROP_FORMAT, PROP_STORE, PROP_SEQ, PROP_LAYOUT = "medcite.format", "medcite.store_id", "medcite.seq", "medcite.layout"
@@ -78,7 +81,7 @@ class MilvusCollection:
         self.encoders = encoders
         self.lite = False
         #: what the last sync did (``sync``'s report)
-        self.last_report: dict[str, Any] = {}
+        self.last_report: JSONObject = {}
 
     # -- opening ---------------------------------------------------------------------------------------------
     @classmethod
@@ -121,7 +124,7 @@ class MilvusCollection:
                         "matches unstemmed terms (a Milvus server stems as asked)", server.uri, version)
         return coll
 
-    def _call(self, doing: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, doing: str, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
         return mc.call(self.server, doing, lambda: fn(*args, **kwargs), self.name)
 
     def exists(self) -> bool:
@@ -131,7 +134,7 @@ class MilvusCollection:
         info = self._call("describing the collection", self.client.describe_collection, self.name)
         return {str(k): str(v) for k, v in (info.get("properties") or {}).items()}
 
-    def ensure(self, store: DocumentStore, *, create: bool, rebuild: bool = False) -> dict[str, Any]:
+    def ensure(self, store: DocumentStore, *, create: bool, rebuild: bool = False) -> JSONObject:
         """Check (or create) the collection, then sync it with ``store``; returns the sync report."""
         if rebuild and self.exists():
             log.info("dropping Milvus collection %s to rebuild it", self.name)
@@ -210,7 +213,7 @@ class MilvusCollection:
             self._call("loading the collection", self.client.load_collection, self.name)
 
     # -- sync ------------------------------------------------------------------------------------------------
-    def sync(self, store: DocumentStore) -> dict[str, Any]:
+    def sync(self, store: DocumentStore) -> JSONObject:
         """Apply the store's changes since the recorded sequence number (all of it after a fresh create).
 
         A first build upserts the store in PMID order and records after each batch the last PMID done
@@ -230,7 +233,7 @@ class MilvusCollection:
             log.info("Milvus collection %s: resuming its first build after PMID %d", self.name, after)
         elif full:
             self._set({PROP_BUILD_SEQ: str(target), PROP_RESUME: "-1"})
-        report: dict[str, Any] = {"collection": self.name, "added": 0, "replaced": 0, "deleted": 0, "seq": target,
+        report: JSONObject = {"collection": self.name, "added": 0, "replaced": 0, "deleted": 0, "seq": target,
                                   "full": full, "seconds": 0.0}
         if since >= target:
             report["docs"] = len(self)
@@ -280,8 +283,8 @@ class MilvusCollection:
         self._call("recording the sync state", self.client.alter_collection_properties, self.name,
                    properties=properties)
 
-    def _rows(self, batch: list[Article]) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = [{PK: int(a.pmid)} for a in batch]
+    def _rows(self, batch: list[Article]) -> list[JSONObject]:
+        rows: list[JSONObject] = [{PK: int(a.pmid)} for a in batch]
         for name in self.layout.sparse:
             text = field_name("text", name)
             for row, article in zip(rows, batch, strict=True):
@@ -308,7 +311,7 @@ class MilvusCollection:
         rows = self._call("counting rows", self.client.query, self.name, filter="", output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
 
-    def search(self, anns_field: str, data: Sequence[Any], k: int, params: dict[str, Any]) -> list[list[Hit]]:
+    def search(self, anns_field: str, data: Sequence[Any], k: int, params: JSONObject) -> list[list[Hit]]:
         """Top ``k`` PMIDs per query (texts for a BM25 field, vectors for a vector field)."""
         if not len(data) or k < 1:
             return [[] for _ in data]
@@ -316,7 +319,7 @@ class MilvusCollection:
                          limit=min(k, MAX_TOPK), search_params=params, output_fields=[PK])
         return [_hits(row, bm25=params.get("metric_type") == "BM25") for row in res]
 
-    def hybrid(self, requests: list[tuple[str, Sequence[Any], dict[str, Any]]], k: int,
+    def hybrid(self, requests: list[tuple[str, Sequence[Any], JSONObject]], k: int,
                rrf_k: float) -> list[list[Hit]]:
         """Reciprocal rank fusion (Cormack et al. 2009) of several searches, on the server, per query."""
         pm = mc.pymilvus()

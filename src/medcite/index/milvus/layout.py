@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
+from ...io import JSONObject
 from ..base import digest
+from .configs import MilvusBM25Config, MilvusDenseConfig
 
 if TYPE_CHECKING:
-    from ...config import MilvusSettings, Settings
-    from .bm25_backend import MilvusBM25Config
-    from .dense_backend import MilvusDenseConfig
+    from ...config import Settings
+    from .server import MilvusSettings
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 
@@ -39,13 +40,13 @@ class Layout:
     def of(cls, settings: Settings) -> Layout:
         layout = cls()
         for name, cfg in sorted(settings.indexes.items()):
-            if cfg.backend == "milvus-bm25":
-                layout.sparse[name] = cfg  # type: ignore[assignment]
-            elif cfg.backend == "milvus-dense":
-                layout.vector[name] = cfg  # type: ignore[assignment]
+            if isinstance(cfg, MilvusBM25Config):
+                layout.sparse[name] = cfg
+            elif isinstance(cfg, MilvusDenseConfig):
+                layout.vector[name] = cfg
         return layout
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {"sparse": {n: c.identity() for n, c in self.sparse.items()},
                 "vector": {n: c.identity() for n, c in self.vector.items()}}
 
@@ -55,7 +56,7 @@ class Layout:
         return f"medcite_{store_id[:12]}_{digest(self.identity())[:8]}"
 
 
-def analyzer_params(cfg: MilvusBM25Config) -> dict[str, Any]:
+def analyzer_params(cfg: MilvusBM25Config) -> JSONObject:
     """Milvus's analyzer for the same analysis as the embedded BM25 backends: lowercase, tokens of at most
     100 characters, Lucene's stop words (+ the possessive "s"), Snowball English stemmer."""
     from ..sparse.base import MAX_TOKEN_CHARS, stopword_list

@@ -19,14 +19,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from pydantic import Field, ValidationError
 
 from ... import registry
 from ...announce import long_work
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError, MedciteError
-from ...io import remove_stale_temp_files
+from ...io import JSONObject, remove_stale_temp_files
 from ...types import Hit
 from ..base import IndexConfig, SparseIndex, digest, index_folder
 from ..manifest import MANIFEST, read_manifest, write_manifest
@@ -107,7 +107,7 @@ def stopword_list(settings: SparseConfig) -> list[str]:
     return list(POSSESSIVE)
 
 
-def index_settings(settings: SparseConfig) -> dict[str, Any]:
+def index_settings(settings: SparseConfig) -> JSONObject:
     """The settings that shape an index on disk (an update must use the same ones)."""
     return settings.identity()
 
@@ -126,7 +126,7 @@ class UpdateReport:
     full: bool
     seconds: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -147,15 +147,15 @@ class SparseBackend(Protocol):
     name: str
 
     @classmethod
-    def check_settings(cls, settings: Any) -> None: ...
+    def check_settings(cls, settings: SparseConfig) -> None: ...
 
     @classmethod
-    def sync(cls, folder: Path, store: DocumentStore, settings: Any, since: int | None) -> Applied:
+    def sync(cls, folder: Path, store: DocumentStore, settings: SparseConfig, since: int | None) -> Applied:
         """Index the store's changes after ``since`` (everything when None) into ``folder``."""
         ...
 
     @classmethod
-    def load(cls, folder: Path, manifest: dict[str, Any]) -> SparseIndex: ...
+    def load(cls, folder: Path, manifest: JSONObject) -> SparseIndex: ...
 
 
 def backend_class(name: str) -> SparseBackend:
@@ -196,7 +196,7 @@ def build_sparse(
     if rebuild:
         clear_folder(folder)
     since: int | None = None
-    old: dict[str, Any] = {}
+    old: JSONObject = {}
     remove_stale_temp_files(folder)  # a manifest write that a kill interrupted (``.manifest.json.XXXX.tmp``)
     if (folder / MANIFEST).exists():
         old = read_manifest(folder, kind=KIND, format_version=FORMAT_VERSION)
@@ -300,7 +300,7 @@ def clear_folder(folder: Path) -> None:
             p.unlink()
 
 
-def settings_from_manifest(folder: Path, manifest: dict[str, Any]) -> SparseConfig:
+def settings_from_manifest(folder: Path, manifest: JSONObject) -> SparseConfig:
     try:
         cfg = registry.validate_config("index", {"backend": manifest.get("backend"), **manifest["settings"]})
     except (ValidationError, KeyError, TypeError) as exc:  # either way the manifest is unusable here
@@ -312,7 +312,7 @@ def settings_from_manifest(folder: Path, manifest: dict[str, Any]) -> SparseConf
     return cfg
 
 
-def _check_same_store(folder: Path, manifest: dict[str, Any], store: DocumentStore) -> None:
+def _check_same_store(folder: Path, manifest: JSONObject, store: DocumentStore) -> None:
     have = manifest.get("corpus", {}).get("store_id")
     if have != store.store_id:
         raise IndexMismatchError(
@@ -321,7 +321,7 @@ def _check_same_store(folder: Path, manifest: dict[str, Any], store: DocumentSto
         )
 
 
-def _check_same_settings(folder: Path, manifest: dict[str, Any], settings: SparseConfig) -> None:
+def _check_same_settings(folder: Path, manifest: JSONObject, settings: SparseConfig) -> None:
     old, new = manifest.get("settings", {}), index_settings(settings)
     diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     if diff:

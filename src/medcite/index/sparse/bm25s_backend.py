@@ -19,12 +19,14 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from ...errors import CorruptIndexError, IndexMismatchError, MissingExtraError
+from ...io import JSONObject
 from ...progress import progress
 from ...registry import require
 from ...types import Hit
@@ -67,11 +69,11 @@ class BM25SConfig(SparseConfig):
     )
 
 
-def _bm25s() -> Any:
+def _bm25s() -> ModuleType:
     return require("bm25s", "bm25s", "the bm25s index backend")
 
 
-def _stemmer_module(settings: SparseConfig) -> Any:
+def _stemmer_module(settings: SparseConfig) -> ModuleType:
     """PyStemmer (imported as ``Stemmer``), or MissingExtraError naming the package to install."""
     try:
         return importlib.import_module("Stemmer")
@@ -110,7 +112,7 @@ class BM25SIndex(SparseBackendMixin):
     def __init__(
         self,
         folder: Path,
-        manifest: dict[str, Any],
+        manifest: JSONObject,
         settings: BM25SConfig,
         model: Any,
         pmids: np.ndarray,
@@ -184,7 +186,7 @@ class BM25SIndex(SparseBackendMixin):
             ) from None
 
     @classmethod
-    def load(cls, folder: Path, manifest: dict[str, Any]) -> BM25SIndex:
+    def load(cls, folder: Path, manifest: JSONObject) -> BM25SIndex:
         if manifest.get("backend") != cls.name:
             raise IndexMismatchError(
                 f"{folder} is a {manifest.get('backend')!r} index, not a bm25s one",

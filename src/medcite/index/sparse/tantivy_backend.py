@@ -17,12 +17,13 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import tantivy
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...io import JSONObject
 from ...progress import progress
 from ...types import Article, Hit
 from .base import (
@@ -62,7 +63,7 @@ class TantivyConfig(SparseConfig):
 
     @field_validator("k1", "b")
     @classmethod
-    def _fixed(cls, value: float, info: Any) -> float:
+    def _fixed(cls, value: float, info: ValidationInfo) -> float:
         fixed = TANTIVY_K1 if info.field_name == "k1" else TANTIVY_B
         if abs(value - fixed) > 1e-9:
             raise ValueError(
@@ -110,7 +111,7 @@ class TantivyIndex(SparseBackendMixin):
     docs_per_s = 2_500.0
 
     def __init__(
-        self, folder: Path, manifest: dict[str, Any], settings: TantivyConfig, index: tantivy.Index
+        self, folder: Path, manifest: JSONObject, settings: TantivyConfig, index: tantivy.Index
     ) -> None:
         self.folder = folder
         self.manifest = manifest
@@ -223,7 +224,7 @@ class TantivyIndex(SparseBackendMixin):
         return doc
 
     @classmethod
-    def load(cls, folder: Path, manifest: dict[str, Any]) -> TantivyIndex:
+    def load(cls, folder: Path, manifest: JSONObject) -> TantivyIndex:
         if manifest.get("backend") != cls.name:
             raise IndexMismatchError(
                 f"{folder} is a {manifest.get('backend')!r} index, not a tantivy one",
