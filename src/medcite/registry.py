@@ -1,12 +1,14 @@
-"""Stages and their backends by name: the one way medcite builds a stage.
+"""Stages and their backends by name: what the build context builds, and their settings models.
 
 Every backend is a class registered here with one line (``stage``, ``name``, ``"module:Class"``, the extra
 that provides its dependencies). The class carries its settings model as ``Config`` (a subclass of the
 stage's base config with ``backend: Literal["name"]``) and a classmethod ``from_config(cfg, ctx)`` that
 builds it, where ``ctx`` (:class:`medcite.context.BuildContext`) hands over what stages share: the document
-store, named LLMs, named indexes and a model cache. Modules are imported only when a backend is used or
-its settings are validated, and importing one never needs its extra: the extra is required when the
-backend is *built*, and a missing one raises :class:`MissingExtraError` with the pip command.
+store, named LLMs, named indexes and a model cache. Only the build context calls ``from_config``
+(:class:`medcite.pipeline.context.Context`); this module names backends and validates their settings.
+Modules are imported only when a backend is used or its settings are validated, and importing one never
+needs its extra: the extra is required when the backend is *built*, and a missing one raises
+:class:`MissingExtraError` with the pip command.
 
 Plugins register more backends with :func:`register`, or through the ``medcite.backends`` entry-point
 group (entry name ``"<stage>:<name>"``, value ``"module:Class"``).
@@ -18,15 +20,12 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import SerializeAsAny, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 
 from .errors import ConfigError, MissingExtraError
 from .settings_base import BackendConfig
-
-if TYPE_CHECKING:
-    from .context import BuildContext
 
 log = logging.getLogger(__name__)
 
@@ -278,12 +277,6 @@ def stage_field(stage_name: str) -> Any:
 def default_config(stage_name: str, **values: Any) -> BackendConfig:
     """The config of the stage's default backend (or of ``values['backend']``) with ``values`` set."""
     return validate_config(stage_name, values)
-
-
-def build(stage_name: str, cfg: BackendConfig, ctx: BuildContext) -> Any:
-    """The one construction path: ``load(stage, cfg.backend).from_config(cfg, ctx)``."""
-    cls = load(stage_name, cfg.backend)
-    return cls.from_config(cfg, ctx)
 
 
 def require(module: str, extra: str, feature: str) -> Any:

@@ -1,4 +1,4 @@
-"""The LLM protocol, the shared base class every backend extends, and the ``make_llm`` factory.
+"""The LLM protocol and the shared base class every backend extends (the build context makes them).
 
 A backend implements only :meth:`BaseLLM._generate` (and, when it can run requests in parallel,
 :meth:`BaseLLM._generate_each`). The base class resolves default parameters, looks each request up in the
@@ -20,18 +20,15 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from .. import registry
 from ..errors import LLMError
 from ..settings_base import BackendConfig
 from . import trace
 from .completion import Completion, Message
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from .cache import LLMCache
 
 log = logging.getLogger(__name__)
-
 
 
 class LLMConfig(BackendConfig):
@@ -261,29 +258,6 @@ class BaseLLM:
 def llm_enabled(llm: LLM | None) -> bool:
     """False for the ``none`` backend: callers then take their extractive (no-LLM) path."""
     return llm is not None and llm.name != "none"
-
-
-def make_llm(settings: Settings | LLMConfig, *, cache: LLMCache | None = None) -> LLM:
-    """Build the backend ``llm.backend`` names (registry stage ``llm``) from settings or one LLM config.
-
-    The persistent cache is opened from ``cache_dir`` unless ``cache`` is false; pass ``cache`` to share
-    one already open (the caller keeps owning it).
-    """
-    cfg = settings if isinstance(settings, LLMConfig) else settings.llm
-    factory = registry.load("llm", cfg.backend)
-    owned = cache is None and cfg.cache and cfg.backend != "none"
-    if owned:
-        from .cache import LLMCache
-
-        cache = LLMCache.from_settings(cfg)
-    try:
-        llm: LLM = factory.from_config(cfg, None, cache=cache)
-    except BaseException:
-        if owned and cache is not None:
-            cache.close()  # only the one opened here; a cache passed in stays the caller's
-        raise
-    log.debug("LLM backend %s, model %s", cfg.backend, llm.model)
-    return llm
 
 
 def _visible(completion: Completion) -> Completion:

@@ -15,14 +15,11 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import CorruptIndexError
 from ..paths import cache_dir
 from .completion import Completion, Message
-
-if TYPE_CHECKING:
-    from .base import LLMConfig
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +72,9 @@ class LLMCache:
             ) from exc
 
     @classmethod
-    def from_settings(cls, settings: LLMConfig) -> LLMCache:
-        folder = Path(settings.cache_dir) if settings.cache_dir else cache_dir()
-        return cls(folder / CACHE_FILE)
+    def in_folder(cls, folder: str | None) -> LLMCache:
+        """The cache file in ``folder`` (an LLM config's ``cache_dir``; None: the user's cache folder)."""
+        return cls(Path(folder or cache_dir()) / CACHE_FILE)
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:

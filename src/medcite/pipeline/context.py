@@ -1,15 +1,24 @@
-"""The build context of one pipeline: what its stages share, built once, closed together.
+"""The build context: the only factory of medcite's backends; what the stages of one run share, closed together.
 
-Implements :class:`medcite.context.BuildContext`. Every stage is built with :meth:`Context.build`
-(``registry.load(stage, cfg.backend).from_config(cfg, ctx)``); LLMs and indexes are made on first
-request and shared by every stage that asks for the same name; :meth:`Context.close` closes everything
-the context made (LLMs, indexes, built stages that hold resources, and the model cache it owns).
+Implements :class:`medcite.context.BuildContext`. Every backend is built here, with
+``registry.load(stage, cfg.backend).from_config(cfg, ctx)``, and nowhere else:
+
+- ``ctx.build(stage, cfg)``: a backend of ``stage``, typed by stage (``ctx.build("stance", cfg)`` is a
+  ``StanceClassifier | None``);
+- ``ctx.llm(name)``: the LLM ``settings.llm`` (None) or ``settings.llms[name]``, made once, with its cache;
+- ``ctx.encoder(spec)``: an encoder, loaded once per identity into the model cache;
+- ``ctx.index(name)``: the index ``settings.indexes[name]``, built or synced with the store, opened once.
+
+``Context(settings)`` needs no document store: a command that only needs an LLM, an encoder or a stance
+judge makes one without it (asking it for an index then says a store is needed). :meth:`Context.close`
+closes everything the context made (LLMs, indexes, built stages that hold resources, and the model cache it
+owns); ``with Context(settings) as ctx:`` does it at the end.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .. import registry
 from ..announce import purpose
@@ -18,9 +27,17 @@ from ..errors import ConfigError, LLMError, MedciteError
 from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
+    from ..attribute.base import StanceClassifier
     from ..config import Settings
+    from ..context import EncoderSpec, Index
     from ..corpus.store import DocumentStore
-    from ..llm.base import LLM
+    from ..evidence.base import EvidenceSelector
+    from ..generate.base import Generator
+    from ..index.dense.encoders import Encoder
+    from ..llm.base import LLM, LLMConfig
+    from ..qa.base import Answerer
+    from ..rerank.base import Reranker
+    from ..retrieve.base import QueryGenerator, Retriever
     from ..settings_base import BackendConfig
 
 log = logging.getLogger(__name__)
@@ -40,14 +57,14 @@ class Context:
         self.models = models if models is not None else ModelCache()
         self._own_models = models is None
         self._llms: dict[str | None, LLM] = {} if llm is None else {None: llm}
-        self._owned: list[Any] = []
-        self._indexes: dict[str, Any] = {}
+        self._owned: list[Any] = []  # anything with a close(): LLMs, indexes, stages holding models
+        self._indexes: dict[str, Index] = {}
 
     # -- BuildContext --------------------------------------------------------------------------------
     def llm(self, name: str | None = None, *, purpose: str = "") -> LLM:
         if name in self._llms:
             return self._llms[name]
-        from ..llm.base import llm_enabled, make_llm
+        from ..llm.base import llm_enabled
         from .offline import offline_overrides
 
         where = "llm" if name is None else f"llms.{name}"
@@ -67,7 +84,7 @@ class Context:
         if cfg.backend == "openai":
             _check_server(cfg, local)
         try:
-            llm = make_llm(cfg)
+            llm = self._make_llm(cfg)
         except (ConfigError, LLMError) as exc:
             raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {local}") from exc
         if not llm_enabled(llm):  # a plugin backend that declares itself disabled
@@ -76,7 +93,13 @@ class Context:
         self._owned.append(llm)
         return llm
 
-    def index(self, name: str) -> Any:
+    def encoder(self, spec: EncoderSpec) -> Encoder:
+        from ..index.dense.encoders import encoder_config, encoder_key
+
+        cfg = encoder_config(spec)
+        return self.models.get(encoder_key(cfg), lambda: self._encoder(cfg))
+
+    def index(self, name: str) -> Index:
         if name in self._indexes:
             return self._indexes[name]
         cfg = self.settings.indexes.get(name)
@@ -86,20 +109,57 @@ class Context:
         store = self.store.path if self.store is not None else None
         # a long build or sync on first use announces itself with this purpose (medcite.announce)
         with purpose(lambda: index_purpose(self.settings, name, grounding=self.grounding, store=store)):
-            index = self._build("index", cfg)
+            index: Index = self._build("index", cfg)
         self._indexes[name] = index
         return index
 
-    def open_indexes(self) -> dict[str, Any]:
+    def open_indexes(self) -> dict[str, Index]:
         return dict(self._indexes)
 
-    def build(self, stage: str, cfg: BackendConfig) -> Any:
+    @overload
+    def build(self, stage: Literal["querygen"], cfg: BackendConfig) -> QueryGenerator: ...
+    @overload
+    def build(self, stage: Literal["retriever"], cfg: BackendConfig) -> Retriever: ...
+    @overload
+    def build(self, stage: Literal["rerank"], cfg: BackendConfig) -> Reranker | None: ...
+    @overload
+    def build(self, stage: Literal["evidence"], cfg: BackendConfig) -> EvidenceSelector: ...
+    @overload
+    def build(self, stage: Literal["generate"], cfg: BackendConfig) -> Generator: ...
+    @overload
+    def build(self, stage: Literal["stance"], cfg: BackendConfig) -> StanceClassifier | None: ...
+    @overload
+    def build(self, stage: Literal["qa"], cfg: BackendConfig) -> Answerer: ...
+    @overload
+    def build(self, stage: Literal["llm"], cfg: BackendConfig) -> LLM: ...
+    @overload
+    def build(self, stage: Literal["encoder"], cfg: BackendConfig) -> Encoder: ...
+    @overload
+    def build(self, stage: Literal["index"], cfg: BackendConfig) -> Index: ...
+    @overload
+    def build(self, stage: str, cfg: BackendConfig) -> object: ...
+    def build(self, stage: str, cfg: BackendConfig) -> object:
+        if stage == "llm":  # an LLM config outside settings.llm/llms: made as ctx.llm makes them, owned here
+            from ..llm.base import LLMConfig
+
+            if not isinstance(cfg, LLMConfig):
+                raise ConfigError(f"an llm config is an LLMConfig, got {type(cfg).__name__}")
+            llm = self._make_llm(cfg)
+            self._owned.append(llm)
+            return llm
+        if stage == "encoder":
+            from ..index.dense.encoders import EncoderConfig
+
+            if not isinstance(cfg, EncoderConfig):
+                raise ConfigError(f"an encoder config is an EncoderConfig, got {type(cfg).__name__}")
+            return self.encoder(cfg)
         return self._build(stage, cfg)
 
     # -- own -----------------------------------------------------------------------------------------
-    def _build(self, stage: str, cfg: BackendConfig) -> Any:
+    def _build(self, stage: str, cfg: BackendConfig, **extra: Any) -> Any:
+        """``registry.load(stage, cfg.backend).from_config(cfg, self)``: the one construction path."""
         try:
-            built = registry.build(stage, cfg, self)
+            built = registry.load(stage, cfg.backend).from_config(cfg, self, **extra)
         except MedciteError:
             raise
         except (ImportError, OSError) as exc:  # a model or library that cannot be loaded here
@@ -110,6 +170,28 @@ class Context:
         if callable(getattr(built, "close", None)) and built not in self._owned:
             self._owned.append(built)
         return built
+
+    def _encoder(self, cfg: BackendConfig) -> Encoder:
+        """An encoder, owned by the model cache (which closes it), not by this context."""
+        encoder: Encoder = registry.load("encoder", cfg.backend).from_config(cfg, self)
+        return encoder
+
+    def _make_llm(self, cfg: LLMConfig) -> LLM:
+        """The backend ``cfg.backend`` names, with its persistent cache opened from ``cfg.cache_dir`` (unless
+        ``cfg.cache`` is false); the caller owns the LLM, which closes its cache."""
+        cache = None
+        if cfg.cache and cfg.backend != "none":
+            from ..llm.cache import LLMCache
+
+            cache = LLMCache.in_folder(cfg.cache_dir)
+        try:
+            llm: LLM = registry.load("llm", cfg.backend).from_config(cfg, self, cache=cache)
+        except BaseException:
+            if cache is not None:
+                cache.close()
+            raise
+        log.debug("LLM backend %s, model %s", cfg.backend, llm.model)
+        return llm
 
     def close(self) -> None:
         """Close what this context made, newest first; a failing close is logged, the others still run."""

@@ -77,7 +77,13 @@ class CascadeReranker:
 
     @classmethod
     def from_config(cls, cfg: CascadeConfig, ctx: BuildContext) -> CascadeReranker:
-        return cls([(ctx.build("rerank", s), s.k) for s in cfg.stages])
+        stages: list[tuple[Reranker, int]] = []
+        for s in cfg.stages:
+            built = ctx.build("rerank", s)
+            if built is None:  # the settings refuse 'none'; a plugin backend may still build to nothing
+                raise ConfigError(f"cascade stage {s.backend!r} builds no reranker", hint="name a reranker backend")
+            stages.append((built, s.k))
+        return cls(stages)
 
     def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
         current = list(hits)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from pydantic import Field
@@ -69,13 +69,23 @@ def cosine(query: np.ndarray, docs: np.ndarray) -> np.ndarray:
     return np.asarray((d @ q) / denom, dtype=np.float64)
 
 
-def index_vectors(ctx: BuildContext, encoder: Any) -> VectorLookup | None:
+@runtime_checkable
+class StoredVectors(Protocol):
+    """An index that keeps its articles' vectors and the encoder that made them (a reranker may reuse them)."""
+
+    encoder: object
+
+    def get_vectors(self, pmids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+
+def index_vectors(ctx: BuildContext, encoder: object) -> VectorLookup | None:
     """``get_vectors`` of a vector index the context opened with an encoder of the same fingerprint."""
     fingerprint = getattr(encoder, "fingerprint", None)
     for name, index in ctx.open_indexes().items():
-        if fingerprint and getattr(getattr(index, "encoder", None), "fingerprint", None) == fingerprint:
+        if (fingerprint and isinstance(index, StoredVectors)
+                and getattr(index.encoder, "fingerprint", None) == fingerprint):
             log.info("reranker reuses the stored article vectors of index %r", name)
-            return index.get_vectors  # type: ignore[no-any-return]
+            return index.get_vectors
     return None
 
 
@@ -119,9 +129,7 @@ class EmbeddingReranker(PointwiseReranker):
 
     @classmethod
     def from_config(cls, cfg: EmbeddingConfig, ctx: BuildContext) -> EmbeddingReranker:
-        from ..index.dense.encoders import load_encoder
-
-        encoder = load_encoder(cfg.model, ctx.models)  # type: ignore[arg-type]
+        encoder = ctx.encoder(cfg.model)
         return cls(encoder, top_n=cfg.top_n, lookup=index_vectors(ctx, encoder))
 
     def score(self, query: str, articles: Sequence[Article]) -> list[float]:

@@ -106,7 +106,6 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     context), the store, expanders as the ``bm25+rocchio``/``bm25+rm3`` branches build them, and the encoders
     (each reusing the stored vectors of an open index built with it)."""
     from ..index.base import term_statistics
-    from ..index.dense.encoders import load_encoder
     from ..index.sparse.base import SparseConfig
     from ..retrieve.expansion import RM3, Rocchio, TermFilter, analyzer_for
     from .embedding import DocumentVectors, index_vectors
@@ -129,7 +128,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
     avg_title, avg_abstract, avg_sentence = field_lengths(ctx.store, analyzer)
     encoded = []
     for spec in encoders:
-        encoder = load_encoder(spec, ctx.models)
+        encoder = ctx.encoder(spec)
         vectors = DocumentVectors(encoder.encode_documents, index_vectors(ctx, encoder))
         encoded.append(Encoded(feature_slug(spec), _query_encoder(encoder), vectors))
     store = ctx.store
