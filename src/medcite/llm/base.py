@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -62,7 +62,7 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> Completion:
         """Answer one chat; ``None`` parameters take the backend's defaults (from the settings)."""
         ...
@@ -75,7 +75,7 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> list[Completion]:
         """Answer many chats (in parallel where the backend can); results keep the input order."""
         ...
@@ -116,11 +116,11 @@ class BaseLLM:
         self.cache = cache
 
     # -- what a backend implements -------------------------------------------------------------------
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         raise NotImplementedError
 
     def _generate_each(
-        self, batch: list[list[Message]], params: dict[str, Any]
+        self, batch: list[list[Message]], params: dict[str, object]
     ) -> Generator[tuple[int, Completion | Exception], None, None]:
         """Yield ``(position in batch, answer or the exception it raised)`` as each request finishes.
 
@@ -140,10 +140,10 @@ class BaseLLM:
         max_tokens: int | None,
         stop: Sequence[str] | None,
         seed: int | None,
-        params: dict[str, Any],
-    ) -> dict[str, Any]:
+        params: dict[str, object],
+    ) -> dict[str, object]:
         """The full parameter set of a call (part of the cache key): defaults filled in, stop as a list."""
-        resolved: dict[str, Any] = {
+        resolved: dict[str, object] = {
             "temperature": float(self.temperature if temperature is None else temperature),
             "max_tokens": int(self.max_tokens if max_tokens is None else max_tokens),
             "stop": list(stop) if stop else None,
@@ -160,7 +160,7 @@ class BaseLLM:
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> Completion:
         return self.complete_many(
             [messages], temperature=temperature, max_tokens=max_tokens, stop=stop, seed=seed, **params
@@ -174,7 +174,7 @@ class BaseLLM:
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> list[Completion]:
         chats = [validate_messages(m) for m in batch]
         resolved = self.resolve_params(temperature, max_tokens, stop, seed, params)
@@ -213,7 +213,7 @@ class BaseLLM:
             self._raise_failure(failed, len(chats))
         return [_visible(r) for r in results if r is not None]
 
-    def _trace(self, chats: list[list[Message]], params: dict[str, Any], results: list[Completion | None],
+    def _trace(self, chats: list[list[Message]], params: dict[str, object], results: list[Completion | None],
                failed: dict[int, LLMError]) -> None:
         """One trace line per request that finished or failed, in input order (none for a request never sent)."""
         for i, chat in enumerate(chats):

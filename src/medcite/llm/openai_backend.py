@@ -139,7 +139,7 @@ class OpenAIBackend(BaseLLM):
         self._has_key = bool(api_key)
         # The SDK refuses to start without a key, and a local server needs none: without one it gets a
         # placeholder and every request omits the Authorization header (the SDK's own opt-out).
-        self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.Omit()}
+        self._headers: dict[str, object] = {} if api_key else {"Authorization": openai.Omit()}
         self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=self.base_url, timeout=timeout_s,
                                      max_retries=0)
         self.timeout_s = timeout_s
@@ -163,7 +163,7 @@ class OpenAIBackend(BaseLLM):
         )
 
     # -- the retry loop and the batch ----------------------------------------------------------------
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         start = time.perf_counter()
         attempt = 0
         while True:
@@ -184,7 +184,7 @@ class OpenAIBackend(BaseLLM):
                 self._sleep(delay)
 
     def _generate_each(
-        self, batch: list[list[Message]], params: dict[str, Any]
+        self, batch: list[list[Message]], params: dict[str, object]
     ) -> Generator[tuple[int, Completion | Exception], None, None]:
         if len(batch) <= 1 or self.concurrency == 1:
             yield from super()._generate_each(batch, params)
@@ -212,7 +212,7 @@ class OpenAIBackend(BaseLLM):
         return ceiling / 2 + self._random.uniform(0, ceiling / 2)
 
     # -- one attempt through the SDK -----------------------------------------------------------------
-    def _attempt(self, messages: list[Message], params: dict[str, Any]) -> Answer:
+    def _attempt(self, messages: list[Message], params: dict[str, object]) -> Answer:
         """One request; SDK errors become LLMErrors with hints, _RetryableError for what may pass."""
         openai = self._openai
         chat: Any = self._client.chat.completions
