@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, cast, overload, runtime_checkable
 
 if TYPE_CHECKING:
     from .attribute.base import StanceClassifier
@@ -34,9 +34,17 @@ if TYPE_CHECKING:
     #: what ``ctx.index(name)`` returns: a BM25 index or a vector index
     Index: TypeAlias = SparseIndex | VectorIndex
     #: what names an encoder: its config, a manifest's ``encoder.spec`` or a shorthand (``"minilm"``)
-    EncoderSpec: TypeAlias = BackendConfig | Mapping[str, Any] | str
+    EncoderSpec: TypeAlias = BackendConfig | Mapping[str, object] | str
 
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """What holds a resource (a model, a connection, a file) and lets it go with ``close()``."""
+
+    def close(self) -> None: ...
+
 
 T = TypeVar("T")
 
@@ -49,16 +57,17 @@ class ModelCache:
     """
 
     def __init__(self) -> None:
-        self._items: dict[Hashable, Any] = {}
+        self._items: dict[Hashable, object] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, load: Callable[[], T]) -> T:
+        # a key names one kind of object (an encoder's key an encoder), so what it holds is what load makes
         with self._lock:
             if key in self._items:
-                return self._items[key]  # type: ignore[no-any-return]
+                return cast(T, self._items[key])
         value = load()
         with self._lock:
-            return self._items.setdefault(key, value)  # type: ignore[no-any-return]
+            return cast(T, self._items.setdefault(key, value))
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._items
@@ -70,10 +79,9 @@ class ModelCache:
         with self._lock:
             items, self._items = list(self._items.values()), {}
         for item in items:
-            close = getattr(item, "close", None)
-            if callable(close):
+            if isinstance(item, Closeable):
                 try:
-                    close()
+                    item.close()
                 except Exception as exc:  # noqa: BLE001 - one failed close must not keep the others open
                     log.warning("closing %r failed: %s", item, exc)
 

@@ -20,6 +20,7 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Annotated, Any
 
 from pydantic import SerializeAsAny, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
@@ -171,7 +172,8 @@ def names(stage_name: str) -> list[str]:
 
 
 def load(stage_name: str, name: str) -> Any:
-    """Import and return the class registered as ``name`` for ``stage_name``."""
+    """Import and return the class registered as ``name`` for ``stage_name`` (Any: a plugin's class is known
+    only once it is imported; the build context types what it builds per stage)."""
     _load_plugins()
     try:
         target, extra = _BACKENDS[stage_name][name]
@@ -200,17 +202,17 @@ def config_class(stage_name: str, name: str) -> type[BackendConfig]:
     return config  # type: ignore[no-any-return]
 
 
-def shorthand(stage_name: str, text: str) -> dict[str, Any]:
+def shorthand(stage_name: str, text: str) -> dict[str, object]:
     """The config dict a shorthand string of ``stage_name`` stands for (``"minilm"``, ``"none"``, ...)."""
     spec = stage(stage_name).shorthand
     if spec is None:
         return {"backend": text.strip()}
     module, _, attr = spec.partition(":")
-    parse: Callable[[str], dict[str, Any]] = getattr(importlib.import_module(module), attr)
+    parse: Callable[[str], dict[str, object]] = getattr(importlib.import_module(module), attr)
     return parse(text)
 
 
-def validate_config(stage_name: str, value: Any) -> BackendConfig:
+def validate_config(stage_name: str, value: object) -> BackendConfig:
     """One backend config of ``stage_name`` from a dict, a shorthand string or a config object.
 
     The ``backend`` key picks the model; a dict without one gets the stage's default backend. Raises
@@ -228,7 +230,7 @@ def validate_config(stage_name: str, value: Any) -> BackendConfig:
         raise ConfigError(f"invalid {stage_name} settings: {problems}") from None
 
 
-def check_config(stage_name: str, value: Any) -> BackendConfig:
+def check_config(stage_name: str, value: object) -> BackendConfig:
     """:func:`validate_config` for use inside pydantic validation: errors are pydantic errors, so the
     settings tree's ValidationError says where they are."""
     from pydantic_core import PydanticCustomError
@@ -260,7 +262,7 @@ def check_config(stage_name: str, value: Any) -> BackendConfig:
     return config_class(stage_name, name).model_validate(data)
 
 
-def stage_field(stage_name: str) -> Any:
+def stage_field(stage_name: str) -> object:
     """The annotated type of a settings field that holds the config of one ``stage_name`` backend.
 
     On validation the ``backend`` key picks the registered backend's model (a discriminated union that grows
@@ -268,18 +270,18 @@ def stage_field(stage_name: str) -> Any:
     the stage's shorthand (``"none"``, ``"minilm"``, ``"cross-encoder:MODEL"``).
     """
 
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    def validate(value: object, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> BackendConfig:
         return check_config(stage_name, value)
 
     return Annotated[SerializeAsAny[BackendConfig], WrapValidator(validate)]
 
 
-def default_config(stage_name: str, **values: Any) -> BackendConfig:
+def default_config(stage_name: str, **values: object) -> BackendConfig:
     """The config of the stage's default backend (or of ``values['backend']``) with ``values`` set."""
     return validate_config(stage_name, values)
 
 
-def require(module: str, extra: str, feature: str) -> Any:
+def require(module: str, extra: str, feature: str) -> ModuleType:
     """Import an optional dependency or raise MissingExtraError naming the extra."""
     try:
         return importlib.import_module(module)

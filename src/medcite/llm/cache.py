@@ -15,7 +15,6 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from ..errors import CorruptIndexError
 from ..paths import cache_dir
@@ -41,12 +40,12 @@ CREATE TABLE IF NOT EXISTS completions (
 """
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Sorted keys, no whitespace, UTF-8 kept: equal requests give byte-equal strings."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def cache_key(backend: str, model: str, messages: Sequence[Message], params: dict[str, Any]) -> str:
+def cache_key(backend: str, model: str, messages: Sequence[Message], params: dict[str, object]) -> str:
     """SHA-256 hex of the canonical JSON of (backend, model, messages, params)."""
     blob = canonical_json({"backend": backend, "model": model, "messages": list(messages), "params": params})
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -99,7 +98,7 @@ class LLMCache:
         backend: str,
         model: str,
         messages: Sequence[Message],
-        params: dict[str, Any],
+        params: dict[str, object],
         completion: Completion,
     ) -> None:
         request = canonical_json(

@@ -18,11 +18,11 @@ owns); ``with Context(settings) as ctx:`` does it at the end.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload, runtime_checkable
 
 from .. import registry
 from ..announce import purpose
-from ..context import ModelCache
+from ..context import Closeable, ModelCache
 from ..errors import ConfigError, LLMError, MedciteError
 from .index_purpose import index_purpose
 
@@ -57,7 +57,7 @@ class Context:
         self.models = models if models is not None else ModelCache()
         self._own_models = models is None
         self._llms: dict[str | None, LLM] = {} if llm is None else {None: llm}
-        self._owned: list[Any] = []  # anything with a close(): LLMs, indexes, stages holding models
+        self._owned: list[Closeable] = []  # LLMs, indexes, stages holding models
         self._indexes: dict[str, Index] = {}
 
     # -- BuildContext --------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ class Context:
         from .offline import offline_overrides
 
         where = "llm" if name is None else f"llms.{name}"
-        cfg = self.settings.llm if name is None else self.settings.llms.get(name)
+        cfg: LLMConfig | None = self.settings.llm if name is None else self.settings.llms.get(name)
         if cfg is None:
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
@@ -81,7 +81,7 @@ class Context:
                 hint=f"use the packaged local model: {local}; or run without LLM stages: "
                 + (" ".join(offline_overrides(self.settings, "none", self.grounding)) or "--set llm.backend=none"),
             )
-        if cfg.backend == "openai":
+        if cfg.backend == "openai" and isinstance(cfg, _Server):
             _check_server(cfg, local)
         try:
             llm = self._make_llm(cfg)
@@ -90,7 +90,8 @@ class Context:
         if not llm_enabled(llm):  # a plugin backend that declares itself disabled
             raise ConfigError(f"{purpose or 'a stage'} needs a language model, but {where} is disabled")
         self._llms[name] = llm
-        self._owned.append(llm)
+        if isinstance(llm, Closeable):
+            self._owned.append(llm)
         return llm
 
     def encoder(self, spec: EncoderSpec) -> Encoder:
@@ -109,7 +110,7 @@ class Context:
         store = self.store.path if self.store is not None else None
         # a long build or sync on first use announces itself with this purpose (medcite.announce)
         with purpose(lambda: index_purpose(self.settings, name, grounding=self.grounding, store=store)):
-            index: Index = self._build("index", cfg)
+            index = cast("Index", self._build("index", cfg))  # an index backend implements one of the two
         self._indexes[name] = index
         return index
 
@@ -145,7 +146,8 @@ class Context:
             if not isinstance(cfg, LLMConfig):
                 raise ConfigError(f"an llm config is an LLMConfig, got {type(cfg).__name__}")
             llm = self._make_llm(cfg)
-            self._owned.append(llm)
+            if isinstance(llm, Closeable):
+                self._owned.append(llm)
             return llm
         if stage == "encoder":
             from ..index.dense.encoders import EncoderConfig
@@ -156,10 +158,10 @@ class Context:
         return self._build(stage, cfg)
 
     # -- own -----------------------------------------------------------------------------------------
-    def _build(self, stage: str, cfg: BackendConfig, **extra: Any) -> Any:
+    def _build(self, stage: str, cfg: BackendConfig) -> object:
         """``registry.load(stage, cfg.backend).from_config(cfg, self)``: the one construction path."""
         try:
-            built = registry.load(stage, cfg.backend).from_config(cfg, self, **extra)
+            built: object = registry.load(stage, cfg.backend).from_config(cfg, self)
         except MedciteError:
             raise
         except (ImportError, OSError) as exc:  # a model or library that cannot be loaded here
@@ -167,7 +169,7 @@ class Context:
                 f"the {stage} backend {cfg.backend!r} is not available here: {type(exc).__name__}: {exc}",
                 hint="install its extra and model, or choose another backend (medcite config show lists them)",
             ) from exc
-        if callable(getattr(built, "close", None)) and built not in self._owned:
+        if isinstance(built, Closeable) and built not in self._owned:
             self._owned.append(built)
         return built
 
@@ -213,8 +215,8 @@ class Context:
         self.close()
 
 
-def build_stage(stage: str, config: Any, *, settings: Settings | None = None, store: DocumentStore | None = None,
-                models: ModelCache | None = None) -> Any:
+def build_stage(stage: str, config: object, *, settings: Settings | None = None,
+                store: DocumentStore | None = None, models: ModelCache | None = None) -> Any:
     """Build one backend of ``stage`` from a config (object, dict or shorthand) through the one path.
 
     The context holds ``settings`` (default: the ``offline`` preset, for the LLMs and indexes a backend may
@@ -226,7 +228,16 @@ def build_stage(stage: str, config: Any, *, settings: Settings | None = None, st
     return Context(settings or load_settings("offline"), store, models=models).build(stage, cfg)
 
 
-def _check_server(cfg: Any, swap: str) -> None:
+@runtime_checkable
+class _Server(Protocol):
+    """What :func:`_check_server` reads of an OpenAI-compatible LLM's settings."""
+
+    base_url: str
+    model: str | None
+    timeout_s: float
+
+
+def _check_server(cfg: _Server, swap: str) -> None:
     """Fail before any work when the OpenAI-compatible server of ``cfg.base_url`` does not answer."""
     import httpx
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from pydantic import Field
@@ -96,12 +96,12 @@ class DocumentVectors:
                  size: int = 20_000) -> None:
         self.encode = encode
         self.lookup = lookup
-        self._cache = LRU(size)
+        self._cache: LRU[np.ndarray] = LRU(size)
         self.encoded = 0  # articles encoded here (for logs and tests)
 
     def __call__(self, articles: Sequence[Article]) -> np.ndarray:
         keys = [article_key(a) for a in articles]
-        found: list[Any] = [self._cache.lookup(k) for k in keys]
+        found: list[np.ndarray | None] = [self._cache.lookup(k) for k in keys]
         if self.lookup is not None and any(f is None for f in found):
             stored = self.lookup([a.pmid for a, f in zip(articles, found, strict=True) if f is None])
             found = [f if f is not None else stored.get(a.pmid) for a, f in zip(articles, found, strict=True)]
@@ -111,9 +111,10 @@ class DocumentVectors:
             self.encoded += len(todo)
             for i, vec in zip(todo, fresh, strict=True):
                 found[i] = vec
-        for key, vec in zip(keys, found, strict=True):
+        filled = [v for v in found if v is not None]  # every one by now (zip's strict says so)
+        for key, vec in zip(keys, filled, strict=True):
             self._cache.store(key, vec)
-        return np.stack([np.asarray(v, dtype=np.float32) for v in found]) if found else np.zeros((0, 0))
+        return np.stack([np.asarray(v, dtype=np.float32) for v in filled]) if filled else np.zeros((0, 0))
 
 
 class EmbeddingReranker(PointwiseReranker):

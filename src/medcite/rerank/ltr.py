@@ -29,8 +29,9 @@ from .ltr_features import FEATURE_VERSION, Encoded, Features, FeatureSources
 from .scoring import candidates, rescored
 
 if TYPE_CHECKING:
-    from ..context import BuildContext
+    from ..context import BuildContext, EncoderSpec
     from ..corpus.store import DocumentStore
+    from ..index.dense.encoders import Encoder
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
     return (t / n, a / n, a / max(sentences, 1)) if n else (1.0, 1.0, 1.0)
 
 
-def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, prf: bool = True,
+def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[EncoderSpec], *, prf: bool = True,
                     bm25_depth: int = 300) -> FeatureSources:
     """The features' sources from a build context: the sparse index ``index`` (built or synced by the
     context), the store, expanders as the ``bm25+rocchio``/``bm25+rm3`` branches build them, and the encoders
@@ -137,14 +138,14 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
                           encoders=encoded, bm25_depth=bm25_depth, avg_sentence=avg_sentence)
 
 
-def _query_encoder(encoder: Any) -> Callable[[str], np.ndarray]:
+def _query_encoder(encoder: Encoder) -> Callable[[str], np.ndarray]:
     def encode(query: str) -> np.ndarray:
         return np.asarray(encoder.encode_queries([query]))[0]
 
     return encode
 
 
-def feature_slug(spec: Any) -> str:
+def feature_slug(spec: object) -> str:
     """An encoder's name in its ``dense`` feature columns (``cos_<slug>``): the last part of its name or path
     (``encoder`` for a spec that is not a name)."""
     name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import Field
@@ -95,7 +95,7 @@ class MedCPTConfig(RerankConfig):
 
 
 def medcpt_encoder_spec(query_model: str, article_model: str, *, query_max_length: int = 64,
-                       article_max_length: int = 512, batch_size: int = 32, device: str = "cpu") -> dict[str, Any]:
+                       article_max_length: int = 512, batch_size: int = 32, device: str = "cpu") -> dict[str, object]:
     """The encoder config of MedCPT's query and article encoders (CLS pooling, inner product) by name or folder;
     the build context loads it (``ctx.encoder(spec)``)."""
     return {"backend": "hf-asymmetric", "model": article_model, "query_model": query_model,
