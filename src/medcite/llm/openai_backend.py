@@ -26,7 +26,7 @@ import random
 import threading
 import time
 import warnings
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -90,10 +90,10 @@ class OpenAIConfig(LLMConfig):
     stream: bool = Field(False, description="Stream tokens from the server (server-sent events) instead of one body.")
 
 
-def retry_after_s(headers: Any) -> float | None:
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """The server's wait: ``retry-after-ms`` (OpenAI, Azure) first, then ``Retry-After``."""
     try:
-        return max(0.0, float(headers.get("retry-after-ms")) / 1000)
+        return max(0.0, float(headers.get("retry-after-ms", "")) / 1000)
     except (TypeError, ValueError):
         return parse_retry_after(headers.get("retry-after"))
 

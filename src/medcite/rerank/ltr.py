@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from ..io import read_model_head
 from ..types import Article, Hit
 from .base import RerankConfig
-from .ltr_features import FEATURE_VERSION, Encoded, Features, FeatureSources
+from .ltr_features import FEATURE_VERSION, Encoded, Expander, Features, FeatureSources
 from .scoring import candidates, rescored
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[EncoderSpe
                           f"{index!r} does not report", hint="use a tantivy index (the default)")
     doc_freq, n_docs = stats.doc_freq, len(stats)
     legal = TermFilter(doc_freq, n_docs, 0.1)
-    expanders = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
+    expanders: list[Expander] = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
     avg_title, avg_abstract, avg_sentence = field_lengths(ctx.store, analyzer)
     encoded = []
     for spec in encoders:
