@@ -197,9 +197,10 @@ def config_class(stage_name: str, name: str) -> type[BackendConfig]:
     """The settings model of a backend (its class's ``Config``)."""
     cls = load(stage_name, name)
     config = getattr(cls, "Config", None)
-    if config is None:
-        raise ConfigError(f"the {stage_name} backend {name!r} ({cls.__name__}) declares no Config model")
-    return config  # type: ignore[no-any-return]
+    if not (isinstance(config, type) and issubclass(config, BackendConfig)):
+        raise ConfigError(f"the {stage_name} backend {name!r} ({cls.__name__}) declares no Config model",
+                          hint="give the class `Config = <a BackendConfig subclass with backend: Literal[name]>`")
+    return config
 
 
 def shorthand(stage_name: str, text: str) -> dict[str, object]:

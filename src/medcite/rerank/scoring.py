@@ -156,4 +156,7 @@ class PointwiseReranker(ABC):
             for i, value in zip(todo, fresh, strict=True):
                 found[i] = float(value)
                 self._scores.store(keys[i], float(value))
-        return [float(f) for f in found]  # type: ignore[arg-type]
+        scores = [f for f in found if f is not None]  # every one by now
+        if len(scores) != len(found):
+            raise ValueError(f"{type(self).__name__}: {len(found) - len(scores)} scores missing after scoring")
+        return scores
