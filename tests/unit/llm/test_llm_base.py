@@ -191,7 +191,7 @@ def test_a_trace_writer_passed_in_is_left_open_and_reopens_after_close(tmp_path,
     assert [json.loads(x)["n"] for x in writer.path.read_text().splitlines()] == [1, 2]
 
 
-def test_make_llm_none_and_its_clear_error():
+def test_context_llm_none_and_its_clear_error():
     llm = built_llm(load_settings("offline"))
     assert isinstance(llm, NoneLLM) and isinstance(llm, LLM) and not llm_enabled(llm)
     with trace_context(stage="summaries"), pytest.raises(ConfigError) as info:
@@ -200,13 +200,13 @@ def test_make_llm_none_and_its_clear_error():
     assert "llm.backend=local" in (info.value.hint or "")
 
 
-def test_make_llm_unknown_backend_lists_choices():
+def test_context_llm_unknown_backend_lists_choices():
     with pytest.raises(ConfigError, match="unknown llm backend 'gpt5'") as info:
         built_llm(load_settings("offline", ["llm.backend=gpt5"]))
     assert "llamacpp, local, none, openai" in info.value.message
 
 
-def test_make_llm_openai_without_model_says_so():
+def test_context_llm_openai_without_model_says_so():
     with pytest.raises(ConfigError, match="needs a model name"):
         built_llm(load_settings("offline", ["llm.backend=openai", "llm.cache=false"]))
 
