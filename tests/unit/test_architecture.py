@@ -59,6 +59,19 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
+#: the settings, the registry, the build context and the LLM base: below every stage, so on no import cycle
+#: even counting the imports made for type checking only
+_FACTORY_MODULES = ("medcite.config", "medcite.settings_base", "medcite.registry", "medcite.context",
+                    "medcite.llm.base", "medcite.llm.cache", "medcite.pipeline.context")
+
+
+def test_the_factory_is_on_no_import_cycle_counting_type_checking_imports() -> None:
+    graph = grimp.build_graph("medcite", exclude_type_checking_imports=False)
+    cycles = [(m, graph.find_shortest_chain(importer=b, imported=m)) for m in _FACTORY_MODULES
+              for b in graph.find_modules_directly_imported_by(m) if graph.chain_exists(importer=b, imported=m)]
+    assert not cycles, "\n".join(f"{m} imports back through: {' > '.join(chain or ())}" for m, chain in cycles)
+
+
 def test_stages_import_no_other_stages_backends(tmp_path: Path) -> None:
     backends = _backend_modules()
     package_of = {"index": "medcite.index", "encoder": "medcite.index", "querygen": "medcite.retrieve",
