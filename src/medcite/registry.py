@@ -1,12 +1,14 @@
-"""Stages and their backends by name: the one way medcite builds a stage.
+"""Stages and their backends by name: what the build context builds, and their settings models.
 
 Every backend is a class registered here with one line (``stage``, ``name``, ``"module:Class"``, the extra
 that provides its dependencies). The class carries its settings model as ``Config`` (a subclass of the
 stage's base config with ``backend: Literal["name"]``) and a classmethod ``from_config(cfg, ctx)`` that
 builds it, where ``ctx`` (:class:`medcite.context.BuildContext`) hands over what stages share: the document
-store, named LLMs, named indexes and a model cache. Modules are imported only when a backend is used or
-its settings are validated, and importing one never needs its extra: the extra is required when the
-backend is *built*, and a missing one raises :class:`MissingExtraError` with the pip command.
+store, named LLMs, named indexes and a model cache. Only the build context calls ``from_config``
+(:class:`medcite.pipeline.context.Context`); this module names backends and validates their settings.
+Modules are imported only when a backend is used or its settings are validated, and importing one never
+needs its extra: the extra is required when the backend is *built*, and a missing one raises
+:class:`MissingExtraError` with the pip command.
 
 Plugins register more backends with :func:`register`, or through the ``medcite.backends`` entry-point
 group (entry name ``"<stage>:<name>"``, value ``"module:Class"``).
@@ -18,15 +20,13 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from types import ModuleType
+from typing import Annotated, Any
 
 from pydantic import SerializeAsAny, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 
 from .errors import ConfigError, MissingExtraError
 from .settings_base import BackendConfig
-
-if TYPE_CHECKING:
-    from .context import BuildContext
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,8 @@ def names(stage_name: str) -> list[str]:
 
 
 def load(stage_name: str, name: str) -> Any:
-    """Import and return the class registered as ``name`` for ``stage_name``."""
+    """Import and return the class registered as ``name`` for ``stage_name`` (Any: a plugin's class is known
+    only once it is imported; the build context types what it builds per stage)."""
     _load_plugins()
     try:
         target, extra = _BACKENDS[stage_name][name]
@@ -199,22 +200,23 @@ def config_class(stage_name: str, name: str) -> type[BackendConfig]:
     """The settings model of a backend (its class's ``Config``)."""
     cls = load(stage_name, name)
     config = getattr(cls, "Config", None)
-    if config is None:
-        raise ConfigError(f"the {stage_name} backend {name!r} ({cls.__name__}) declares no Config model")
-    return config  # type: ignore[no-any-return]
+    if not (isinstance(config, type) and issubclass(config, BackendConfig)):
+        raise ConfigError(f"the {stage_name} backend {name!r} ({cls.__name__}) declares no Config model",
+                          hint="give the class `Config = <a BackendConfig subclass with backend: Literal[name]>`")
+    return config
 
 
-def shorthand(stage_name: str, text: str) -> dict[str, Any]:
+def shorthand(stage_name: str, text: str) -> dict[str, object]:
     """The config dict a shorthand string of ``stage_name`` stands for (``"minilm"``, ``"none"``, ...)."""
     spec = stage(stage_name).shorthand
     if spec is None:
         return {"backend": text.strip()}
     module, _, attr = spec.partition(":")
-    parse: Callable[[str], dict[str, Any]] = getattr(importlib.import_module(module), attr)
+    parse: Callable[[str], dict[str, object]] = getattr(importlib.import_module(module), attr)
     return parse(text)
 
 
-def validate_config(stage_name: str, value: Any) -> BackendConfig:
+def validate_config(stage_name: str, value: object) -> BackendConfig:
     """One backend config of ``stage_name`` from a dict, a shorthand string or a config object.
 
     The ``backend`` key picks the model; a dict without one gets the stage's default backend. Raises
@@ -232,7 +234,7 @@ def validate_config(stage_name: str, value: Any) -> BackendConfig:
         raise ConfigError(f"invalid {stage_name} settings: {problems}") from None
 
 
-def check_config(stage_name: str, value: Any) -> BackendConfig:
+def check_config(stage_name: str, value: object) -> BackendConfig:
     """:func:`validate_config` for use inside pydantic validation: errors are pydantic errors, so the
     settings tree's ValidationError says where they are."""
     from pydantic_core import PydanticCustomError
@@ -264,7 +266,7 @@ def check_config(stage_name: str, value: Any) -> BackendConfig:
     return config_class(stage_name, name).model_validate(data)
 
 
-def stage_field(stage_name: str) -> Any:
+def stage_field(stage_name: str) -> object:
     """The annotated type of a settings field that holds the config of one ``stage_name`` backend.
 
     On validation the ``backend`` key picks the registered backend's model (a discriminated union that grows
@@ -272,24 +274,18 @@ def stage_field(stage_name: str) -> Any:
     the stage's shorthand (``"none"``, ``"minilm"``, ``"cross-encoder:MODEL"``).
     """
 
-    def validate(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    def validate(value: object, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> BackendConfig:
         return check_config(stage_name, value)
 
     return Annotated[SerializeAsAny[BackendConfig], WrapValidator(validate)]
 
 
-def default_config(stage_name: str, **values: Any) -> BackendConfig:
+def default_config(stage_name: str, **values: object) -> BackendConfig:
     """The config of the stage's default backend (or of ``values['backend']``) with ``values`` set."""
     return validate_config(stage_name, values)
 
 
-def build(stage_name: str, cfg: BackendConfig, ctx: BuildContext) -> Any:
-    """The one construction path: ``load(stage, cfg.backend).from_config(cfg, ctx)``."""
-    cls = load(stage_name, cfg.backend)
-    return cls.from_config(cfg, ctx)
-
-
-def require(module: str, extra: str, feature: str) -> Any:
+def require(module: str, extra: str, feature: str) -> ModuleType:
     """Import an optional dependency or raise MissingExtraError naming the extra."""
     try:
         return importlib.import_module(module)

@@ -11,6 +11,9 @@
   a missing extra is reported when the backend is built, not when a preset is read;
 - docs/ARCHITECTURE.md is drawn from the code: its package tree names every subpackage and its layer line
   every layer of the contract.
+- only the build context (``medcite.pipeline.context``) builds backends: no other module calls
+  ``from_config``, calls a class ``registry.load`` returned, or constructs a registered backend class (the
+  class names come from the registry), except the listed ones still being converted.
 """
 
 from __future__ import annotations
@@ -108,6 +111,19 @@ def test_architecture_doc_names_every_subpackage() -> None:
     assert [n for n in named if n in wanted] == wanted, f"the layer line of docs/ARCHITECTURE.md: {' > '.join(wanted)}"
 
 
+#: the settings, the registry, the build context and the LLM base: below every stage, so on no import cycle
+#: even counting the imports made for type checking only
+_FACTORY_MODULES = ("medcite.config", "medcite.settings_base", "medcite.registry", "medcite.context",
+                    "medcite.llm.base", "medcite.llm.cache", "medcite.pipeline.context")
+
+
+def test_the_factory_is_on_no_import_cycle_counting_type_checking_imports() -> None:
+    graph = grimp.build_graph("medcite", exclude_type_checking_imports=False, cache_dir=None)  # a fresh look
+    cycles = [(m, graph.find_shortest_chain(importer=b, imported=m)) for m in _FACTORY_MODULES
+              for b in graph.find_modules_directly_imported_by(m) if graph.chain_exists(importer=b, imported=m)]
+    assert not cycles, "\n".join(f"{m} imports back through: {' > '.join(chain or ())}" for m, chain in cycles)
+
+
 def test_stages_import_no_other_stages_backends(tmp_path: Path) -> None:
     backends = _backend_modules()
     package_of = {"index": "medcite.index", "encoder": "medcite.index", "engine": "medcite.index",
@@ -150,3 +166,92 @@ def test_backend_modules_import_without_heavy_libraries() -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+#: construction outside the build context that remains in cli/ and tasks/ while they are converted to ask
+#: the context (``Context(settings, store).build("task", cfg)``, ``ctx.build("stance", cfg)``); each entry is
+#: (module, what it builds). The integrator empties this list when the conversion lands.
+_PENDING_CLI_TASKS = {
+    ("medcite.cli.ground", "TaskA"),
+    ("medcite.cli.run", "registry.load('task', fmt)"),
+    ("medcite.cli.validate", "registry.load('task', _kinds()[kind])"),
+    ("medcite.cli.validate", "OverlapStance"),
+}
+#: construction outside the context for a stated reason, one line each
+_OUTSIDE_THE_CONTEXT = {
+    # an index folder opened or built on its own (FaissIndex(folder), `medcite index dense`): no context there
+    ("medcite.index.dense.encoders", "registry.load('encoder', cfg.backend)"),
+    # the default extractive fallback of an LLMGenerator made by hand; from_config builds it with ctx.build
+    ("medcite.generate.llm_generator", "ExtractiveGenerator"),
+    # training wraps the model it is training (or has just saved) to measure it; train/ sits below pipeline/,
+    # so it cannot make a Context itself (its callers in cli/model_builds.py would have to pass one)
+    ("medcite.train.encoder", "EmbeddingReranker"),
+    ("medcite.train.ltr", "LTRReranker"),
+    ("medcite.train.reranker", "CrossEncoderReranker"),
+}
+_THE_CONTEXT = "medcite.pipeline.context"
+
+
+def _backend_classes() -> dict[str, str]:
+    """Class name -> module of every registered built-in backend class."""
+    out: dict[str, str] = {}
+    for stage in registry.stages():
+        for name in registry.names(stage.name):
+            target, _ = registry._BACKENDS[stage.name][name]
+            if target.startswith("medcite."):
+                module, _, cls = target.partition(":")
+                out[cls] = module
+    return out
+
+
+def constructions(source: str, module: str, classes: dict[str, str]) -> set[tuple[str, str]]:
+    """(module, what) for each backend built in ``source`` by hand: a ``.from_config(`` call, a call of a
+    registered class outside its own module, or a call of what ``registry.load(...)`` returned."""
+    import ast
+
+    found: set[tuple[str, str]] = set()
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "from_config":
+            found.add((module, ast.unparse(func.value)))
+        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute | ast.Name) \
+                and (func.func.attr if isinstance(func.func, ast.Attribute) else func.func.id) == "load":
+            found.add((module, ast.unparse(func)))
+        else:
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in classes and classes[name] != module:
+                found.add((module, name))
+    return found
+
+
+def test_the_construction_scan_finds_each_way_of_building_by_hand() -> None:
+    classes = {"CrossEncoderReranker": "medcite.rerank.cross_encoder"}
+    source = textwrap.dedent("""
+        a = registry.load("rerank", name).from_config(cfg, ctx)
+        b = CrossEncoderReranker("m")
+        c = cross_encoder.CrossEncoderReranker("m")
+        d = registry.load("task", fmt)(team_id="t")
+        e = ctx.build("rerank", cfg)
+    """)
+    assert constructions(source, "m", classes) == {
+        ("m", "registry.load('rerank', name)"), ("m", "CrossEncoderReranker"),
+        ("m", "registry.load('task', fmt)"),
+    }
+    assert constructions("x = CrossEncoderReranker('m')", "medcite.rerank.cross_encoder", classes) == set()
+
+
+def test_only_the_context_builds_backends() -> None:
+    """Every backend is built by the build context (``ctx.build``, ``ctx.llm``, ``ctx.encoder``,
+    ``ctx.index``); nothing else calls ``from_config`` or constructs a registered backend class."""
+    classes = _backend_classes()
+    src = ROOT / "src"
+    found: set[tuple[str, str]] = set()
+    for path in sorted((src / "medcite").rglob("*.py")):
+        module = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        if module != _THE_CONTEXT:
+            found |= constructions(path.read_text(encoding="utf-8"), module, classes)
+    allowed = _PENDING_CLI_TASKS | _OUTSIDE_THE_CONTEXT
+    assert not found - allowed, f"built outside the context (ask ctx.build/llm/encoder/index): {found - allowed}"
+    assert not allowed - found, f"no longer built by hand; remove from the lists: {allowed - found}"

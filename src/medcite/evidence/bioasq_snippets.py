@@ -162,9 +162,7 @@ class BioASQSnippets:
         if cfg.scorer == "tfidf":
             scorer = TfidfScorer()
         elif cfg.scorer == "embedding":
-            from ..index.dense.encoders import load_encoder
-
-            scorer = EncoderScorer(load_encoder(cfg.encoder, ctx.models))
+            scorer = EncoderScorer(ctx.encoder(cfg.encoder))
         else:
             rerank_cfg = cfg.reranker if cfg.reranker is not None else ctx.settings.rerank
             built = ctx.build("rerank", rerank_cfg) if rerank_cfg.backend != "none" else None

@@ -24,9 +24,9 @@ from pydantic import Field
 
 from ..settings_base import UsesLLM
 from ..types import Article, Evidence, Hit, Query
-from .base import EvidenceConfig
+from .base import EvidenceConfig, EvidenceSelector
 from .sentences import split_spans
-from .snippets import SnippetSelector
+from .snippets import SnippetsConfig, SnippetSelector
 from .tfidf_mmr import mmr, relevance, similarity_matrix
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class SummarySelector:
     max_tokens: int = 160
     lam: float = 0.75
     prior_weight: float = 0.0
-    fallback: SnippetSelector = field(default_factory=SnippetSelector)
+    fallback: EvidenceSelector = field(default_factory=SnippetSelector)
     prompt: str = "summarize"
 
     Config: ClassVar[type[SummariesConfig]] = SummariesConfig
@@ -129,11 +129,11 @@ class SummarySelector:
     def from_config(cls, cfg: SummariesConfig, ctx: BuildContext) -> SummarySelector:
         """When the LLM gives nothing usable, the sentence snippets of the same documents stand in."""
         llm = ctx.llm(cfg.llm, purpose="the evidence selector 'summaries'")
+        fallback = ctx.build("evidence", SnippetsConfig(docs=cfg.docs, max_items=cfg.max_items,
+                                                        per_doc=cfg.bullets_per_doc, lam=cfg.lam))
         return cls(llm, docs=cfg.docs, max_items=cfg.max_items, bullets_per_doc=cfg.bullets_per_doc,
                    bullet_words=cfg.bullet_words, summary_words=cfg.summary_words, max_tokens=cfg.max_tokens,
-                   lam=cfg.lam, prior_weight=cfg.prior_weight, prompt=cfg.prompt,
-                   fallback=SnippetSelector(docs=cfg.docs, max_items=cfg.max_items,
-                                            per_doc=cfg.bullets_per_doc, lam=cfg.lam))
+                   lam=cfg.lam, prior_weight=cfg.prior_weight, prompt=cfg.prompt, fallback=fallback)
 
     def summarize(self, question: str, articles: Sequence[Article]) -> list[str]:
         """One parsed summary per article (empty when the model gave nothing usable)."""

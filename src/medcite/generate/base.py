@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import Field
 
 from ..settings_base import BackendConfig, Section
-from ..types import Answer, Evidence, Query, Topic
+from ..types import Answer, Dropped, Evidence, Query, Topic
 
 #: ``Answer.generator`` of an LLM answer replaced by the extractive one (invalid, failed, or emptied by a check)
 FALLBACK = "llm+extractive-fallback"
@@ -37,3 +37,21 @@ class Generator(Protocol):
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         """An answer whose every sentence cites PMIDs of ``evidence`` only (caps enforced)."""
         ...
+
+
+@runtime_checkable
+class Revises(Protocol):
+    """A generator that writes again with the reasons its citations were rejected (Dalhousie 2025's
+    citation-validation loop); the verification loop asks for it with ``isinstance``."""
+
+    def revise(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence], previous: Answer,
+               reasons: Sequence[str]) -> Answer: ...
+
+
+@runtime_checkable
+class FallsBack(Protocol):
+    """A generator with an extractive fallback answer (verbatim quotes of the evidence), used when a
+    citation gate or check leaves nothing or cannot run; ``why`` and the discarded ``text`` are recorded."""
+
+    def extractive_answer(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
+                          notes: list[Dropped], text: str, why: str) -> Answer: ...

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 
 from ..types import Answer, Evidence, Query, Topic
-from .base import ExtractiveOptions, GenerateConfig
+from .base import GenerateConfig
 from .citations import DraftSentence
 from .postprocess import finalize
 from .reading_order import Unit, reading_order, units
@@ -54,12 +54,6 @@ class ExtractiveGenerator:
     def from_config(cls, cfg: ExtractiveConfig, ctx: BuildContext | None = None) -> ExtractiveGenerator:
         return cls(max_sentences=cfg.max_sentences, max_words=cfg.max_words, max_citations=cfg.max_citations,
                    min_relative=cfg.min_relative_score)
-
-    @classmethod
-    def with_options(cls, options: ExtractiveOptions, *, max_words: int, max_citations: int) -> ExtractiveGenerator:
-        """The extractive generator an LLM generator falls back to (its caps, these options)."""
-        return cls(max_sentences=options.max_sentences, max_words=max_words, max_citations=max_citations,
-                   min_relative=options.min_relative_score)
 
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
         top = max((e.score for e in evidence), default=0.0)

@@ -35,9 +35,9 @@ from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
 from .attribution import SupportJudge, attribute, attribute_judged
-from .base import FALLBACK, ExtractiveOptions, GenerateConfig
+from .base import FALLBACK, ExtractiveOptions, GenerateConfig, Generator
 from .citations import DraftSentence, carry_verdicts, split_cited_sentences
-from .extractive import ExtractiveGenerator
+from .extractive import ExtractiveConfig, ExtractiveGenerator
 from .postprocess import finalize, word_count
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ class LLMGenerator:
     def __init__(self, llm: LLM, *, mode: str = "cited", max_words: int = 250, max_citations: int = 3,
                  max_attempts: int = 3, fallback: bool = True, condense: bool = False,
                  max_tokens: int | None = None, posthoc_threshold: float = 0.1, min_sentences: int = 1,
-                 extractive: ExtractiveGenerator | None = None, prompt_dir: str | Path | None = None,
+                 extractive: Generator | None = None, prompt_dir: str | Path | None = None,
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
                  judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid",
                  plain_prompt: str = "generate_plain", retry_on: str = "any") -> None:
@@ -251,8 +251,10 @@ class LLMGenerator:
     @classmethod
     def from_config(cls, cfg: LLMGenerateConfig, ctx: BuildContext) -> LLMGenerator:
         llm = ctx.llm(cfg.llm, purpose="generate.backend 'llm'")
-        extractive = ExtractiveGenerator.with_options(cfg.extractive, max_words=cfg.max_words,
-                                                      max_citations=cfg.max_citations)
+        # the extractive fallback: this generator's caps, its own options
+        extractive = ctx.build("generate", ExtractiveConfig(
+            max_sentences=cfg.extractive.max_sentences, min_relative_score=cfg.extractive.min_relative_score,
+            max_words=cfg.max_words, max_citations=cfg.max_citations))
         return cls(llm, mode=cfg.mode, max_words=cfg.max_words, max_citations=cfg.max_citations,
                    max_attempts=cfg.max_attempts, fallback=cfg.fallback, condense=cfg.condense,
                    max_tokens=cfg.max_tokens, posthoc_threshold=cfg.posthoc_threshold,

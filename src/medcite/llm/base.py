@@ -1,4 +1,4 @@
-"""The LLM protocol, the shared base class every backend extends, and the ``make_llm`` factory.
+"""The LLM protocol and the shared base class every backend extends (the build context makes them).
 
 A backend implements only :meth:`BaseLLM._generate` (and, when it can run requests in parallel,
 :meth:`BaseLLM._generate_each`). The base class resolves default parameters, looks each request up in the
@@ -16,22 +16,19 @@ import logging
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from .. import registry
 from ..errors import LLMError
 from ..settings_base import BackendConfig
 from . import trace
 from .completion import Completion, Message
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from .cache import LLMCache
 
 log = logging.getLogger(__name__)
-
 
 
 class LLMConfig(BackendConfig):
@@ -65,7 +62,7 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> Completion:
         """Answer one chat; ``None`` parameters take the backend's defaults (from the settings)."""
         ...
@@ -78,7 +75,7 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> list[Completion]:
         """Answer many chats (in parallel where the backend can); results keep the input order."""
         ...
@@ -119,11 +116,11 @@ class BaseLLM:
         self.cache = cache
 
     # -- what a backend implements -------------------------------------------------------------------
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         raise NotImplementedError
 
     def _generate_each(
-        self, batch: list[list[Message]], params: dict[str, Any]
+        self, batch: list[list[Message]], params: dict[str, object]
     ) -> Generator[tuple[int, Completion | Exception], None, None]:
         """Yield ``(position in batch, answer or the exception it raised)`` as each request finishes.
 
@@ -143,10 +140,10 @@ class BaseLLM:
         max_tokens: int | None,
         stop: Sequence[str] | None,
         seed: int | None,
-        params: dict[str, Any],
-    ) -> dict[str, Any]:
+        params: dict[str, object],
+    ) -> dict[str, object]:
         """The full parameter set of a call (part of the cache key): defaults filled in, stop as a list."""
-        resolved: dict[str, Any] = {
+        resolved: dict[str, object] = {
             "temperature": float(self.temperature if temperature is None else temperature),
             "max_tokens": int(self.max_tokens if max_tokens is None else max_tokens),
             "stop": list(stop) if stop else None,
@@ -163,7 +160,7 @@ class BaseLLM:
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> Completion:
         return self.complete_many(
             [messages], temperature=temperature, max_tokens=max_tokens, stop=stop, seed=seed, **params
@@ -177,7 +174,7 @@ class BaseLLM:
         max_tokens: int | None = None,
         stop: Sequence[str] | None = None,
         seed: int | None = None,
-        **params: Any,
+        **params: object,
     ) -> list[Completion]:
         chats = [validate_messages(m) for m in batch]
         resolved = self.resolve_params(temperature, max_tokens, stop, seed, params)
@@ -216,7 +213,7 @@ class BaseLLM:
             self._raise_failure(failed, len(chats))
         return [_visible(r) for r in results if r is not None]
 
-    def _trace(self, chats: list[list[Message]], params: dict[str, Any], results: list[Completion | None],
+    def _trace(self, chats: list[list[Message]], params: dict[str, object], results: list[Completion | None],
                failed: dict[int, LLMError]) -> None:
         """One trace line per request that finished or failed, in input order (none for a request never sent)."""
         for i, chat in enumerate(chats):
@@ -261,29 +258,6 @@ class BaseLLM:
 def llm_enabled(llm: LLM | None) -> bool:
     """False for the ``none`` backend: callers then take their extractive (no-LLM) path."""
     return llm is not None and llm.name != "none"
-
-
-def make_llm(settings: Settings | LLMConfig, *, cache: LLMCache | None = None) -> LLM:
-    """Build the backend ``llm.backend`` names (registry stage ``llm``) from settings or one LLM config.
-
-    The persistent cache is opened from ``cache_dir`` unless ``cache`` is false; pass ``cache`` to share
-    one already open (the caller keeps owning it).
-    """
-    cfg = settings if isinstance(settings, LLMConfig) else settings.llm
-    factory = registry.load("llm", cfg.backend)
-    owned = cache is None and cfg.cache and cfg.backend != "none"
-    if owned:
-        from .cache import LLMCache
-
-        cache = LLMCache.from_settings(cfg)
-    try:
-        llm: LLM = factory.from_config(cfg, None, cache=cache)
-    except BaseException:
-        if owned and cache is not None:
-            cache.close()  # only the one opened here; a cache passed in stays the caller's
-        raise
-    log.debug("LLM backend %s, model %s", cfg.backend, llm.model)
-    return llm
 
 
 def _visible(completion: Completion) -> Completion:

@@ -15,14 +15,10 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptIndexError
 from ..paths import cache_dir
 from .completion import Completion, Message
-
-if TYPE_CHECKING:
-    from .base import LLMConfig
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +40,12 @@ CREATE TABLE IF NOT EXISTS completions (
 """
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """Sorted keys, no whitespace, UTF-8 kept: equal requests give byte-equal strings."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def cache_key(backend: str, model: str, messages: Sequence[Message], params: dict[str, Any]) -> str:
+def cache_key(backend: str, model: str, messages: Sequence[Message], params: dict[str, object]) -> str:
     """SHA-256 hex of the canonical JSON of (backend, model, messages, params)."""
     blob = canonical_json({"backend": backend, "model": model, "messages": list(messages), "params": params})
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -75,9 +71,9 @@ class LLMCache:
             ) from exc
 
     @classmethod
-    def from_settings(cls, settings: LLMConfig) -> LLMCache:
-        folder = Path(settings.cache_dir) if settings.cache_dir else cache_dir()
-        return cls(folder / CACHE_FILE)
+    def in_folder(cls, folder: str | None) -> LLMCache:
+        """The cache file in ``folder`` (an LLM config's ``cache_dir``; None: the user's cache folder)."""
+        return cls(Path(folder or cache_dir()) / CACHE_FILE)
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -102,7 +98,7 @@ class LLMCache:
         backend: str,
         model: str,
         messages: Sequence[Message],
-        params: dict[str, Any],
+        params: dict[str, object],
         completion: Completion,
     ) -> None:
         request = canonical_json(

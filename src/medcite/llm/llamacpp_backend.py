@@ -83,7 +83,7 @@ class LlamaCppBackend(BaseLLM):
         with _MODELS_LOCK:
             if key not in _MODELS:
                 start = time.perf_counter()
-                kwargs: dict[str, Any] = {"n_ctx": n_ctx, "verbose": False}
+                kwargs: dict[str, object] = {"n_ctx": n_ctx, "verbose": False}
                 if n_threads:
                     kwargs["n_threads"] = n_threads
                 if file:
@@ -100,7 +100,7 @@ class LlamaCppBackend(BaseLLM):
         return cls(cfg.model, gguf_file=cfg.gguf_file, temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                    seed=cfg.seed, cache=cache)
 
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         extra = {k: v for k, v in params.items() if k not in ("temperature", "max_tokens", "stop", "seed")}
         start = time.perf_counter()
         try:

@@ -79,7 +79,7 @@ def _load(source: str, gguf_file: str | None, device: str) -> tuple[Any, Any, th
         transformers = require("transformers", "llm", "the local LLM backend")
         if gguf_file:
             require("gguf", "llm", "loading GGUF models in the local LLM backend")
-        kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+        kwargs: dict[str, object] = {"gguf_file": gguf_file} if gguf_file else {}
         start = time.perf_counter()
         try:
             tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
@@ -138,7 +138,7 @@ class LocalBackend(BaseLLM):
         return cls(cfg.model, gguf_file=cfg.gguf_file, device=cfg.device, temperature=cfg.temperature,
                    max_tokens=cfg.max_tokens, seed=cfg.seed, cache=cache)
 
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         unknown = set(params) - {"temperature", "max_tokens", "stop", "seed", "top_p"}
         if unknown:
             raise LLMError(f"the local backend does not take the parameters {sorted(unknown)}",
@@ -151,22 +151,25 @@ class LocalBackend(BaseLLM):
         input_ids = encoded["input_ids"].to(self.device)
         attention = encoded["attention_mask"].to(self.device)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        kwargs: dict[str, Any] = {"max_new_tokens": params["max_tokens"], "pad_token_id": pad}
-        temperature = params["temperature"]
+        # BaseLLM._resolve made these a float, an int, a list of str or None, and an int or None
+        temperature, max_tokens, stop, seed = (params["temperature"], params["max_tokens"], params.get("stop") or [],
+                                               params.get("seed"))
+        assert isinstance(temperature, float) and isinstance(max_tokens, int) and isinstance(stop, list)
+        assert seed is None or isinstance(seed, int)
+        kwargs: dict[str, object] = {"max_new_tokens": max_tokens, "pad_token_id": pad}
         if temperature > 0:
             kwargs.update(do_sample=True, temperature=temperature, top_p=params.get("top_p") or 1.0)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        stop = params.get("stop") or []
         if stop:
             kwargs.update(stop_strings=list(stop), tokenizer=tokenizer)
         with lock, torch.inference_mode():
-            if temperature > 0 and params.get("seed") is not None:
-                torch.manual_seed(int(params["seed"]))
+            if temperature > 0 and seed is not None:
+                torch.manual_seed(seed)
             output = model.generate(input_ids, attention_mask=attention, **kwargs)
         new_tokens = output[0, input_ids.shape[1]:]
         text = tokenizer.decode(new_tokens, skip_special_tokens=True)
-        finish = "length" if len(new_tokens) >= params["max_tokens"] else "stop"
+        finish = "length" if len(new_tokens) >= max_tokens else "stop"
         for s in stop:
             cut = text.find(s)
             if cut >= 0:

@@ -6,7 +6,7 @@ without a model and is still asked to call this one gets a :class:`ConfigError` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import ConfigError
 from . import trace
@@ -37,7 +37,7 @@ class NoneLLM(BaseLLM):
                     cache: LLMCache | None = None) -> NoneLLM:
         return cls()
 
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         stage = trace.current_context().get("stage")
         what = f"the {stage!r} stage" if stage else "this stage"
         raise ConfigError(

@@ -26,7 +26,7 @@ import random
 import threading
 import time
 import warnings
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -90,10 +90,10 @@ class OpenAIConfig(LLMConfig):
     stream: bool = Field(False, description="Stream tokens from the server (server-sent events) instead of one body.")
 
 
-def retry_after_s(headers: Any) -> float | None:
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """The server's wait: ``retry-after-ms`` (OpenAI, Azure) first, then ``Retry-After``."""
     try:
-        return max(0.0, float(headers.get("retry-after-ms")) / 1000)
+        return max(0.0, float(headers.get("retry-after-ms", "")) / 1000)
     except (TypeError, ValueError):
         return parse_retry_after(headers.get("retry-after"))
 
@@ -139,7 +139,7 @@ class OpenAIBackend(BaseLLM):
         self._has_key = bool(api_key)
         # The SDK refuses to start without a key, and a local server needs none: without one it gets a
         # placeholder and every request omits the Authorization header (the SDK's own opt-out).
-        self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.Omit()}
+        self._headers: dict[str, object] = {} if api_key else {"Authorization": openai.Omit()}
         self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=self.base_url, timeout=timeout_s,
                                      max_retries=0)
         self.timeout_s = timeout_s
@@ -163,7 +163,7 @@ class OpenAIBackend(BaseLLM):
         )
 
     # -- the retry loop and the batch ----------------------------------------------------------------
-    def _generate(self, messages: list[Message], params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
         start = time.perf_counter()
         attempt = 0
         while True:
@@ -184,7 +184,7 @@ class OpenAIBackend(BaseLLM):
                 self._sleep(delay)
 
     def _generate_each(
-        self, batch: list[list[Message]], params: dict[str, Any]
+        self, batch: list[list[Message]], params: dict[str, object]
     ) -> Generator[tuple[int, Completion | Exception], None, None]:
         if len(batch) <= 1 or self.concurrency == 1:
             yield from super()._generate_each(batch, params)
@@ -212,7 +212,7 @@ class OpenAIBackend(BaseLLM):
         return ceiling / 2 + self._random.uniform(0, ceiling / 2)
 
     # -- one attempt through the SDK -----------------------------------------------------------------
-    def _attempt(self, messages: list[Message], params: dict[str, Any]) -> Answer:
+    def _attempt(self, messages: list[Message], params: dict[str, object]) -> Answer:
         """One request; SDK errors become LLMErrors with hints, _RetryableError for what may pass."""
         openai = self._openai
         chat: Any = self._client.chat.completions

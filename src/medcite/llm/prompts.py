@@ -86,7 +86,7 @@ def placeholders(name: str, directory: str | Path | None = None) -> set[str]:
     return {p for m in load_prompt(name, directory) for p in _PLACEHOLDER.findall(m["content"])}
 
 
-def render(name: str, directory: str | Path | None = None, **values: Any) -> list[Message]:
+def render(name: str, directory: str | Path | None = None, **values: object) -> list[Message]:
     """Fill the placeholders of prompt ``name``; a missing value raises naming it."""
     missing = placeholders(name, directory) - set(values)
     if missing:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .completion import Completion, Message
@@ -43,7 +43,7 @@ class TraceWriter:
         self._lock = threading.Lock()
         self._fh: IO[str] | None = None
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: dict[str, object]) -> None:
         line = json.dumps(row, ensure_ascii=False) + "\n"
         with self._lock:
             if self._fh is None:
@@ -75,7 +75,7 @@ class TraceWriter:
 
 
 _WRITER: ContextVar[TraceWriter | None] = ContextVar("medcite_llm_trace_writer", default=None)
-_CONTEXT: ContextVar[dict[str, Any]] = ContextVar("medcite_llm_trace_context", default={})  # noqa: B039
+_CONTEXT: ContextVar[dict[str, object]] = ContextVar("medcite_llm_trace_context", default={})  # noqa: B039
 
 
 @contextmanager
@@ -99,7 +99,7 @@ def trace_to(path: str | Path | TraceWriter | None) -> Iterator[TraceWriter | No
 
 
 @contextmanager
-def trace_context(**fields: Any) -> Iterator[dict[str, Any]]:
+def trace_context(**fields: object) -> Iterator[dict[str, object]]:
     """Label the calls made inside this block (``topic_id``, ``stage``); nested blocks add or override."""
     merged = {**_CONTEXT.get(), **fields}
     token = _CONTEXT.set(merged)
@@ -109,20 +109,20 @@ def trace_context(**fields: Any) -> Iterator[dict[str, Any]]:
         _CONTEXT.reset(token)
 
 
-def current_context() -> dict[str, Any]:
+def current_context() -> dict[str, object]:
     return dict(_CONTEXT.get())
 
 
-def _row(backend: str, model: str, messages: Sequence[Message], params: dict[str, Any]) -> dict[str, Any]:
+def _row(backend: str, model: str, messages: Sequence[Message], params: dict[str, object]) -> dict[str, object]:
     ctx = _CONTEXT.get()
-    row: dict[str, Any] = {"topic_id": ctx.get("topic_id"), "stage": ctx.get("stage")}
+    row: dict[str, object] = {"topic_id": ctx.get("topic_id"), "stage": ctx.get("stage")}
     row.update({k: v for k, v in ctx.items() if k not in row})
     row.update({"backend": backend, "model": model, "messages": list(messages), "params": params})
     return row
 
 
 def record(
-    backend: str, model: str, messages: Sequence[Message], params: dict[str, Any], completion: Completion
+    backend: str, model: str, messages: Sequence[Message], params: dict[str, object], completion: Completion
 ) -> None:
     """Write one trace line for a finished call (no-op outside :func:`trace_to`)."""
     writer = _WRITER.get()
@@ -140,7 +140,7 @@ def record(
 
 
 def record_error(
-    backend: str, model: str, messages: Sequence[Message], params: dict[str, Any], error: Exception
+    backend: str, model: str, messages: Sequence[Message], params: dict[str, object], error: Exception
 ) -> None:
     """Write one trace line for a call that failed (``output`` empty, ``error`` says why)."""
     writer = _WRITER.get()

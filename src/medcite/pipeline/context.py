@@ -1,26 +1,43 @@
-"""The build context of one pipeline: what its stages share, built once, closed together.
+"""The build context: the only factory of medcite's backends; what the stages of one run share, closed together.
 
-Implements :class:`medcite.context.BuildContext`. Every stage is built with :meth:`Context.build`
-(``registry.load(stage, cfg.backend).from_config(cfg, ctx)``); LLMs and indexes are made on first
-request and shared by every stage that asks for the same name; :meth:`Context.close` closes everything
-the context made (LLMs, indexes, built stages that hold resources, and the model cache it owns).
+Implements :class:`medcite.context.BuildContext`. Every backend is built here, with
+``registry.load(stage, cfg.backend).from_config(cfg, ctx)``, and nowhere else:
+
+- ``ctx.build(stage, cfg)``: a backend of ``stage``, typed by stage (``ctx.build("stance", cfg)`` is a
+  ``StanceClassifier | None``);
+- ``ctx.llm(name)``: the LLM ``settings.llm`` (None) or ``settings.llms[name]``, made once, with its cache;
+- ``ctx.encoder(spec)``: an encoder, loaded once per identity into the model cache;
+- ``ctx.index(name)``: the index ``settings.indexes[name]``, built or synced with the store, opened once.
+
+``Context(settings)`` needs no document store: a command that only needs an LLM, an encoder or a stance
+judge makes one without it (asking it for an index then says a store is needed). :meth:`Context.close`
+closes everything the context made (LLMs, indexes, built stages that hold resources, and the model cache it
+owns); ``with Context(settings) as ctx:`` does it at the end.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload, runtime_checkable
 
 from .. import registry
 from ..announce import purpose
-from ..context import ModelCache
+from ..context import Closeable, ModelCache
 from ..errors import ConfigError, LLMError, MedciteError
 from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
+    from ..attribute.base import StanceClassifier
     from ..config import Settings
+    from ..context import EncoderSpec, Index
     from ..corpus.store import DocumentStore
-    from ..llm.base import LLM
+    from ..evidence.base import EvidenceSelector
+    from ..generate.base import Generator
+    from ..index.dense.encoders import Encoder
+    from ..llm.base import LLM, LLMConfig
+    from ..qa.base import Answerer
+    from ..rerank.base import Reranker
+    from ..retrieve.base import QueryGenerator, Retriever
     from ..settings_base import BackendConfig
 
 log = logging.getLogger(__name__)
@@ -40,18 +57,18 @@ class Context:
         self.models = models if models is not None else ModelCache()
         self._own_models = models is None
         self._llms: dict[str | None, LLM] = {} if llm is None else {None: llm}
-        self._owned: list[Any] = []
-        self._indexes: dict[str, Any] = {}
+        self._owned: list[Closeable] = []  # LLMs, indexes, stages holding models
+        self._indexes: dict[str, Index] = {}
 
     # -- BuildContext --------------------------------------------------------------------------------
     def llm(self, name: str | None = None, *, purpose: str = "") -> LLM:
         if name in self._llms:
             return self._llms[name]
-        from ..llm.base import llm_enabled, make_llm
+        from ..llm.base import llm_enabled
         from .offline import offline_overrides
 
         where = "llm" if name is None else f"llms.{name}"
-        cfg = self.settings.llm if name is None else self.settings.llms.get(name)
+        cfg: LLMConfig | None = self.settings.llm if name is None else self.settings.llms.get(name)
         if cfg is None:
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
@@ -64,19 +81,26 @@ class Context:
                 hint=f"use the packaged local model: {local}; or run without LLM stages: "
                 + (" ".join(offline_overrides(self.settings, "none", self.grounding)) or "--set llm.backend=none"),
             )
-        if cfg.backend == "openai":
+        if cfg.backend == "openai" and isinstance(cfg, _Server):
             _check_server(cfg, local)
         try:
-            llm = make_llm(cfg)
+            llm = self._make_llm(cfg)
         except (ConfigError, LLMError) as exc:
             raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {local}") from exc
         if not llm_enabled(llm):  # a plugin backend that declares itself disabled
             raise ConfigError(f"{purpose or 'a stage'} needs a language model, but {where} is disabled")
         self._llms[name] = llm
-        self._owned.append(llm)
+        if isinstance(llm, Closeable):
+            self._owned.append(llm)
         return llm
 
-    def index(self, name: str) -> Any:
+    def encoder(self, spec: EncoderSpec) -> Encoder:
+        from ..index.dense.encoders import encoder_config, encoder_key
+
+        cfg = encoder_config(spec)
+        return self.models.get(encoder_key(cfg), lambda: self._encoder(cfg))
+
+    def index(self, name: str) -> Index:
         if name in self._indexes:
             return self._indexes[name]
         cfg = self.settings.indexes.get(name)
@@ -86,20 +110,58 @@ class Context:
         store = self.store.path if self.store is not None else None
         # a long build or sync on first use announces itself with this purpose (medcite.announce)
         with purpose(lambda: index_purpose(self.settings, name, grounding=self.grounding, store=store)):
-            index = self._build("index", cfg)
+            index = cast("Index", self._build("index", cfg))  # an index backend implements one of the two
         self._indexes[name] = index
         return index
 
-    def open_indexes(self) -> dict[str, Any]:
+    def open_indexes(self) -> dict[str, Index]:
         return dict(self._indexes)
 
-    def build(self, stage: str, cfg: BackendConfig) -> Any:
+    @overload
+    def build(self, stage: Literal["querygen"], cfg: BackendConfig) -> QueryGenerator: ...
+    @overload
+    def build(self, stage: Literal["retriever"], cfg: BackendConfig) -> Retriever: ...
+    @overload
+    def build(self, stage: Literal["rerank"], cfg: BackendConfig) -> Reranker | None: ...
+    @overload
+    def build(self, stage: Literal["evidence"], cfg: BackendConfig) -> EvidenceSelector: ...
+    @overload
+    def build(self, stage: Literal["generate"], cfg: BackendConfig) -> Generator: ...
+    @overload
+    def build(self, stage: Literal["stance"], cfg: BackendConfig) -> StanceClassifier | None: ...
+    @overload
+    def build(self, stage: Literal["qa"], cfg: BackendConfig) -> Answerer: ...
+    @overload
+    def build(self, stage: Literal["llm"], cfg: BackendConfig) -> LLM: ...
+    @overload
+    def build(self, stage: Literal["encoder"], cfg: BackendConfig) -> Encoder: ...
+    @overload
+    def build(self, stage: Literal["index"], cfg: BackendConfig) -> Index: ...
+    @overload
+    def build(self, stage: str, cfg: BackendConfig) -> object: ...
+    def build(self, stage: str, cfg: BackendConfig) -> object:
+        if stage == "llm":  # an LLM config outside settings.llm/llms: made as ctx.llm makes them, owned here
+            from ..llm.base import LLMConfig
+
+            if not isinstance(cfg, LLMConfig):
+                raise ConfigError(f"an llm config is an LLMConfig, got {type(cfg).__name__}")
+            llm = self._make_llm(cfg)
+            if isinstance(llm, Closeable):
+                self._owned.append(llm)
+            return llm
+        if stage == "encoder":
+            from ..index.dense.encoders import EncoderConfig
+
+            if not isinstance(cfg, EncoderConfig):
+                raise ConfigError(f"an encoder config is an EncoderConfig, got {type(cfg).__name__}")
+            return self.encoder(cfg)
         return self._build(stage, cfg)
 
     # -- own -----------------------------------------------------------------------------------------
-    def _build(self, stage: str, cfg: BackendConfig) -> Any:
+    def _build(self, stage: str, cfg: BackendConfig) -> object:
+        """``registry.load(stage, cfg.backend).from_config(cfg, self)``: the one construction path."""
         try:
-            built = registry.build(stage, cfg, self)
+            built: object = registry.load(stage, cfg.backend).from_config(cfg, self)
         except MedciteError:
             raise
         except (ImportError, OSError) as exc:  # a model or library that cannot be loaded here
@@ -107,9 +169,31 @@ class Context:
                 f"the {stage} backend {cfg.backend!r} is not available here: {type(exc).__name__}: {exc}",
                 hint="install its extra and model, or choose another backend (medcite config show lists them)",
             ) from exc
-        if callable(getattr(built, "close", None)) and built not in self._owned:
+        if isinstance(built, Closeable) and built not in self._owned:
             self._owned.append(built)
         return built
+
+    def _encoder(self, cfg: BackendConfig) -> Encoder:
+        """An encoder, owned by the model cache (which closes it), not by this context."""
+        encoder: Encoder = registry.load("encoder", cfg.backend).from_config(cfg, self)
+        return encoder
+
+    def _make_llm(self, cfg: LLMConfig) -> LLM:
+        """The backend ``cfg.backend`` names, with its persistent cache opened from ``cfg.cache_dir`` (unless
+        ``cfg.cache`` is false); the caller owns the LLM, which closes its cache."""
+        cache = None
+        if cfg.cache and cfg.backend != "none":
+            from ..llm.cache import LLMCache
+
+            cache = LLMCache.in_folder(cfg.cache_dir)
+        try:
+            llm: LLM = registry.load("llm", cfg.backend).from_config(cfg, self, cache=cache)
+        except BaseException:
+            if cache is not None:
+                cache.close()
+            raise
+        log.debug("LLM backend %s, model %s", cfg.backend, llm.model)
+        return llm
 
     def close(self) -> None:
         """Close what this context made, newest first; a failing close is logged, the others still run."""
@@ -131,8 +215,8 @@ class Context:
         self.close()
 
 
-def build_stage(stage: str, config: Any, *, settings: Settings | None = None, store: DocumentStore | None = None,
-                models: ModelCache | None = None) -> Any:
+def build_stage(stage: str, config: object, *, settings: Settings | None = None,
+                store: DocumentStore | None = None, models: ModelCache | None = None) -> Any:
     """Build one backend of ``stage`` from a config (object, dict or shorthand) through the one path.
 
     The context holds ``settings`` (default: the ``offline`` preset, for the LLMs and indexes a backend may
@@ -144,7 +228,16 @@ def build_stage(stage: str, config: Any, *, settings: Settings | None = None, st
     return Context(settings or load_settings("offline"), store, models=models).build(stage, cfg)
 
 
-def _check_server(cfg: Any, swap: str) -> None:
+@runtime_checkable
+class _Server(Protocol):
+    """What :func:`_check_server` reads of an OpenAI-compatible LLM's settings."""
+
+    base_url: str
+    model: str | None
+    timeout_s: float
+
+
+def _check_server(cfg: _Server, swap: str) -> None:
     """Fail before any work when the OpenAI-compatible server of ``cfg.base_url`` does not answer."""
     import httpx
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..attribute.validation import apply_checks, corroborating, gate_checks, judge_citations, reasons
 from ..errors import LLMError
 from ..evidence.base import format_block
+from ..generate.base import FallsBack, Revises
 from ..llm.personas import frame
 from ..llm.prompts import parse_sufficiency, render
 from ..llm.trace import trace_context
@@ -120,11 +121,11 @@ def gate_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query], 
         log.info("topic %s: the %s gate removed %d of %d generated citations", answer.topic_id, kind,
                  record["rejected"], len(checks))
     gated = apply_checks(answer, checks, (), (), record_stance=kind == "stance", check_name=f"the {kind} gate")
-    fallback = getattr(pipe.generator, "extractive_answer", None)  # an LLM generator's extractive fallback
-    if answer.sentences and not gated.sentences and callable(fallback):
+    generator = pipe.generator  # an LLM generator has an extractive fallback
+    if answer.sentences and not gated.sentences and isinstance(generator, FallsBack):
         why = f"the {kind} gate left no supported sentence: extractive answer used"
         record["fallback"] = why
-        gated = fallback(topic, queries, evidence, list(gated.dropped), answer.text, why)
+        gated = generator.extractive_answer(topic, queries, evidence, list(gated.dropped), answer.text, why)
     return gated, record
 
 
@@ -139,12 +140,12 @@ def verify_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query]
     try:
         return _verify_citations(pipe, topic, queries, evidence, articles, answer)
     except LLMError as exc:
-        fallback = getattr(pipe.generator, "extractive_answer", None)
-        if not callable(fallback):
+        generator = pipe.generator
+        if not isinstance(generator, FallsBack):
             raise
         why = f"the citation check failed ({exc.message}): extractive answer used"
         log.warning("topic %s: %s", topic.id, why)
-        replaced = fallback(topic, queries, evidence, list(answer.dropped), answer.text, why)
+        replaced = generator.extractive_answer(topic, queries, evidence, list(answer.dropped), answer.text, why)
         return replaced, {"rounds": [], "checks": [], "failed": why}
 
 
@@ -155,14 +156,14 @@ def _verify_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query
         return answer, {}
     record: dict[str, Any] = {"rounds": []}
     checks = judge_citations(answer, articles, stance, min_support=cfg.min_support, keep_neutral=cfg.keep_neutral)
-    revise = getattr(pipe.generator, "revise", None)
+    generator = pipe.generator
     rounds = 1
-    while cfg.citations == "regenerate" and callable(revise) and rounds < cfg.max_rounds:
+    while cfg.citations == "regenerate" and isinstance(generator, Revises) and rounds < cfg.max_rounds:
         rejected = reasons(checks, answer)
         if not rejected:
             break
         record["rounds"].append({"round": rounds, "rejected": rejected})
-        answer = revise(topic, queries, evidence, answer, rejected)
+        answer = generator.revise(topic, queries, evidence, answer, rejected)
         checks = judge_citations(answer, articles, stance, min_support=cfg.min_support,
                                  keep_neutral=cfg.keep_neutral)
         rounds += 1

@@ -164,10 +164,8 @@ class LLMQA:
             if not cfg.examples:
                 raise ConfigError(f"qa.shots={cfg.shots} needs training questions to draw the examples from",
                                   hint="--set qa.examples=TRAINING.json (a BioASQ JSON file), or --set qa.shots=0")
-            from ..index.dense.encoders import load_encoder
-
             examples = read_examples(cfg.examples)
-            encoder = load_encoder(cfg.encoder, ctx.models)
+            encoder = ctx.encoder(cfg.encoder)
         common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder,
                       ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
                       example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair,

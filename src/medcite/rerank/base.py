@@ -38,11 +38,11 @@ class RerankConfig(BackendConfig):
 MINILM_STAND_IN = ["backend=embedding", "model=minilm"]
 
 
-def swapped(cfg: RerankConfig, pairs: Sequence[str]) -> dict[str, Any]:
+def swapped(cfg: RerankConfig, pairs: Sequence[str]) -> dict[str, object]:
     """``cfg`` as a dict with the ``key=value`` ``pairs`` applied (a new ``backend`` keeps only its own keys)."""
     from ..registry import config_class
 
-    data: dict[str, Any] = cfg.model_dump(mode="json", exclude_defaults=True) | {"backend": cfg.backend}
+    data: dict[str, object] = cfg.model_dump(mode="json", exclude_defaults=True) | {"backend": cfg.backend}
     for pair in pairs:
         key, _, raw = pair.partition("=")
         try:

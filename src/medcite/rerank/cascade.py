@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
@@ -51,7 +51,7 @@ class CascadeConfig(RerankConfig):
     def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
         """Each stage whose models are not all ``available`` replaced by its own stand-in, with its ``k`` (None
         if a stage has none)."""
-        stages: list[Any] = []
+        stages: list[object] = []
         for s in self.stages:
             if all(available(name) for name in s.model_names()):
                 stages.append(s.model_dump(mode="json", exclude_defaults=True) | {"backend": s.backend})
@@ -77,7 +77,13 @@ class CascadeReranker:
 
     @classmethod
     def from_config(cls, cfg: CascadeConfig, ctx: BuildContext) -> CascadeReranker:
-        return cls([(ctx.build("rerank", s), s.k) for s in cfg.stages])
+        stages: list[tuple[Reranker, int]] = []
+        for s in cfg.stages:
+            built = ctx.build("rerank", s)
+            if built is None:  # the settings refuse 'none'; a plugin backend may still build to nothing
+                raise ConfigError(f"cascade stage {s.backend!r} builds no reranker", hint="name a reranker backend")
+            stages.append((built, s.k))
+        return cls(stages)
 
     def rerank(self, query: str, hits: Sequence[Hit], articles: Mapping[str, Article], k: int) -> list[Hit]:
         current = list(hits)

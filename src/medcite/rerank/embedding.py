@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from pydantic import Field
@@ -69,13 +69,23 @@ def cosine(query: np.ndarray, docs: np.ndarray) -> np.ndarray:
     return np.asarray((d @ q) / denom, dtype=np.float64)
 
 
-def index_vectors(ctx: BuildContext, encoder: Any) -> VectorLookup | None:
+@runtime_checkable
+class StoredVectors(Protocol):
+    """An index that keeps its articles' vectors and the encoder that made them (a reranker may reuse them)."""
+
+    encoder: object
+
+    def get_vectors(self, pmids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+
+def index_vectors(ctx: BuildContext, encoder: object) -> VectorLookup | None:
     """``get_vectors`` of a vector index the context opened with an encoder of the same fingerprint."""
     fingerprint = getattr(encoder, "fingerprint", None)
     for name, index in ctx.open_indexes().items():
-        if fingerprint and getattr(getattr(index, "encoder", None), "fingerprint", None) == fingerprint:
+        if (fingerprint and isinstance(index, StoredVectors)
+                and getattr(index.encoder, "fingerprint", None) == fingerprint):
             log.info("reranker reuses the stored article vectors of index %r", name)
-            return index.get_vectors  # type: ignore[no-any-return]
+            return index.get_vectors
     return None
 
 
@@ -86,12 +96,12 @@ class DocumentVectors:
                  size: int = 20_000) -> None:
         self.encode = encode
         self.lookup = lookup
-        self._cache = LRU(size)
+        self._cache: LRU[np.ndarray] = LRU(size)
         self.encoded = 0  # articles encoded here (for logs and tests)
 
     def __call__(self, articles: Sequence[Article]) -> np.ndarray:
         keys = [article_key(a) for a in articles]
-        found: list[Any] = [self._cache.lookup(k) for k in keys]
+        found: list[np.ndarray | None] = [self._cache.lookup(k) for k in keys]
         if self.lookup is not None and any(f is None for f in found):
             stored = self.lookup([a.pmid for a, f in zip(articles, found, strict=True) if f is None])
             found = [f if f is not None else stored.get(a.pmid) for a, f in zip(articles, found, strict=True)]
@@ -101,9 +111,10 @@ class DocumentVectors:
             self.encoded += len(todo)
             for i, vec in zip(todo, fresh, strict=True):
                 found[i] = vec
-        for key, vec in zip(keys, found, strict=True):
+        filled = [v for v in found if v is not None]  # every one by now (zip's strict says so)
+        for key, vec in zip(keys, filled, strict=True):
             self._cache.store(key, vec)
-        return np.stack([np.asarray(v, dtype=np.float32) for v in found]) if found else np.zeros((0, 0))
+        return np.stack([np.asarray(v, dtype=np.float32) for v in filled]) if filled else np.zeros((0, 0))
 
 
 class EmbeddingReranker(PointwiseReranker):
@@ -119,9 +130,7 @@ class EmbeddingReranker(PointwiseReranker):
 
     @classmethod
     def from_config(cls, cfg: EmbeddingConfig, ctx: BuildContext) -> EmbeddingReranker:
-        from ..index.dense.encoders import load_encoder
-
-        encoder = load_encoder(cfg.model, ctx.models)  # type: ignore[arg-type]
+        encoder = ctx.encoder(cfg.model)
         return cls(encoder, top_n=cfg.top_n, lookup=index_vectors(ctx, encoder))
 
     def score(self, query: str, articles: Sequence[Article]) -> list[float]:

@@ -19,7 +19,7 @@ import itertools
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -49,7 +49,7 @@ class _EnsembleConfig(RerankConfig):
 
     def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
         """Each member whose models are not all ``available`` replaced by its own stand-in (None if one has none)."""
-        members: list[Any] = []
+        members: list[object] = []
         for m in self.members:
             if all(available(name) for name in m.model_names()):
                 members.append(m.model_dump(mode="json", exclude_defaults=True) | {"backend": m.backend})

@@ -25,12 +25,13 @@ from ..errors import ConfigError
 from ..io import read_model_head
 from ..types import Article, Hit
 from .base import RerankConfig
-from .ltr_features import FEATURE_VERSION, Encoded, Features, FeatureSources
+from .ltr_features import FEATURE_VERSION, Encoded, Expander, Features, FeatureSources
 from .scoring import candidates, rescored
 
 if TYPE_CHECKING:
-    from ..context import BuildContext
+    from ..context import BuildContext, EncoderSpec
     from ..corpus.store import DocumentStore
+    from ..index.dense.encoders import Encoder
 
 log = logging.getLogger(__name__)
 
@@ -100,13 +101,12 @@ def field_lengths(store: DocumentStore, analyzer: Callable[[str], list[str]],
     return (t / n, a / n, a / max(sentences, 1)) if n else (1.0, 1.0, 1.0)
 
 
-def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, prf: bool = True,
+def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[EncoderSpec], *, prf: bool = True,
                     bm25_depth: int = 300) -> FeatureSources:
     """The features' sources from a build context: the sparse index ``index`` (built or synced by the
     context), the store, expanders as the ``bm25+rocchio``/``bm25+rm3`` branches build them, and the encoders
     (each reusing the stored vectors of an open index built with it)."""
     from ..index.base import term_statistics
-    from ..index.dense.encoders import load_encoder
     from ..index.sparse.base import SparseConfig
     from ..retrieve.expansion import RM3, Rocchio, TermFilter, analyzer_for
     from .embedding import DocumentVectors, index_vectors
@@ -125,11 +125,11 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
                           f"{index!r} does not report", hint="use a tantivy index (the default)")
     doc_freq, n_docs = stats.doc_freq, len(stats)
     legal = TermFilter(doc_freq, n_docs, 0.1)
-    expanders = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
+    expanders: list[Expander] = [Rocchio(analyzer, 10, 1.0, 0.75, legal), RM3(analyzer, 10, 0.5, legal)] if prf else []
     avg_title, avg_abstract, avg_sentence = field_lengths(ctx.store, analyzer)
     encoded = []
     for spec in encoders:
-        encoder = load_encoder(spec, ctx.models)
+        encoder = ctx.encoder(spec)
         vectors = DocumentVectors(encoder.encode_documents, index_vectors(ctx, encoder))
         encoded.append(Encoded(feature_slug(spec), _query_encoder(encoder), vectors))
     store = ctx.store
@@ -138,14 +138,14 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[Any], *, p
                           encoders=encoded, bm25_depth=bm25_depth, avg_sentence=avg_sentence)
 
 
-def _query_encoder(encoder: Any) -> Callable[[str], np.ndarray]:
+def _query_encoder(encoder: Encoder) -> Callable[[str], np.ndarray]:
     def encode(query: str) -> np.ndarray:
         return np.asarray(encoder.encode_queries([query]))[0]
 
     return encode
 
 
-def feature_slug(spec: Any) -> str:
+def feature_slug(spec: object) -> str:
     """An encoder's name in its ``dense`` feature columns (``cos_<slug>``): the last part of its name or path
     (``encoder`` for a spec that is not a name)."""
     name = spec if isinstance(spec, str) else str(getattr(spec, "model", "encoder"))

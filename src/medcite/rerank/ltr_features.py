@@ -29,11 +29,24 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..types import Article, Hit
+
+if TYPE_CHECKING:
+    from ..retrieve.expansion import WeightedQuery
+
+
+#: term counts of titles, abstracts and both, and the title and abstract lengths
+_Counts = tuple[list[Counter[str]], list[Counter[str]], list[Counter[str]], np.ndarray, np.ndarray]
+
+
+class Expander(Protocol):
+    """Pseudo-relevance feedback: the query's weighted terms given feedback documents (Rocchio, RM3)."""
+
+    def expand(self, query: str, docs: Sequence[tuple[str, float]]) -> WeightedQuery: ...
 
 #: the version of the feature code, stored in every model trained on it; bump it whenever a feature's definition
 #: changes, so a model trained on the old features is refused (and the shipped model's test fails until it is
@@ -152,7 +165,7 @@ class FeatureSources:
     avg_abstract: float
     search: Callable[[str, int], list[Hit]] | None = None
     get_many: Callable[[Sequence[str]], Mapping[str, Article]] | None = None
-    expanders: Sequence[Any] = ()
+    expanders: Sequence[Expander] = ()
     encoders: Sequence[Encoded] = ()
     bm25_depth: int = 300
     avg_sentence: float = 25.0
@@ -176,7 +189,7 @@ class Features:
         self.src = sources
         self.groups = tuple(g for g in GROUPS if g in groups)
         self.names = feature_names(self.groups, [e.name for e in sources.encoders])
-        self._counted: tuple[Any, Any] | None = None
+        self._counted: tuple[tuple[int, int], _Counts] | None = None
         self._tokens: dict[tuple[str, str], tuple[list[str], list[str], list[list[str]]]] = {}
 
     def tokens(self, article: Article) -> tuple[list[str], list[str], list[list[str]]]:
@@ -239,8 +252,7 @@ class Features:
                 bm25_many(weights, ca, la, s.avg_abstract, s.df, s.n_docs),
                 bm25_many(weights, cx, lt + la, s.avg_title + s.avg_abstract, s.df, s.n_docs))
 
-    def _counts(self, titles: Sequence[list[str]], abstracts: Sequence[list[str]]
-                ) -> tuple[list[Counter[str]], list[Counter[str]], list[Counter[str]], np.ndarray, np.ndarray]:
+    def _counts(self, titles: Sequence[list[str]], abstracts: Sequence[list[str]]) -> _Counts:
         """Term counts of the titles, abstracts and both, and their lengths (made once per call)."""
         key = (id(titles), id(abstracts))
         if self._counted is None or self._counted[0] != key:

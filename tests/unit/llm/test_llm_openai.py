@@ -10,12 +10,19 @@ import time
 
 import pytest
 
-from medcite.config import load_settings
+from medcite.config import Settings, load_settings
 from medcite.errors import ConfigError, LLMError
-from medcite.llm.base import make_llm
+from medcite.llm.base import LLM
 from medcite.llm.cache import LLMCache
 from medcite.llm.openai_backend import OpenAIBackend, parse_retry_after
 from medcite.llm.trace import trace_context, trace_to
+from medcite.pipeline.context import Context
+
+
+def built_llm(settings: Settings) -> LLM:
+    """The LLM ``settings.llm`` names, made by a store-less build context (as every command makes one)."""
+    return Context(settings).build("llm", settings.llm)
+
 
 MSG = [{"role": "user", "content": "What treats scurvy?"}]
 
@@ -234,9 +241,9 @@ def test_cache_makes_second_run_silent_and_identical(openai_server, tmp_path):
     openai_server.push({"kind": "ok", "text": "first answer"}, {"kind": "ok", "text": "second answer"})
     trace_file = tmp_path / "run" / "trace.jsonl"
     with trace_to(trace_file), trace_context(topic_id="t1", stage="reformulation"):
-        first = make_llm(settings).complete(MSG)
-        again = make_llm(settings).complete(MSG)  # a re-run: new backend, same cache folder
-        other = make_llm(settings).complete(MSG, max_tokens=7)  # other parameters: not a hit
+        first = built_llm(settings).complete(MSG)
+        again = built_llm(settings).complete(MSG)  # a re-run: new backend, same cache folder
+        other = built_llm(settings).complete(MSG, max_tokens=7)  # other parameters: not a hit
     assert first.text == again.text == "first answer"
     assert (first.cache_hit, again.cache_hit, other.cache_hit) == (False, True, False)
     assert other.text == "second answer"

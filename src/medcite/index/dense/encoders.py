@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
@@ -318,22 +318,44 @@ def spec_to_config(spec: JSONObject) -> EncoderConfig:
     return cfg
 
 
-def load_encoder(spec: EncoderConfig | dict[str, Any] | str, models: Any = None) -> Encoder:
-    """Build an encoder from its config, a manifest's spec or a shorthand, through the registry.
+def encoder_config(spec: BackendConfig | Mapping[str, Any] | str) -> EncoderConfig:
+    """The encoder config ``spec`` names: a config, a manifest's ``encoder.spec`` or a shorthand (``"minilm"``)."""
+    from ... import registry
 
-    With ``models`` (a :class:`medcite.context.ModelCache`), one encoder per identity is loaded and shared.
+    if isinstance(spec, EncoderConfig):
+        return spec
+    if isinstance(spec, BackendConfig):
+        raise ConfigError(f"an encoder is named by an encoder config, got the {type(spec).__name__} "
+                          f"of backend {spec.backend!r}")
+    cfg = registry.validate_config("encoder", spec) if isinstance(spec, str) else spec_to_config(dict(spec))
+    assert isinstance(cfg, EncoderConfig)
+    return cfg
+
+
+def encoder_key(cfg: EncoderConfig) -> tuple[str, str]:
+    """The model-cache key of an encoder: one loaded object per identity (its full config)."""
+    return ("encoder", json.dumps(cfg.model_dump(mode="json"), sort_keys=True, default=str))
+
+
+class _Models(Protocol):
+    """What :func:`load_encoder` needs of a :class:`medcite.context.ModelCache` (named without importing it)."""
+
+    def get(self, key: tuple[str, str], load: Callable[[], Encoder]) -> Encoder: ...
+
+
+def load_encoder(spec: BackendConfig | Mapping[str, Any] | str, models: _Models | None = None) -> Encoder:
+    """An encoder for work outside a build context (an index folder opened or built on its own); with
+    ``models``, one per identity is loaded into that cache.
+
+    Inside a context, ask it (``ctx.encoder(spec)``): it loads one encoder per identity and shares it.
     """
     from ... import registry
 
-    cfg = spec if isinstance(spec, EncoderConfig) else (
-        registry.validate_config("encoder", spec) if isinstance(spec, str) else spec_to_config(spec)
-    )
-    assert isinstance(cfg, EncoderConfig)
+    cfg = encoder_config(spec)
 
     def load() -> Encoder:
-        return registry.build("encoder", cfg, None)  # type: ignore[arg-type,no-any-return]
+        # encoders take nothing from a context; this is the one builder outside it (see test_architecture)
+        encoder: Encoder = registry.load("encoder", cfg.backend).from_config(cfg, None)
+        return encoder
 
-    if models is None:
-        return load()
-    key = ("encoder", json.dumps(cfg.model_dump(mode="json"), sort_keys=True, default=str))
-    return models.get(key, load)  # type: ignore[no-any-return]
+    return load() if models is None else models.get(encoder_key(cfg), load)

@@ -78,13 +78,13 @@ class FaissIndex(EncodedSearch):
         folder = index_folder(store.path, cfg)
         encoder = None
         if not fo.has_index(folder) and any(folder.parent.glob("dense-*")):  # adopting one needs the fingerprint
-            encoder = load_encoder(encoder_cfg, ctx.models)
+            encoder = ctx.encoder(encoder_cfg)
             adopt_earlier_folder(store, folder, encoder)
         count, full = pending(folder, store)
         doing = f"encoding {count:,} {'' if full else 'new or changed '}abstracts with {encoder_cfg.describe()}"
         with long_work(log, what="the dense index", doing=doing, count=count, where=str(folder), full=full,
                        per_second=encoder_cfg.docs_per_s()):
-            encoder = encoder or load_encoder(encoder_cfg, ctx.models)
+            encoder = encoder or ctx.encoder(encoder_cfg)
             build_dense_index(store, folder, cfg, encoder=encoder, relayout=True)
         return cls(folder, encoder, settings=cfg)
 

@@ -111,11 +111,9 @@ class MilvusCollection:
 
     @classmethod
     def _connect(cls, ctx: BuildContext, layout: Layout, name: str) -> MilvusCollection:
-        from ..dense.encoders import load_encoder
-
         server = ctx.settings.index.milvus
         client = mc.connect(server)
-        encoders = {n: load_encoder(c.encoder, ctx.models) for n, c in layout.vector.items()}  # type: ignore[arg-type]
+        encoders = {n: ctx.encoder(c.encoder) for n, c in layout.vector.items()}
         coll = cls(server, client, name, layout, encoders)
         version = str(mc.call(server, "asking its version", client.get_server_version))
         coll.lite = version.startswith("milvus_lite")
