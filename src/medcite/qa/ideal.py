@@ -150,7 +150,7 @@ class IdealScorer:
     booster: Any  # lightgbm.Booster
     features: tuple[str, ...]
     unit: str = "snippet"
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """One score per row of :func:`features`' output."""
