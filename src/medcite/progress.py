@@ -70,10 +70,10 @@ def announced() -> Iterator[None]:
 
 
 @overload
-def progress(iterable: Iterable[T], **kwargs: Any) -> Progress[T]: ...
+def progress(iterable: Iterable[T], **kwargs: object) -> Progress[T]: ...
 @overload
-def progress(iterable: None = None, **kwargs: Any) -> Progress[object]: ...
-def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Progress[T] | Progress[object]:
+def progress(iterable: None = None, **kwargs: object) -> Progress[object]: ...
+def progress(iterable: Iterable[T] | None = None, **kwargs: object) -> Progress[T] | Progress[object]:
     """A progress bar over ``iterable`` (or updated by hand: ``total=``, ``.update(n)``) that takes tqdm's
     keyword arguments; ``disable=True`` makes it silent (no bar, no lines)."""
     return Progress(iterable, **kwargs)
@@ -206,7 +206,7 @@ class Progress(Generic[T]):
         if self._parent is not None and fresh:
             self._parent._add_credit(fresh)
 
-    def set_postfix(self, **kwargs: Any) -> None:
+    def set_postfix(self, **kwargs: object) -> None:
         self._postfix = ", ".join(f"{k}={v}" for k, v in kwargs.items())
         self._bar.set_postfix(**kwargs)
 
