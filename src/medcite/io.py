@@ -91,13 +91,13 @@ def remove_stale_temp_files(folder: str | Path) -> list[str]:
     return removed
 
 
-def write_json(path: str | Path, data: Any) -> None:
+def write_json(path: str | Path, data: object) -> None:
     with atomic_write(path) as fh:
         json.dump(data, fh, indent=2, ensure_ascii=False, sort_keys=False)
         fh.write("\n")
 
 
-def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+def write_jsonl(path: str | Path, rows: Iterable[object]) -> None:
     with atomic_write(path) as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")

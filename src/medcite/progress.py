@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from tqdm.auto import tqdm
 
@@ -69,7 +69,11 @@ def announced() -> Iterator[None]:
         _announced.reset(token)
 
 
-def progress(iterable: Iterable[T] | None = None, **kwargs: Any) -> Any:
+@overload
+def progress(iterable: Iterable[T], **kwargs: object) -> Progress[T]: ...
+@overload
+def progress(iterable: None = None, **kwargs: object) -> Progress[object]: ...
+def progress(iterable: Iterable[T] | None = None, **kwargs: object) -> Progress[T] | Progress[object]:
     """A progress bar over ``iterable`` (or updated by hand: ``total=``, ``.update(n)``) that takes tqdm's
     keyword arguments; ``disable=True`` makes it silent (no bar, no lines)."""
     return Progress(iterable, **kwargs)
@@ -162,10 +166,10 @@ class Rate:
         return text
 
 
-class Progress:
+class Progress(Generic[T]):
     """tqdm plus :class:`Rate`: what :func:`progress` returns (see the module for what it shows where)."""
 
-    def __init__(self, iterable: Iterable[Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, iterable: Iterable[T] | None = None, **kwargs: Any) -> None:
         self.unit = str(kwargs.get("unit", "it"))
         self.desc = str(kwargs.get("desc") or "progress")
         self.unit_scale = bool(kwargs.get("unit_scale", False))
@@ -202,7 +206,7 @@ class Progress:
         if self._parent is not None and fresh:
             self._parent._add_credit(fresh)
 
-    def set_postfix(self, **kwargs: Any) -> None:
+    def set_postfix(self, **kwargs: object) -> None:
         self._postfix = ", ".join(f"{k}={v}" for k, v in kwargs.items())
         self._bar.set_postfix(**kwargs)
 
@@ -217,7 +221,7 @@ class Progress:
         if self in stack:
             stack.remove(self)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[T]:
         if self._iterable is None:
             raise TypeError("progress() without an iterable is updated by hand: use .update(n)")
         try:
@@ -227,7 +231,7 @@ class Progress:
         finally:
             self.close()
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Progress[T]:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -270,10 +274,11 @@ class Progress:
         self._bar.refresh()
 
 
-def _open() -> list[Progress]:
+def _open() -> list[Progress[Any]]:
     if not hasattr(_local, "open"):
         _local.open = []
-    return _local.open  # type: ignore[no-any-return]
+    stack: list[Progress[Any]] = _local.open
+    return stack
 
 
 def _innermost() -> Progress | None:

@@ -19,7 +19,6 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from . import __version__
 from .config import Settings
@@ -90,12 +89,12 @@ def check_run_target(path: str | Path) -> None:
                          hint="give a new or empty folder for --out (it is created), or an earlier run's folder")
 
 
-def topic_json(t: Topic) -> dict[str, Any]:
+def topic_json(t: Topic) -> dict[str, object]:
     return {k: v for k, v in asdict(t).items() if v is not None}
 
 
-def evidence_json(e: Evidence, rank: int | None = None) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def evidence_json(e: Evidence, rank: int | None = None) -> dict[str, object]:
+    d: dict[str, object] = {
         "index": e.index, "pmid": e.pmid, "text": e.text, "section": e.section, "start": e.start,
         "end": e.end, "score": round(float(e.score), 6), "kind": e.kind, "branches": sorted(e.branches),
     }
@@ -104,7 +103,7 @@ def evidence_json(e: Evidence, rank: int | None = None) -> dict[str, Any]:
     return d
 
 
-def answer_json(a: Answer) -> dict[str, Any]:
+def answer_json(a: Answer) -> dict[str, object]:
     words = sum(len(s.text.split()) for s in a.sentences)
     return {
         "topic_id": a.topic_id,
@@ -123,7 +122,7 @@ def answer_json(a: Answer) -> dict[str, Any]:
     }
 
 
-def article_json(a: Article) -> dict[str, Any]:
+def article_json(a: Article) -> dict[str, object]:
     return {
         "pmid": a.pmid, "title": a.title, "abstract": a.abstract, "journal": a.journal, "year": a.year,
         "sections": [[s.label, s.start, s.end] for s in a.sections],
@@ -131,7 +130,7 @@ def article_json(a: Article) -> dict[str, Any]:
     }
 
 
-def _jsonl(row: dict[str, Any]) -> str:
+def _jsonl(row: Mapping[str, object]) -> str:
     return json.dumps(row, ensure_ascii=False) + "\n"
 
 
@@ -143,8 +142,8 @@ class RunWriter:
     when rows may follow the last topic.
     """
 
-    def __init__(self, path: str | Path, settings: Settings, *, command: str = "", extra: dict[str, Any] | None = None,
-                 resume: bool = True) -> None:
+    def __init__(self, path: str | Path, settings: Settings, *, command: str = "",
+                 extra: dict[str, object] | None = None, resume: bool = True) -> None:
         self.path = Path(path)
         if not RUN_ID_RE.match(self.path.name):
             raise InputError(
@@ -197,7 +196,7 @@ class RunWriter:
         with open(path, encoding="utf-8") as fh:
             return {str(json.loads(line)["topic_id"]) for line in fh if line.strip()}
 
-    def append(self, name: str, row: dict[str, Any]) -> None:
+    def append(self, name: str, row: Mapping[str, object]) -> None:
         """Add one JSON line to a per-topic file (fsynced with the next topic or on :meth:`close`)."""
         self._append(name, [_jsonl(row)])
         self._dirty.add(name)
@@ -211,13 +210,13 @@ class RunWriter:
         self,
         topic: Topic,
         *,
-        queries: Iterable[dict[str, Any]],
+        queries: Iterable[Mapping[str, object]],
         rankings: Mapping[str, Sequence[Hit]],
         evidence: Sequence[Evidence],
         answer: Answer,
         articles: Iterable[Article],
         timings: dict[str, float],
-        verification: dict[str, Any] | None = None,
+        verification: Mapping[str, object] | None = None,
     ) -> None:
         """Record everything about one finished topic; answers.jsonl is written last (it marks done).
 
@@ -260,7 +259,7 @@ class RunWriter:
     def close(self) -> None:
         self.sync()
 
-    def write_metrics(self, metrics: dict[str, Any]) -> None:
+    def write_metrics(self, metrics: Mapping[str, object]) -> None:
         write_json(self.path / "metrics.json", metrics)
 
     def _append(self, name: str, lines: Sequence[str], *, sync: bool = False) -> None:

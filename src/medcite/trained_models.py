@@ -22,10 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError
 from .paths import MODELS_PREFIX, models_dir, shared_data_dir
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 #: where the shipped models live inside the package
 SHIPPED_DIR = Path(__file__).resolve().parent / "shipped_models"
@@ -160,7 +163,7 @@ def folder(name: str) -> Path:
     return models_dir() / strip_prefix(name)
 
 
-def refs(value: Any) -> Iterator[str]:
+def refs(value: object) -> Iterator[str]:
     """Every ``models:NAME`` in a settings dump, as NAME."""
     if isinstance(value, str):
         if value.startswith(MODELS_PREFIX):
@@ -175,7 +178,7 @@ def refs(value: Any) -> Iterator[str]:
             yield from refs(v)
 
 
-def retrieval_models(settings: Any) -> list[str]:
+def retrieval_models(settings: Settings) -> list[str]:
     """Names of the ``models:`` a retrieval run of ``settings`` loads: those of the indexes its branches
     search and of its reranker."""
     used = {getattr(b, "index", None) for b in settings.retrieve.branches}
@@ -196,7 +199,7 @@ def build_order(names: list[str]) -> list[str]:
     return out
 
 
-def missing(settings: Any) -> list[str]:
+def missing(settings: Settings) -> list[str]:
     return [n for n in retrieval_models(settings) if not is_present(n)]
 
 
@@ -204,7 +207,7 @@ def minutes(names: list[str]) -> int:
     return sum(CATALOGUE[n].minutes for n in names if n in CATALOGUE)
 
 
-def check_present(settings: Any) -> None:
+def check_present(settings: Settings) -> None:
     """ConfigError, before any work, when a ``models:`` model the retrieval settings load is missing: it names
     the command that makes it (never falls back to another model)."""
     absent = build_order(missing(settings))

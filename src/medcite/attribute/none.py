@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from .base import StanceConfig
 
@@ -22,5 +22,5 @@ class NoStance:
     Config = NoStanceConfig
 
     @classmethod
-    def from_config(cls, cfg: NoStanceConfig, ctx: BuildContext) -> Any:
+    def from_config(cls, cfg: NoStanceConfig, ctx: BuildContext) -> None:
         return None

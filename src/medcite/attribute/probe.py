@@ -58,7 +58,7 @@ class FeatureSpec:
         if unknown or not self.parts:
             raise ConfigError(f"unknown stance feature parts {unknown or '(none)'}; known: {', '.join(PARTS)}")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"max_length": self.max_length, "layers": list(self.layers), "parts": list(self.parts)}
 
     @classmethod
@@ -190,7 +190,7 @@ class LinearHead:
     scale: np.ndarray
     coef: np.ndarray  # (3, d)
     intercept: np.ndarray  # (3,)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
     encoder: str | None = None  # None: the encoder is the Hugging Face model in the head's own folder
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
@@ -238,7 +238,7 @@ class LinearHead:
                               hint=f"rebuild it with `{make_command('medcite-stance-healthver')}`") from None
         return head
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"spec": asdict(self.spec), "features": int(self.coef.shape[1])}
 
 

@@ -25,14 +25,15 @@ from __future__ import annotations
 import glob
 import gzip
 import hashlib
+import io
 import logging
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Literal
 
 from ..errors import InputError
-from ..progress import progress
+from ..progress import Progress, progress
 from ..types import Article
 from .jsonl import iter_jsonl
 from .pubmed_xml import iter_pubmed_xml
@@ -112,22 +113,22 @@ def detect_format(path: Path) -> str:
 class _Counting:
     """Binary file wrapper that reports bytes read to a progress bar (``peek`` kept for gzip sniffing)."""
 
-    def __init__(self, fh: Any, bar: Any) -> None:
+    def __init__(self, fh: io.BufferedReader, bar: Progress[object]) -> None:
         self._fh = fh
         self._bar = bar
 
     def read(self, n: int = -1) -> bytes:
         data = self._fh.read(n)
         self._bar.update(len(data))
-        return data  # type: ignore[no-any-return]
+        return data
 
     def peek(self, n: int = 0) -> bytes:
-        return self._fh.peek(n)  # type: ignore[no-any-return]
+        return self._fh.peek(n)
 
     def readline(self, n: int = -1) -> bytes:
         data = self._fh.readline(n)
         self._bar.update(len(data))
-        return data  # type: ignore[no-any-return]
+        return data
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self.readline, b"")

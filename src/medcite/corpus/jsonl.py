@@ -21,7 +21,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -120,7 +120,7 @@ def _schema_error(exc: ValidationError) -> str:
     return f"field {loc!r} {what}{got}{more}"
 
 
-def validate_record(d: dict[str, Any]) -> None:
+def validate_record(d: dict[str, object]) -> None:
     """Check the types of one decoded JSONL object against the schema; raise ``_BadValue`` naming the field."""
     model: type[BaseModel] = ArticleRecord if "pmid" in d else CollectionRecord
     try:
@@ -129,7 +129,7 @@ def validate_record(d: dict[str, Any]) -> None:
         raise _BadValue(_schema_error(exc)) from None
 
 
-def _str(d: dict[str, Any], key: str) -> str:
+def _str(d: dict[str, object], key: str) -> str:
     v = d.get(key)
     if v is None:
         return ""
@@ -138,11 +138,11 @@ def _str(d: dict[str, Any], key: str) -> str:
     return v.strip()
 
 
-def _opt_str(d: dict[str, Any], key: str) -> str | None:
+def _opt_str(d: dict[str, object], key: str) -> str | None:
     return _str(d, key) or None
 
 
-def _int(value: Any, key: str) -> int:
+def _int(value: object, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise _BadValue(f"field {key!r} must be an integer, got {value!r}")
     text = str(value).strip()
@@ -151,7 +151,7 @@ def _int(value: Any, key: str) -> int:
     return int(text)
 
 
-def _str_list(d: dict[str, Any], key: str) -> tuple[str, ...]:
+def _str_list(d: dict[str, object], key: str) -> tuple[str, ...]:
     v = d.get(key)
     if v is None:
         return ()
@@ -160,7 +160,7 @@ def _str_list(d: dict[str, Any], key: str) -> tuple[str, ...]:
     return tuple(x for x in (s.strip() for s in v) if x)
 
 
-def _mesh(value: Any) -> tuple[MeshHeading, ...]:
+def _mesh(value: object) -> tuple[MeshHeading, ...]:
     """MeSH as ``["Asthma", ...]`` or ``[{"descriptor", "ui", "major", "qualifiers": [...]}, ...]``."""
     if value is None:
         return ()
@@ -185,7 +185,7 @@ def _mesh(value: Any) -> tuple[MeshHeading, ...]:
     return tuple(out)
 
 
-def _sections(value: Any, abstract: str) -> tuple[Section, ...]:
+def _sections(value: object, abstract: str) -> tuple[Section, ...]:
     """Sections as ``[{"label", "category", "start", "end"}, ...]``; spans must lie inside the abstract."""
     if value is None:
         return ()
@@ -202,7 +202,7 @@ def _sections(value: Any, abstract: str) -> tuple[Section, ...]:
     return tuple(out)
 
 
-def article_from_json(d: dict[str, Any]) -> tuple[Article, list[str]]:
+def article_from_json(d: dict[str, object]) -> tuple[Article, list[str]]:
     """Build an Article from one decoded JSONL object; also return the unknown field names.
 
     Raises ``ValueError`` (with a message for the user) when the record cannot be stored.
@@ -240,13 +240,13 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _lone_surrogate(obj: dict[str, Any]) -> str | None:
+def _lone_surrogate(obj: dict[str, object]) -> str | None:
     """The field (``'mesh.0.descriptor'``) of the first string or key holding a lone surrogate, or None.
 
     ``json`` decodes an escaped UTF-16 pair into one character but keeps a lone ``\\ud800`` as a surrogate,
     which UTF-8 (and so SQLite) cannot encode. Walked with a stack: the object may be nested deep.
     """
-    stack: list[tuple[str, Any]] = [("", obj)]
+    stack: list[tuple[str, object]] = [("", obj)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, str):

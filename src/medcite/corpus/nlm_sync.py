@@ -41,7 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import InputError, MedciteError
 from ..io import atomic_write, write_json
@@ -170,12 +170,26 @@ def _now() -> str:
 
 
 # -- state -----------------------------------------------------------------------------------
+class SyncEntry(TypedDict, total=False):
+    """One file's entry in the state file (``status``: verified, quarantined, failed or no-checksum)."""
+
+    folder: str
+    status: str
+    url: str
+    size: int
+    md5: str
+    received_md5: str
+    quarantined_as: str
+    error: str
+    at: str
+
+
 class SyncState:
     """``DEST/.medcite-sync.json``: one entry per file this mirror has dealt with, written atomically."""
 
     def __init__(self, dest: Path) -> None:
         self.path = dest / STATE_NAME
-        self.files: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, SyncEntry] = {}
         if self.path.exists():
             import json
 
@@ -190,10 +204,10 @@ class SyncState:
                     hint="remove it: the next run checks the files already there against their .md5",
                 ) from None
 
-    def get(self, name: str) -> dict[str, Any] | None:
+    def get(self, name: str) -> SyncEntry | None:
         return self.files.get(name)
 
-    def set(self, name: str, entry: dict[str, Any]) -> None:
+    def set(self, name: str, entry: SyncEntry) -> None:
         self.files[name] = entry | {"at": _now()}
         self.save()
 
@@ -203,7 +217,7 @@ class SyncState:
                                "files": ordered})
 
 
-def verified_path(dest: Path, name: str, entry: dict[str, Any]) -> Path | None:
+def verified_path(dest: Path, name: str, entry: SyncEntry) -> Path | None:
     """The file's path when the state says verified and it is on disk with its recorded size."""
     if entry.get("status") != "verified":
         return None

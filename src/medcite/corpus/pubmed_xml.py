@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Protocol
 
 from ..errors import InputError
 from ..types import Article, MeshHeading, Section
@@ -55,7 +55,26 @@ _YEAR = re.compile(r"\b(1[89]\d\d|2\d\d\d)\b")
 _LINEBREAK_WS = re.compile(r"[ \t\r]*\n\s*")
 
 
-def _flat(el: Any) -> str:
+class XmlElement(Protocol):
+    """The parts of an ``lxml.etree._Element`` read here (lxml ships no type hints)."""
+
+    @property
+    def tag(self) -> str: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def sourceline(self) -> int | None: ...
+    def __iter__(self) -> Iterator[XmlElement]: ...
+    def __len__(self) -> int: ...
+    def get(self, key: str) -> str | None: ...
+    def find(self, path: str) -> XmlElement | None: ...
+    def iterfind(self, path: str) -> Iterator[XmlElement]: ...
+    def iter(self, *tags: str) -> Iterator[XmlElement]: ...
+    def iterchildren(self, tag: str) -> Iterator[XmlElement]: ...
+    def itertext(self) -> Iterator[str]: ...
+
+
+def _flat(el: XmlElement | None) -> str:
     """Text of an element with inline markup flattened (itertext), pretty-printing breaks removed."""
     if el is None:
         return ""
@@ -65,14 +84,14 @@ def _flat(el: Any) -> str:
     return text.strip()
 
 
-def _child_text(el: Any, tag: str) -> str | None:
+def _child_text(el: XmlElement, tag: str) -> str | None:
     for child in el:
         if child.tag == tag:
-            return child.text  # type: ignore[no-any-return]
+            return child.text
     return None
 
 
-def _year(pubdate: Any, article_date: Any) -> int | None:
+def _year(pubdate: XmlElement | None, article_date: XmlElement | None) -> int | None:
     if pubdate is not None:
         for child in pubdate:
             tag = child.tag
@@ -91,7 +110,7 @@ def _year(pubdate: Any, article_date: Any) -> int | None:
     return None
 
 
-def _abstract(abstract_el: Any) -> tuple[str, tuple[Section, ...]]:
+def _abstract(abstract_el: XmlElement | None) -> tuple[str, tuple[Section, ...]]:
     if abstract_el is None:
         return "", ()
     texts: list[str] = []
@@ -111,7 +130,7 @@ def _abstract(abstract_el: Any) -> tuple[str, tuple[Section, ...]]:
     return " ".join(texts), tuple(sections)
 
 
-def _mesh(lst: Any) -> tuple[MeshHeading, ...]:
+def _mesh(lst: XmlElement) -> tuple[MeshHeading, ...]:
     # one filtered descendant walk: much cheaper in lxml than a find() per heading
     out = []
     desc: tuple[str, str | None, bool] | None = None
@@ -130,7 +149,7 @@ def _mesh(lst: Any) -> tuple[MeshHeading, ...]:
     return tuple(out)
 
 
-def _ids(pubmed_data: Any) -> tuple[str | None, str | None]:
+def _ids(pubmed_data: XmlElement | None) -> tuple[str | None, str | None]:
     doi = pmc = None
     if pubmed_data is not None:
         lst = pubmed_data.find("ArticleIdList")  # direct child only: not the ReferenceList ids
@@ -144,7 +163,7 @@ def _ids(pubmed_data: Any) -> tuple[str | None, str | None]:
     return doi, pmc
 
 
-def _pmid(pmid_el: Any) -> tuple[str | None, int]:
+def _pmid(pmid_el: XmlElement | None) -> tuple[str | None, int]:
     if pmid_el is None:
         return None, 1
     text = (pmid_el.text or "").strip()
@@ -157,7 +176,7 @@ def _valid_pmid(text: str) -> bool:
     return text.isdigit() and len(text) <= 18 and int(text) > 0
 
 
-def parse_article(elem: Any) -> Article | BadRecord:
+def parse_article(elem: XmlElement) -> Article | BadRecord:
     """Turn one ``<PubmedArticle>`` or ``<PubmedBookArticle>`` element into an Article (or a BadRecord)."""
     if elem.tag == "PubmedBookArticle":
         return _parse_book(elem)
@@ -241,7 +260,7 @@ def parse_article(elem: Any) -> Article | BadRecord:
     )
 
 
-def _parse_book(elem: Any) -> Article | BadRecord:
+def _parse_book(elem: XmlElement) -> Article | BadRecord:
     line = elem.sourceline
     doc = elem.find("BookDocument")
     if doc is None:
@@ -325,7 +344,7 @@ def iter_pubmed_xml(stream: IO[bytes], name: str) -> Iterator[Item]:
             source.close()
 
 
-def _deletion(elem: Any) -> Iterator[Item]:
+def _deletion(elem: XmlElement) -> Iterator[Item]:
     pmids = []
     for e in elem.iterchildren("PMID"):
         text = (e.text or "").strip()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..types import Article, MeshHeading, Section
 
 
 def article_meta(a: Article) -> str:
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if a.sections:
         data["sections"] = [[s.label, s.category, s.start, s.end] for s in a.sections]
     if a.journal:

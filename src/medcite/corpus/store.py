@@ -16,7 +16,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError, MedciteError
 from ..io import disk_full, is_disk_full, remove_stale_temp_files, write_json
@@ -153,7 +152,7 @@ class DocumentStore:
         """Sequence number of the last committed change."""
         return int(self._meta("seq") or 0)
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self) -> dict[str, object]:
         """Identifies the store state an index was built from (store id, sequence, count)."""
         return {"store_id": self.store_id, "seq": self.seq, "count": len(self)}
 
@@ -258,7 +257,7 @@ class DocumentStore:
     def count_changes_since(self, since: int) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM articles WHERE seq>?", (since,)).fetchone()[0])
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         """Counts for `medcite corpus stats`: articles, deletions, files, retracted, year range (full scan)."""
         row = self._conn.execute(
             "SELECT COUNT(*), SUM(json_extract(meta, '$.retracted') IS NOT NULL), "
@@ -275,12 +274,12 @@ class DocumentStore:
             "year_max": row[3],
         }
 
-    def files(self) -> list[dict[str, Any]]:
+    def files(self) -> list[dict[str, object]]:
         cur = self._conn.execute("SELECT * FROM files ORDER BY seq")
         cols = [c[0] for c in cur.description]
         return [dict(zip(cols, row, strict=True)) for row in cur]
 
-    def file_done(self, key: str) -> dict[str, Any] | None:
+    def file_done(self, key: str) -> dict[str, object] | None:
         """The record of a finished file with this content key, or None."""
         cur = self._conn.execute("SELECT * FROM files WHERE key=?", (key,))
         row = cur.fetchone()

@@ -22,7 +22,7 @@ import queue
 import threading
 import zlib
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
 
 _RAW_BLOCK = 1 << 14  # compressed bytes per step: ~160 KB of PubMed XML, at most ~16.5 MB (deflate's 1032:1)
 _QUEUE_CHUNKS = 16
@@ -181,7 +181,7 @@ def _inflate(raw: IO[bytes]) -> Iterator[bytes]:
                 yield out
 
 
-def open_stream(stream: Any) -> IO[bytes]:
+def open_stream(stream: IO[bytes]) -> IO[bytes]:
     """``stream`` itself, or a decompressing reader when it starts with the gzip magic bytes.
 
     ``stream`` is a binary file object; it needs ``peek`` (as ``open(path, "rb")`` has) for the
@@ -190,4 +190,4 @@ def open_stream(stream: Any) -> IO[bytes]:
     head = stream.peek(2)[:2] if hasattr(stream, "peek") else b""
     if head == b"\x1f\x8b":
         return _ThreadedGunzip(stream)  # type: ignore[return-value]
-    return stream  # type: ignore[no-any-return]
+    return stream

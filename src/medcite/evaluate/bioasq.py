@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ..types import QAAnswer, Question, Snippet
 from .bioasq_map import GMAP_EPSILON, MissingPolicy, average_precision, check_missing_policy, geometric_map
@@ -227,7 +227,7 @@ class BioASQEval:
     not_in_gold: list[str] = field(default_factory=list)
     per_question: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"phase": self.phase, "measures": self.measures, "counts": self.counts,
                 "missing_policy": self.missing_policy, "missing": self.missing, "not_in_gold": self.not_in_gold,
                 "per_question": self.per_question}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..types import Answer, Stance
 
@@ -52,7 +51,7 @@ class CitationReport:
     counts: CitationCounts
     per_topic: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"micro": self.micro, "macro": self.macro, "counts": vars(self.counts), "per_topic": self.per_topic}
 
 

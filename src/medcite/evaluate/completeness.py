@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 LABELS = ("required", "unnecessary", "borderline", "inappropriate")
 
@@ -42,9 +41,9 @@ class CompletenessReport:
     micro: dict[str, float]
     macro: dict[str, float]
     counts: dict[str, int]
-    per_topic: dict[str, dict[str, Any]] = field(default_factory=dict)
+    per_topic: dict[str, dict[str, object]] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"micro": self.micro, "macro": self.macro, "counts": self.counts, "per_topic": self.per_topic}
 
 
@@ -60,7 +59,7 @@ def completeness_report(labels: Mapping[str, Sequence[str | None]]) -> Completen
     micro["answered"] = sum(r["answered"] for r in rates.values()) / len(rates) if rates else 0.0
     keys = ("required_rate", "acceptable_rate", "inappropriate_rate", "answered")
     macro = {k: sum(r[k] for r in rates.values()) / len(rates) if rates else 0.0 for k in keys}
-    per_topic: dict[str, dict[str, Any]] = {t: {**rates[t], "labels": list(labels[t])} for t in labels}
+    per_topic: dict[str, dict[str, object]] = {t: {**rates[t], "labels": list(labels[t])} for t in labels}
     counts = {"topics": len(labels), "sentences": len(pooled), **{lab: pooled.count(lab) for lab in LABELS},
               "unjudged": pooled.count(None)}
     return CompletenessReport(micro, macro, counts, per_topic)

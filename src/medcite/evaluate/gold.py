@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..io import open_maybe_gz
@@ -50,7 +49,7 @@ def read_gold(path: str | Path) -> Qrels:
     return read_qrels(path)
 
 
-def _from_bioasq(data: Any, path: Path) -> Qrels:
+def _from_bioasq(data: object, path: Path) -> Qrels:
     if not isinstance(data, Mapping) or not isinstance(data.get("questions"), list):
         raise InputError(
             "a JSON gold file must be BioASQ's {'questions': [{'id', 'documents': [...]}]}",

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from ..errors import ConfigError, InputError
 from ..io import open_maybe_gz
@@ -173,7 +173,7 @@ class GroundingReport:
     missing_from_run: list[str] = field(default_factory=list)  # judged, not in the run: not scored
     unmatched_judgements: int = 0  # judgements whose sentence is not in the run
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"average": self.average, "aggregate": self.aggregate, "micro": self.micro,
                 "questions": self.questions, "sentences": self.sentences,
                 "unjudged_questions": self.unjudged_questions, "missing_from_run": self.missing_from_run,
@@ -244,14 +244,14 @@ def _index_by_text(sentences: Sequence[PredictedSentence]) -> dict[str, list[int
 # ---- judgement files ----------------------------------------------------------------------------------------
 
 
-def _label(value: Any, path: Path, where: str) -> Label:
+def _label(value: object, path: Path, where: str) -> Label:
     label = parse_label(value) if isinstance(value, str) else None
     if label is None:
         raise InputError(f"unknown judgement label {value!r}", hint=_LABEL_HINT, path=str(path), position=where)
     return label
 
 
-def _pmid(value: Any, path: Path, where: str) -> str:
+def _pmid(value: object, path: Path, where: str) -> str:
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not _PMID.fullmatch(text):
         raise InputError(f"{value!r} is not a PMID", hint="a PMID is a positive integer, e.g. 31234567",
@@ -286,7 +286,7 @@ def read_judgements(path: str | Path) -> list[Judgement]:
     return out
 
 
-def _row(qa_id: Any, index: Any, pmid: Any, label: Any, path: Path, where: str) -> Judgement:
+def _row(qa_id: object, index: object, pmid: object, label: object, path: Path, where: str) -> Judgement:
     if isinstance(qa_id, int) and not isinstance(qa_id, bool):
         qa_id = str(qa_id)
     if not isinstance(qa_id, str) or not qa_id.strip():

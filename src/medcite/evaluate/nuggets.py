@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -74,7 +73,7 @@ class NuggetReport:
     per_topic: dict[str, dict[str, float | int]] = field(default_factory=dict)
     unreferenced: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"threshold": self.threshold, "micro": self.micro, "macro": self.macro,
                 "topics": len(self.per_topic), "per_topic": self.per_topic, "unreferenced": self.unreferenced}
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import ConfigError
 from ..registry import require
@@ -65,7 +64,7 @@ class RetrievalReport:
         """Gold queries with at least one relevant document, evaluated or not."""
         return self.queries + (len(self.missing) if self.missing_policy == "skip" else 0)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "metrics": self.metrics,
             "aggregate": self.aggregate,
@@ -101,7 +100,7 @@ def _ir_name(name: str) -> str:
     return f"RR{m.group(1) or ''}" if m else name
 
 
-def _ir_measure(name: str) -> Any:
+def _ir_measure(name: str) -> object:
     ir_measures = require("ir_measures", "eval", "retrieval metrics")
     try:
         return ir_measures.parse_measure(_ir_name(name))

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Protocol
 
 from ..errors import MissingExtraError
 
@@ -41,8 +41,24 @@ class RougeScore:
 ZERO = RougeScore(0.0, 0.0, 0.0)
 
 
+class _Score(Protocol):
+    precision: float
+    recall: float
+    fmeasure: float
+
+
+class _Scorer(Protocol):
+    """``rouge_score.rouge_scorer.RougeScorer``, as used here."""
+
+    def score(self, target: str, prediction: str) -> dict[str, _Score]: ...
+
+
+class _Tokenizer(Protocol):
+    def tokenize(self, text: str) -> list[str]: ...
+
+
 @lru_cache(maxsize=1)
-def _backend() -> tuple[Any, Any]:
+def _backend() -> tuple[_Scorer, _Tokenizer]:
     """rouge-score's ROUGE-2 scorer and the tokenizer it uses (one Porter stemmer for both measures)."""
     try:
         from rouge_score import rouge_scorer, tokenizers

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
@@ -33,11 +33,19 @@ def _how(folder: Path | None = None) -> str:
     return f"rebuild it with `medcite train answer --data BIOASQ.json.gz --out {folder}`"
 
 
+class Booster(Protocol):
+    """The parts of a ``lightgbm.Booster`` the scorers use."""
+
+    def predict(self, data: np.ndarray, *, num_threads: int) -> np.ndarray: ...
+    def save_model(self, filename: str) -> object: ...
+    def num_feature(self) -> int: ...
+
+
 @dataclass
 class AnswerScorer:
-    booster: Any  # lightgbm.Booster
+    booster: Booster
     features: tuple[str, ...] = ANSWER_FEATURES
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """One score per row of :func:`~medcite.evidence.answer_features.answer_features`' output."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -30,6 +30,7 @@ from .tfidf_mmr import mmr
 
 if TYPE_CHECKING:
     from ..context import BuildContext
+    from .answer_features import AnswerCandidate
     from .answer_scorer import AnswerScorer
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class AnswerSentenceSelector:
     abstain_on_missing: bool = True
     max_overlap: float = 0.6
     in_corpus: Callable[[str], bool] | None = None
-    last: dict[str, Any] = field(default_factory=dict)  # what the last call found (concepts, missing)
+    last: dict[str, object] = field(default_factory=dict)  # what the last call found (concepts, missing)
 
     Config: ClassVar[type[AnswerSentencesConfig]] = AnswerSentencesConfig
 
@@ -81,7 +82,7 @@ class AnswerSentenceSelector:
                    abstain_on_missing=cfg.abstain_on_missing, max_overlap=cfg.max_overlap,
                    in_corpus=corpus_lookup(ctx, cfg.index))
 
-    def scores(self, question: str, qtype: str, cands: Sequence[Any], concepts: Sequence[str]
+    def scores(self, question: str, qtype: str, cands: Sequence[AnswerCandidate], concepts: Sequence[str]
                ) -> tuple[np.ndarray, np.ndarray]:
         x, sim = answer_features(question, qtype, cands, concepts)
         if self.scorer is None:  # no model: the question-similarity column alone (tests, ablations)

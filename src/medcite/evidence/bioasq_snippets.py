@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -39,12 +39,21 @@ from .tfidf_mmr import relevance
 if TYPE_CHECKING:
     from ..config import BioASQSettings
     from ..context import BuildContext
+    from ..rerank.base import Reranker
 
 log = logging.getLogger(__name__)
 
 #: Hit ids given to sentences when a reranker scores them: integers (an index's vector lookup reads PMIDs as
 #: integers) far above any real PMID, so no stored document vector is ever taken for a sentence.
 PSEUDO_PMID_BASE = 10**12
+
+
+class SentenceEncoder(Protocol):
+    """What :class:`EncoderScorer` needs from an encoder (a part of the dense index's Encoder protocol)."""
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_documents(self, articles: Sequence[Article]) -> np.ndarray: ...
 
 
 @runtime_checkable
@@ -71,7 +80,7 @@ class EncoderScorer:
 
     name = "embedding"
 
-    def __init__(self, encoder: Any) -> None:
+    def __init__(self, encoder: SentenceEncoder) -> None:
         self.encoder = encoder
 
     def score(self, question: str, sentences: Sequence[str]) -> list[float]:
@@ -94,7 +103,7 @@ class RerankerScorer:
 
     name = "reranker"
 
-    def __init__(self, reranker: Any) -> None:
+    def __init__(self, reranker: Reranker) -> None:
         self.reranker = reranker
 
     def score(self, question: str, sentences: Sequence[str]) -> list[float]:

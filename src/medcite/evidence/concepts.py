@@ -19,12 +19,13 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..registry import require
 
 if TYPE_CHECKING:
     from ..context import BuildContext
+    from ..types import Hit
 
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 RARE_ZIPF = 3.0
@@ -201,7 +202,7 @@ def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 5) -> Ca
 
     @lru_cache(maxsize=4096)
     def in_corpus(word: str) -> bool:
-        hits: Any = ctx.index(index).search(word, k)
+        hits: list[Hit] = ctx.index(index).search(word, k)
         found = store.get_many([h.pmid for h in hits])
         return any(mentions(word, _norm_tokens(a.text)) for a in found.values())
 

@@ -18,7 +18,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
@@ -45,6 +45,7 @@ _AIM_OPENINGS = re.compile(
 
 if TYPE_CHECKING:
     from ..context import BuildContext
+    from .bioasq_snippets import SentenceScorer
 
 
 class SnippetsConfig(EvidenceConfig):
@@ -80,7 +81,7 @@ class SnippetSelector:
     prior_weight: float = 0.2
     splitter: str = "syntok"
     include_titles: bool = True
-    scorer: Any = None  # a sentence scorer (``score(question, sentences)``) replacing TF-IDF + MMR
+    scorer: SentenceScorer | None = None  # replaces TF-IDF + MMR
 
     Config: ClassVar[type[SnippetsConfig]] = SnippetsConfig
 
@@ -120,7 +121,7 @@ class SnippetSelector:
             return []
         texts = [c[0].text for c in cands]
         if self.scorer is not None:
-            return self._by_scorer(queries, cands)
+            return self._by_scorer(self.scorer, queries, cands)
         rel = relevance(texts, [q.text for q in queries])
         doc_rank = {h.pmid: i + 1 for i, h in enumerate(hits)}
         scores = [
@@ -136,11 +137,12 @@ class SnippetSelector:
             for i, j in enumerate(order)
         ]
 
-    def _by_scorer(self, queries: Sequence[Query], cands: list[tuple[SentenceSpan, Hit]]) -> list[Evidence]:
+    def _by_scorer(self, scorer: SentenceScorer, queries: Sequence[Query], cands: list[tuple[SentenceSpan, Hit]]
+                   ) -> list[Evidence]:
         """The best ``max_items`` sentences by the scorer against the question (the original query; the first
         query when there is none), at most ``per_doc`` per document, in score order."""
         question = next((q.text for q in queries if q.stage == "original"), queries[0].text if queries else "")
-        scores = self.scorer.score(question, [c[0].text for c in cands])
+        scores = scorer.score(question, [c[0].text for c in cands])
         order = sorted(range(len(cands)), key=lambda j: -scores[j])  # stable: ties keep the documents' order
         taken: dict[str, int] = {}
         out: list[Evidence] = []

@@ -25,7 +25,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from pydantic import Field
 
@@ -38,7 +38,7 @@ from ..evidence.concepts import (
     question_type,
     zipf,
 )
-from ..types import QUESTION_TYPES, Answer, AnswerSentence, Evidence, Query, Question, Snippet, Topic
+from ..types import QUESTION_TYPES, Answer, AnswerSentence, Dropped, Evidence, Query, Question, Snippet, Topic
 from .base import GenerateConfig
 from .citations import DraftSentence
 from .postprocess import finalize
@@ -77,11 +77,19 @@ class ExtractiveQAConfig(GenerateConfig):
     runtime_fields = frozenset({"device"})
 
 
+class Answerer(Protocol):
+    """The qa stage's offline answerer (:class:`medcite.qa.extractive.ExtractiveQA`), as used here."""
+
+    def yes_probability(self, question: str, texts: Sequence[str]) -> tuple[float, float]: ...
+
+    def entities(self, question: Question, snippets: Sequence[Snippet]) -> list[str]: ...
+
+
 @dataclass
 class ExtractiveQAGenerator:
     #: the qa stage's answerer: ``yes_probability(question, texts) -> (p, threshold)`` and
-    #: ``entities(Question, snippets) -> names`` (:class:`medcite.qa.extractive.ExtractiveQA`)
-    answerer: Any
+    #: ``entities(Question, snippets) -> names``
+    answerer: Answerer
     name: str = "extractive-qa"
     max_sentences: int = 4
     max_words: int = 250
@@ -136,7 +144,7 @@ class ExtractiveQAGenerator:
         return Answer(topic.id, [AnswerSentence(text, kind="abstain")], [], self.name, qtype, None, True)
 
     def support(self, evidence: Sequence[Evidence], max_words: int | None = None
-                ) -> tuple[list[AnswerSentence], list[Any]]:
+                ) -> tuple[list[AnswerSentence], list[Dropped]]:
         """Verbatim support sentences in evidence order, hedged ones last, each citing its own PMID."""
         seen: set[str] = set()
         firm: list[Evidence] = []

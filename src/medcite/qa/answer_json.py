@@ -65,7 +65,7 @@ def _balanced(text: str, start: int) -> str | None:
     return None
 
 
-def _loads(candidate: str) -> Any:
+def _loads(candidate: str) -> object:
     """Strict JSON, then a Python literal, then both again after light repairs; raises the JSON error."""
     first: json.JSONDecodeError | None = None
     variants = [candidate]
@@ -87,7 +87,7 @@ def _loads(candidate: str) -> Any:
     raise AnswerFormatError(f"the JSON is not valid ({first.msg} at line {first.lineno}, column {first.colno})")
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str) -> object:
     """The first JSON object (or, when there is none, array) in a model's reply (see the module docstring)."""
     body = text or ""
     tagged = _TAGGED.search(body)
@@ -106,11 +106,11 @@ def extract_json(text: str) -> Any:
     return _loads(candidate)
 
 
-def _norm_key(key: Any) -> str:
+def _norm_key(key: object) -> str:
     return re.sub(r"[\s_-]+", " ", str(key)).strip().casefold().replace(" ", "_")
 
 
-def _lookup(obj: dict[str, Any], keys: Sequence[str]) -> tuple[bool, Any]:
+def _lookup(obj: dict[str, object], keys: Sequence[str]) -> tuple[bool, object]:
     norm = {_norm_key(k): v for k, v in obj.items()}
     for key in keys:
         k = _norm_key(key)
@@ -119,7 +119,7 @@ def _lookup(obj: dict[str, Any], keys: Sequence[str]) -> tuple[bool, Any]:
     return False, None
 
 
-def answer_fields(value: Any, need_exact: bool, need_ideal: bool) -> tuple[Any, Any]:
+def answer_fields(value: object, need_exact: bool, need_ideal: bool) -> tuple[object, object]:
     """``(exact, ideal)`` from a parsed reply; raises AnswerFormatError naming a missing key.
 
     A bare list or string stands for the exact answer; an object with one key holding an object is unwrapped.
@@ -144,7 +144,7 @@ def answer_fields(value: Any, need_exact: bool, need_ideal: bool) -> tuple[Any, 
     return exact, ideal
 
 
-def normalize_yesno(value: Any) -> str:
+def normalize_yesno(value: object) -> str:
     """``"yes"`` or ``"no"`` from a string, a boolean or a one-item list; raises AnswerFormatError otherwise."""
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -159,7 +159,7 @@ def normalize_yesno(value: Any) -> str:
     raise AnswerFormatError(f'the exact answer of a yes/no question must be "yes" or "no", got {value!r}')
 
 
-def _item(value: Any) -> str:
+def _item(value: object) -> str:
     if isinstance(value, (list, tuple)):  # a synonym list: BioASQ reads only its first name
         return _item(value[0]) if value else ""
     if isinstance(value, dict):
@@ -217,7 +217,7 @@ def cap_words(text: str, max_words: int) -> str:
     return " ".join(text.split()[:max_words])
 
 
-def normalize_ideal(value: Any, max_words: int) -> str:
+def normalize_ideal(value: object, max_words: int) -> str:
     """One paragraph of at most ``max_words`` words from a string or a list of strings; raises when empty."""
     if isinstance(value, (list, tuple)):
         value = " ".join(str(v) for v in value if v)

@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -22,6 +22,12 @@ from ..io import read_bioasq_questions
 from ..types import QUESTION_TYPES, Question, Snippet
 
 log = logging.getLogger(__name__)
+
+class QueryEncoder(Protocol):
+    """What the example picker needs from an encoder (a part of the dense index's Encoder protocol)."""
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
 
 _PMID = re.compile(r"(\d+)\s*/?\s*$")
 
@@ -88,7 +94,7 @@ def usable(example: Question) -> bool:
 class ExamplePicker:
     """The training questions most similar to a question (cosine of encoder vectors of the question bodies)."""
 
-    def __init__(self, examples: Sequence[Question], encoder: Any) -> None:
+    def __init__(self, examples: Sequence[Question], encoder: QueryEncoder) -> None:
         self.encoder = encoder
         self.by_type: dict[str, list[Question]] = {}
         for q in examples:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from ..evidence.sentence_features import (  # noqa: F401  (re-exported: the idea
 from ..evidence.sentences import split_spans
 from ..io import write_json
 from ..types import Snippet
+
+if TYPE_CHECKING:
+    from ..evidence.answer_scorer import Booster
 
 
 def candidates(snippets: Sequence[Snippet]) -> list[Candidate]:
@@ -147,10 +150,10 @@ class IdealScorer:
     """A LightGBM regressor (Ke et al. 2017) from ``features`` of a candidate to its ROUGE-2 F1 against the
     gold ideal answers, with the candidate unit and the assembly settings it was tuned with."""
 
-    booster: Any  # lightgbm.Booster
+    booster: Booster
     features: tuple[str, ...]
     unit: str = "snippet"
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     def score(self, x: np.ndarray) -> np.ndarray:
         """One score per row of :func:`features`' output."""

@@ -34,7 +34,7 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -52,13 +52,16 @@ from .answer_json import (
     normalize_yesno,
 )
 from .base import FACTOID_MAX, QAConfig
-from .examples import ExamplePicker, read_examples
+from .examples import ExamplePicker, QueryEncoder, read_examples
 
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..llm.base import LLM, Message
 
 log = logging.getLogger(__name__)
+
+#: an exact answer: "yes"/"no", ranked entity names, or None (QAAnswer.exact)
+Exact: TypeAlias = "str | tuple[str, ...] | None"
 
 YESNO_FALLBACK = "yes"  # 257 of 402 yes/no questions of the BioASQ 7b-11b dev file are "yes"
 _EXACT_SHAPE = {"yesno": '"yes"', "factoid": '["entity 1", "entity 2"]', "list": '["item 1", "item 2", "item 3"]'}
@@ -131,7 +134,8 @@ class LLMQA:
     Config = LLMQAConfig
 
     def __init__(self, llm: LLM, *, style: int = 1, shots: int = 0, examples: Sequence[Question] = (),
-                 encoder: Any = None, ideal_max_words: int = 200, list_max: int = 10, max_snippets: int = 20,
+                 encoder: QueryEncoder | None = None, ideal_max_words: int = 200, list_max: int = 10,
+                 max_snippets: int = 20,
                  example_snippets: int = 5, max_tokens: int | None = 512, repair: bool = True,
                  prompt_dir: str | Path | None = None, prompt: str = "dsgt",
                  ensemble: Sequence[LLMQA] = ()) -> None:
@@ -144,7 +148,7 @@ class LLMQA:
         self.llm = llm
         self.style = style
         self.shots = shots
-        self.picker = ExamplePicker(examples, encoder) if shots else None
+        self.picker = ExamplePicker(examples, encoder) if shots and encoder is not None else None  # (checked above)
         self.ideal_max_words = ideal_max_words
         self.list_max = list_max
         self.max_snippets = max_snippets
@@ -219,7 +223,7 @@ class LLMQA:
         return render("bioasq_answer", self.prompt_dir, passage=passage, question=" ".join(body.split()),
                       hint=hint, rules=self._rules(qtype, part), shape=self.shape(qtype, part))
 
-    def _gold(self, ex: Question, part: str) -> tuple[dict[str, Any], str | list[str] | None]:
+    def _gold(self, ex: Question, part: str) -> tuple[dict[str, object], str | list[str] | None]:
         """The example's gold reply for ``part`` and its exact answer (for a hint)."""
         exact: str | list[str] | None = None
         if ex.type == "yesno":
@@ -229,7 +233,7 @@ class LLMQA:
             exact = names[: self._limit(ex.type)]
             if ex.type == "list" and self.style == 1:
                 exact = exact[:1]  # DS@GT query template 1: one gold list item per example
-        reply: dict[str, Any] = {}
+        reply: dict[str, object] = {}
         if part in ("exact", "joint"):
             reply["exact_answer"] = exact
         if part in ("ideal", "joint"):
@@ -256,15 +260,19 @@ class LLMQA:
         with trace_context(stage="qa", step=step, attempt=attempt):
             return self.llm.complete(messages, max_tokens=self.max_tokens).text
 
-    def _read(self, text: str, qtype: str, part: str) -> tuple[Any, str | None]:
-        exact, ideal = answer_fields(extract_json(text), part in ("exact", "joint"), part in ("ideal", "joint"))
+    def _read(self, text: str, qtype: str, part: str) -> tuple[Exact, str | None]:
+        # a part not asked for is None (answer_fields gives None for it)
+        raw_exact, raw_ideal = answer_fields(extract_json(text), part in ("exact", "joint"), part in ("ideal", "joint"))
+        exact: Exact = None
+        ideal: str | None = None
         if part in ("exact", "joint"):
-            exact = normalize_yesno(exact) if qtype == "yesno" else normalize_entities(exact, self._limit(qtype))
+            exact = (normalize_yesno(raw_exact) if qtype == "yesno"
+                     else normalize_entities(raw_exact, self._limit(qtype)))
         if part in ("ideal", "joint"):
-            ideal = normalize_ideal(ideal, self.ideal_max_words)
+            ideal = normalize_ideal(raw_ideal, self.ideal_max_words)
         return exact, ideal
 
-    def _ask(self, messages: list[Message], qtype: str, part: str, notes: list[str]) -> tuple[Any, str | None]:
+    def _ask(self, messages: list[Message], qtype: str, part: str, notes: list[str]) -> tuple[Exact, str | None]:
         """One call, and one repair call when its reply cannot be read; raises _Unreadable after that."""
         text = self._complete(messages, part, 1)
         try:
@@ -304,7 +312,7 @@ class LLMQA:
         examples = self.picker.pick(question, self.shots) if self.picker is not None else []
         notes = [(f"style {self.style}" if self.prompt == "dsgt" else "PJs-team prompt") + f", {len(examples)}-shot"
                  + (f" (examples {', '.join(e.id for e in examples)})" if examples else "")]
-        exact: Any = None
+        exact: Exact = None
         ideal: str | None = None
         if qtype == "summary" or self.style == 1 or self.prompt == "pjs":
             part = "ideal" if qtype == "summary" else "joint"

@@ -54,7 +54,7 @@ class YesNoHead:
     threshold: float = 0.5
     max_snippets: int = 10
     encoder: str = "minilm"
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """(P(yes), P(no), P(maybe)) per pair."""

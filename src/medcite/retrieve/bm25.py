@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from ..errors import ConfigError
-from .base import RetrieverConfig
+from .base import Retriever, RetrieverConfig
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -43,5 +43,5 @@ class BM25Retriever:
     Config = BM25Config
 
     @classmethod
-    def from_config(cls, cfg: BM25Config, ctx: BuildContext) -> Any:
+    def from_config(cls, cfg: BM25Config, ctx: BuildContext) -> Retriever:
         return sparse_index(ctx, cfg.index, cfg.backend)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from .base import RetrieverConfig
+from .base import Retriever, RetrieverConfig
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -25,7 +25,7 @@ class DenseRetriever:
     Config = DenseConfig
 
     @classmethod
-    def from_config(cls, cfg: DenseConfig, ctx: BuildContext) -> Any:
+    def from_config(cls, cfg: DenseConfig, ctx: BuildContext) -> Retriever:
         from .bm25 import index_of_kind
 
         return index_of_kind(ctx, cfg.index, "vector", cfg.backend)

@@ -80,7 +80,7 @@ class MilvusHybridRetriever:
         for rows, with_text in ((both, True), (alone, False)):
             if not rows:
                 continue
-            requests: list[tuple[str, Sequence[Any], dict[str, Any]]] = []
+            requests: list[tuple[str, Sequence[Any], dict[str, object]]] = []
             if with_text:
                 requests.append((self.sparse.field, [queries[i] for i in rows], {"metric_type": "BM25"}))
             for d, vecs in zip(self.dense, vectors, strict=True):

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from ..errors import ConfigError
 from ..types import Hit
-from .base import RetrieverConfig
+from .base import Retriever, RetrieverConfig
 from .expansion import RM3, Analyzer, Rocchio, TermFilter, WeightedQuery, analyzer_for
 
 __all__ = ["RM3", "Analyzer", "PRFConfig", "PRFRetriever", "Rocchio", "TermFilter", "WeightedQuery", "analyzer_for"]
@@ -44,6 +44,7 @@ __all__ = ["RM3", "Analyzer", "PRFConfig", "PRFRetriever", "Rocchio", "TermFilte
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..corpus.store import DocumentStore
+    from ..llm.base import LLM
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class PRFRetriever:
 
     def __init__(
         self,
-        base: Any,
+        base: Retriever,
         store: DocumentStore,
         method: Rocchio | RM3,
         fb_docs: int = 10,
@@ -131,7 +132,7 @@ class PRFRetriever:
         self.cleaner = cleaner
 
     def expand(self, query: str) -> WeightedQuery:
-        first: list[Hit] = self.base.search(query, self.fb_docs)  # type: ignore[attr-defined]
+        first: list[Hit] = self.base.search(query, self.fb_docs)
         articles = self.store.get_many([h.pmid for h in first])
         docs = [(articles[h.pmid].text, h.score) for h in first if h.pmid in articles]
         return self.method.expand(query, docs)
@@ -144,14 +145,14 @@ class PRFRetriever:
         log.debug("%s expanded %r to %r", self.name, query, expanded)
         if not expanded:
             return []
-        hits: list[Hit] = self.base.search(expanded, k)  # type: ignore[attr-defined]
+        hits: list[Hit] = self.base.search(expanded, k)
         return hits
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         return [self.search(q, k) for q in queries]
 
 
-def llm_cleaner(llm: Any) -> Callable[[str, WeightedQuery], str]:
+def llm_cleaner(llm: LLM) -> Callable[[str, WeightedQuery], str]:
     """The LLM clean-up of an expanded query (``clean``): the query and its expansion terms, heaviest first, in
     prompt ``rocchio_clean``; the answer's first line is the cleaned query ('' when none is readable)."""
     from ..llm.prompts import parse_keyword_rewrite, render

@@ -21,7 +21,6 @@ import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -74,7 +73,7 @@ def answer_rows(questions: Sequence[Question], articles: dict[str, Article], see
     return out
 
 
-def train_answer(data: str | Path, out: str | Path, *, seed: int = 13, limit: int | None = None) -> dict[str, Any]:
+def train_answer(data: str | Path, out: str | Path, *, seed: int = 13, limit: int | None = None) -> dict[str, object]:
     """Train the answer-sentence scorer on the training questions of a BioASQ file; write it to ``out``."""
     from ..evidence.answer_features import ANSWER_FEATURE_VERSION, ANSWER_FEATURES
     from ..evidence.answer_scorer import AnswerScorer

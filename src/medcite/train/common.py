@@ -6,14 +6,76 @@ from __future__ import annotations
 import platform
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .. import __version__
 from ..errors import ConfigError, InputError
 from ..io import write_json
+
+if TYPE_CHECKING:  # numpy stays imported where it is used (seed_everything)
+    import numpy as np
+
+    from ..corpus.store import DocumentStore
+
+T = TypeVar("T")
+
+
+class SentenceModel(Protocol):
+    """A loaded ``sentence_transformers`` model, as far as medcite calls it."""
+
+    def encode(self, sentences: list[str], *, batch_size: int = ..., show_progress_bar: bool = ...) -> object: ...
+
+
+class TrainedModel(Protocol):
+    def eval(self) -> object: ...
+
+
+class TrainerLike(Protocol):
+    """The parts of a Hugging Face ``Trainer`` that :func:`run_trainer` drives."""
+
+    model: TrainedModel
+
+    def remove_callback(self, callback: type) -> object: ...
+    def add_callback(self, callback: object) -> None: ...
+    def train(self) -> object: ...
+
+
+class TrainerState(Protocol):
+    """The parts of ``transformers.TrainerState`` the progress callback reads."""
+
+    max_steps: int
+    global_step: int
+
+
+class Scaler(Protocol):
+    """The fitted ``sklearn.preprocessing.StandardScaler`` parts used here."""
+
+    mean_: np.ndarray
+    scale_: np.ndarray
+
+    def transform(self, x: np.ndarray) -> np.ndarray: ...
+
+
+class Classifier(Protocol):
+    """The fitted ``sklearn.linear_model.LogisticRegression`` parts used here."""
+
+    classes_: np.ndarray
+    coef_: np.ndarray
+    intercept_: np.ndarray
+
+    def predict(self, x: np.ndarray) -> np.ndarray: ...
+
+
+class _LossCallback(Protocol):
+    losses: LossLog
+
+
+class GoldQuestion(Protocol):
+    @property
+    def gold(self) -> Sequence[str]: ...
 
 PACKAGED = ("minilm", "packaged-minilm")
 REPORT = "training.json"
@@ -69,7 +131,7 @@ class TrainOptions:
         if self.negatives_from not in NEGATIVES_FROM:
             raise ConfigError(f"negatives come from {' or '.join(NEGATIVES_FROM)}, got {self.negatives_from!r}")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -99,7 +161,7 @@ def base_model_dir(base: str) -> str:
     return str(path) if path.exists() else base
 
 
-def dense_miner(name: str | None, default: Any = None) -> Any:
+def dense_miner(name: str | None, default: SentenceModel | None = None) -> SentenceModel:
     """The SentenceTransformer that mines dense hard negatives: ``name`` (``minilm`` or a folder), else
     ``default``, else the packaged MiniLM."""
     if name is None and default is not None:
@@ -107,7 +169,8 @@ def dense_miner(name: str | None, default: Any = None) -> Any:
     from ..registry import require
 
     st = require("sentence_transformers", "train", "mining dense hard negatives")
-    return st.SentenceTransformer(base_model_dir(name or "minilm"), device="cpu", local_files_only=True)
+    model: SentenceModel = st.SentenceTransformer(base_model_dir(name or "minilm"), device="cpu", local_files_only=True)
+    return model
 
 
 def out_folder(out: str | Path) -> Path:
@@ -118,7 +181,7 @@ def out_folder(out: str | Path) -> Path:
     return out
 
 
-def write_report(out: Path, report: dict[str, Any]) -> Path:
+def write_report(out: Path, report: Mapping[str, object]) -> Path:
     import torch
 
     report = {
@@ -160,7 +223,7 @@ class LossLog:
             self._sum, self._n = 0.0, 0
 
 
-def trainer_arguments(cls: Any, opts: TrainOptions, steps: int, output_dir: str, **extra: Any) -> Any:
+def trainer_arguments(cls: Callable[..., T], opts: TrainOptions, steps: int, output_dir: str, **extra: object) -> T:
     """sentence-transformers training arguments for medcite's recipe: AdamW (weight decay 0.01), linear
     warm-up over ``opts.warmup`` of ``steps`` then linear decay, gradient clipping at 1.0, seeded, the
     loss logged every step (for :class:`LossLog`), no checkpoints, no reporting integrations, CPU."""
@@ -192,14 +255,14 @@ def without_model_card(trainer_cls: Any) -> Any:
     abstracts, not ours to republish) and dataset statistics into the saved folder's README."""
 
     class Trainer(trainer_cls):  # type: ignore[misc,valid-type]
-        def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
+        def add_model_card_callback(self, default_args_dict: dict[str, object]) -> None:
             return None
 
     Trainer.__name__ = Trainer.__qualname__ = trainer_cls.__name__
     return Trainer
 
 
-def _progress_callback() -> Any:
+def _progress_callback() -> _LossCallback:
     from transformers import TrainerCallback
 
     from ..progress import progress
@@ -210,28 +273,28 @@ def _progress_callback() -> Any:
 
         def __init__(self) -> None:
             self.losses = LossLog()
-            self._bar: Any = None
+            self._bar: Any = None  # the Progress of on_train_begin
 
-        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        def on_train_begin(self, args: object, state: TrainerState, control: object, **kwargs: object) -> None:
             self.losses = LossLog(state.max_steps)
             self._bar = progress(total=state.max_steps, desc="training", unit="step")
 
-        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None,
-                   **kwargs: Any) -> None:
+        def on_log(self, args: object, state: TrainerState, control: object, logs: dict[str, float] | None = None,
+                   **kwargs: object) -> None:
             if logs and "loss" in logs:
                 value = float(logs["loss"])
                 self.losses.add(state.global_step, value)
                 self._bar.update(1)
                 self._bar.set_postfix(loss=f"{value:.3f}")
 
-        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        def on_train_end(self, args: object, state: TrainerState, control: object, **kwargs: object) -> None:
             self._bar.close()
             self.losses.flush(state.global_step)
 
     return ProgressLog()
 
 
-def run_trainer(trainer: Any) -> LossLog:
+def run_trainer(trainer: TrainerLike) -> LossLog:
     """Train with medcite's progress and loss log in place of the trainer's printing callbacks (the CLI
     prints its JSON report on stdout), leave the model in eval mode and return the loss log."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -242,7 +305,7 @@ def run_trainer(trainer: Any) -> LossLog:
     trainer.add_callback(callback)
     trainer.train()
     trainer.model.eval()
-    return callback.losses  # type: ignore[no-any-return]
+    return callback.losses
 
 
 def library_versions() -> dict[str, str]:
@@ -252,7 +315,8 @@ def library_versions() -> dict[str, str]:
     return {name: version(name) for name in ("sentence-transformers", "transformers", "accelerate", "datasets")}
 
 
-def require_questions(store: Any, train: Sequence[Any], dev: Sequence[Any], min_questions: int,
+def require_questions(store: DocumentStore, train: Sequence[GoldQuestion], dev: Sequence[GoldQuestion],
+                      min_questions: int,
                       what: str = "medcite-minilm-bi-bioasq") -> tuple[int, int]:
     """(training, held-back) questions with a gold document in ``store``; InputError, before any training, when
     fewer than ``min_questions`` training questions (or fewer than :data:`MIN_DEV` held-back ones) have one: a
@@ -275,7 +339,7 @@ def require_questions(store: Any, train: Sequence[Any], dev: Sequence[Any], min_
     )
 
 
-def require_pairs(positives: int, train_questions: Sequence[Any], found: int, min_pairs: int) -> None:
+def require_pairs(positives: int, train_questions: Sequence[GoldQuestion], found: int, min_pairs: int) -> None:
     """Stop, naming what the store lacks, when there are fewer than ``min_pairs`` positive training pairs.
 
     ``found``: gold documents of the training questions that the store holds; ``train_questions``: the

@@ -33,7 +33,7 @@ import logging
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,8 @@ from ..rerank.embedding import EmbeddingReranker
 from ..types import Article
 from .common import (
     LossLog,
+    SentenceModel,
+    TrainerLike,
     TrainOptions,
     base_model_dir,
     dense_miner,
@@ -79,7 +81,7 @@ log = logging.getLogger(__name__)
 class _STEncoder:
     """A loaded SentenceTransformer seen through the Encoder shape the embedding reranker needs."""
 
-    def __init__(self, model: Any, batch_size: int = 32) -> None:
+    def __init__(self, model: SentenceModel, batch_size: int = 32) -> None:
         self.model = model
         self.batch_size = batch_size
 
@@ -157,7 +159,7 @@ def unique_batches(examples: Sequence[Example], batch_size: int, seed: int) -> l
     return [[examples[i] for i in batch] for batch in unique_batch_indices(examples, batch_size, seed)]
 
 
-def unique_batch_sampler(examples: Sequence[Example], epochs: int) -> Callable[..., Any]:
+def unique_batch_sampler(examples: Sequence[Example], epochs: int) -> type:
     """A batch-sampler factory for the sentence-transformers trainer: every epoch's
     :func:`unique_batch_indices` (seed ``seed + epoch``, the trainer's seed) in one trainer epoch.
 
@@ -168,8 +170,8 @@ def unique_batch_sampler(examples: Sequence[Example], epochs: int) -> Callable[.
     from sentence_transformers.base.sampler import DefaultBatchSampler
 
     class UniqueBatchSampler(DefaultBatchSampler):  # type: ignore[misc]
-        def __init__(self, dataset: Any, batch_size: int, drop_last: bool, valid_label_columns: Any = None,
-                     generator: Any = None, seed: int = 0) -> None:
+        def __init__(self, dataset: Sized, batch_size: int, drop_last: bool,
+                     valid_label_columns: list[str] | None = None, generator: Any = None, seed: int = 0) -> None:
             super().__init__(dataset, batch_size=batch_size, drop_last=drop_last,
                              valid_label_columns=valid_label_columns, generator=generator, seed=seed)
             if len(dataset) != len(examples):
@@ -185,7 +187,7 @@ def unique_batch_sampler(examples: Sequence[Example], epochs: int) -> Callable[.
     return UniqueBatchSampler
 
 
-def examples_dataset(examples: Sequence[Example]) -> Any:
+def examples_dataset(examples: Sequence[Example]) -> object:
     """The trainer's dataset: ``anchor``, ``positive`` and ``negative_1..N`` text columns, row i = example i."""
     from datasets import Dataset
 
@@ -196,7 +198,8 @@ def examples_dataset(examples: Sequence[Example]) -> Any:
     return Dataset.from_dict(columns)
 
 
-def bi_encoder_trainer(model: Any, examples: Sequence[Example], opts: TrainOptions, output_dir: str) -> Any:
+def bi_encoder_trainer(model: Any, examples: Sequence[Example], opts: TrainOptions, output_dir: str
+                       ) -> TrainerLike:
     """A ``SentenceTransformerTrainer`` with MultipleNegativesRankingLoss and the unique-batch sampler."""
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
@@ -209,7 +212,7 @@ def bi_encoder_trainer(model: Any, examples: Sequence[Example], opts: TrainOptio
                    loss=MultipleNegativesRankingLoss(model))
 
 
-def train_bi_encoder(model: Any, examples: Sequence[Example], opts: TrainOptions) -> LossLog:
+def train_bi_encoder(model: SentenceModel, examples: Sequence[Example], opts: TrainOptions) -> LossLog:
     """Train ``model`` in place on ``examples`` (see :func:`bi_encoder_trainer`), with progress and ETA."""
     with tempfile.TemporaryDirectory(prefix="medcite-train-") as tmp:
         return run_trainer(bi_encoder_trainer(model, examples, opts, tmp))
@@ -223,7 +226,7 @@ def train_encoder(
     base: str = "minilm",
     opts: TrainOptions | None = None,
     index: str | Path | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Adapt a sentence-transformers bi-encoder and write it (plus ``training.json``) to ``out``."""
     st = require("sentence_transformers", "train", "training a bi-encoder")
     opts = opts or TrainOptions(lr=3e-5, batch_size=32, negatives=1)
@@ -260,7 +263,7 @@ def train_encoder(
     model.save(str(out))
     trained = st.SentenceTransformer(str(out), device="cpu", local_files_only=True)
     map_after = rerank_map(EmbeddingReranker(_STEncoder(trained), top_n=opts.eval_depth), pools)
-    report = {
+    report: dict[str, object] = {
         "kind": "bi-encoder",
         "base": base,
         "data": str(data),

@@ -35,6 +35,7 @@ from .data import Question, read_bioasq, split_questions, training_split
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..corpus.store import DocumentStore
+    from ..rerank.ltr import LTRReranker
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def _atomic_folder(out: Path, write: Callable[[Path], None]) -> None:
 FirstStage = Callable[[str], list[Hit]]
 
 
-def collect(first_stage: FirstStage, store: Any, reranker: Any, questions: Sequence[Question],
+def collect(first_stage: FirstStage, store: DocumentStore, reranker: LTRReranker, questions: Sequence[Question],
             relevant: Callable[[Question], set[str]], desc: str) -> list[QueryRows]:
     """First stage + features of each question; labels from ``relevant``."""
     out = []
@@ -151,7 +152,7 @@ def fit_booster(lgb: Any, fit: Sequence[QueryRows], valid: Sequence[QueryRows], 
 
 def train_ltr(data: str | Path, store: DocumentStore, out: str | Path, first_stage: FirstStage, ctx: BuildContext,
               opts: LTROptions | None = None, *, first_stage_hash: str = "",
-              rows: dict[str, list[QueryRows]] | None = None) -> dict[str, Any]:
+              rows: dict[str, list[QueryRows]] | None = None) -> dict[str, object]:
     """Train the LTR model on BioASQ ``data`` over ``store`` and write it to ``out``. Returns the report.
 
     ``first_stage`` runs the retrieval the model reorders (``opts.first_stage`` names it in the report);

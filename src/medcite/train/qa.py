@@ -22,15 +22,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ..registry import require
 from ..types import Question
-from .common import base_model_dir, out_folder, seed_everything, write_report
+from .common import Classifier, Scaler, base_model_dir, out_folder, seed_everything, write_report
 from .qa_data import PubMedQAItem, held_out_ids, read_pubmedqa, read_qa, split_pubmedqa, split_qa
+
+if TYPE_CHECKING:
+    from ..qa.ideal import Candidate
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ def _is_bioasq(path: Path) -> bool:
     return '"questions"' in head
 
 
-def yesno_metrics(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+def yesno_metrics(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
     """Accuracy and macro-F1 over yes and no (BioASQ's measure since BioASQ7)."""
     from ..evaluate.bioasq import yesno_measures
 
@@ -104,7 +107,7 @@ def _pairs(questions: Sequence[Question], items: Sequence[PubMedQAItem], max_sni
 
 
 def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "minilm",
-                opts: YesNoTrainOptions | None = None) -> dict[str, Any]:
+                opts: YesNoTrainOptions | None = None) -> dict[str, object]:
     """Train the yes/no head on BioASQ and PubMedQA files and write it, with ``training.json``, to ``out``."""
     from ..attribute.probe import FeatureSpec, Featurizer
     from ..qa.yesno import LABELS, YesNoHead
@@ -145,12 +148,12 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
     x, y = featurize(qs, texts), np.asarray(labels)
     feature_seconds = time.perf_counter() - t0
 
-    def fit(xs: np.ndarray, ys: np.ndarray, c: float) -> tuple[Any, Any]:
+    def fit(xs: np.ndarray, ys: np.ndarray, c: float) -> tuple[Scaler, Classifier]:
         scaler = StandardScaler().fit(xs)
         return scaler, LogisticRegression(C=c, max_iter=3000, tol=1e-3, class_weight="balanced").fit(
             scaler.transform(xs), ys)
 
-    def head_of(scaler: Any, clf: Any, threshold: float) -> YesNoHead:
+    def head_of(scaler: Scaler, clf: Classifier, threshold: float) -> YesNoHead:
         coef = np.zeros((len(LABELS), x.shape[1]))
         intercept = np.full(len(LABELS), -30.0)  # a class never seen in training is never predicted
         classes = [int(c) for c in clf.classes_]
@@ -189,7 +192,7 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
     model = YesNoModel(tokenizer, encoder, head)
     predicted = [model.answer(q.body, [s.text for s in q.snippets]) for q in bio_held]
     gold = [str(q.exact_answer) for q in bio_held]
-    held: dict[str, Any] = {"bioasq": {"questions": len(bio_held), **yesno_metrics(gold, predicted),
+    held: dict[str, object] = {"bioasq": {"questions": len(bio_held), **yesno_metrics(gold, predicted),
                                        "always_yes": yesno_metrics(gold, ["yes"] * len(gold))}}
     if pq_held:
         pq_probs = model.probabilities([i.question for i in pq_held], [" ".join(i.contexts) for i in pq_held])
@@ -227,7 +230,7 @@ LGBM_PARAMS = {"n_estimators": 600, "learning_rate": 0.02, "num_leaves": 7, "min
 
 
 def ideal_rows(questions: Sequence[Question], unit: str = "snippet", labels: bool = True
-               ) -> list[tuple[Question, list[Any], np.ndarray, np.ndarray]]:
+               ) -> list[tuple[Question, list[Candidate], np.ndarray, np.ndarray]]:
     """Per question with snippets and ideal answers: (question, candidates, features, ROUGE-2 F1 labels)."""
     from ..qa import ideal
 
@@ -247,7 +250,7 @@ def ideal_rows(questions: Sequence[Question], unit: str = "snippet", labels: boo
     return out
 
 
-def train_ideal(data: str | Path, out: str | Path, *, unit: str = "snippet", seed: int = 13) -> dict[str, Any]:
+def train_ideal(data: str | Path, out: str | Path, *, unit: str = "snippet", seed: int = 13) -> dict[str, object]:
     """Train the ideal-answer scorer on the training questions of a BioASQ file; write it to ``out``."""
     from ..qa import ideal
 

@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..corpus.store import DocumentStore
 from ..errors import InputError
@@ -32,6 +32,7 @@ from ..rerank.ensemble import mean_average_precision
 from ..rerank.scoring import not_available
 from .common import (
     LossLog,
+    TrainerLike,
     TrainOptions,
     base_model_dir,
     dense_miner,
@@ -45,6 +46,10 @@ from .common import (
     without_model_card,
     write_report,
 )
+
+if TYPE_CHECKING:
+    from ..rerank.base import Reranker
+
 from .data import (
     EvalQuery,
     Pair,
@@ -83,7 +88,7 @@ def prepare_base(base: str, folder: Path, seed: int) -> str:
     return str(folder)
 
 
-def rerank_map(reranker: Any, pools: Sequence[EvalQuery], k: int = 10) -> float:
+def rerank_map(reranker: Reranker | None, pools: Sequence[EvalQuery], k: int = 10) -> float:
     """MAP@k (BioASQ) of ``reranker`` over the BM25 pools (None: the BM25 order itself)."""
     rankings = []
     log.info("evaluating %s on %d questions", "BM25" if reranker is None else "the reranker", len(pools))
@@ -94,7 +99,7 @@ def rerank_map(reranker: Any, pools: Sequence[EvalQuery], k: int = 10) -> float:
     return mean_average_precision(rankings, [item.relevant for item in pools], k)
 
 
-def pairs_dataset(pairs: Sequence[Pair]) -> Any:
+def pairs_dataset(pairs: Sequence[Pair]) -> object:
     """The trainer's dataset: ``query``, ``document`` and ``label`` columns (1.0 gold, 0.0 negative)."""
     from datasets import Dataset
 
@@ -102,7 +107,7 @@ def pairs_dataset(pairs: Sequence[Pair]) -> Any:
                               "label": [p.label for p in pairs]})
 
 
-def cross_encoder_trainer(model: Any, pairs: Sequence[Pair], opts: TrainOptions, output_dir: str) -> Any:
+def cross_encoder_trainer(model: Any, pairs: Sequence[Pair], opts: TrainOptions, output_dir: str) -> TrainerLike:
     """A ``CrossEncoderTrainer`` with binary cross-entropy; the trainer's seeded random batches."""
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
@@ -113,7 +118,7 @@ def cross_encoder_trainer(model: Any, pairs: Sequence[Pair], opts: TrainOptions,
     return trainer(model=model, args=args, train_dataset=pairs_dataset(pairs), loss=BinaryCrossEntropyLoss(model))
 
 
-def train_cross_encoder(model: Any, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:
+def train_cross_encoder(model: object, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:
     """Train ``model`` in place on ``pairs`` (see :func:`cross_encoder_trainer`), with progress and ETA."""
     with tempfile.TemporaryDirectory(prefix="medcite-train-") as tmp:
         return run_trainer(cross_encoder_trainer(model, pairs, opts, tmp))
@@ -127,7 +132,7 @@ def train_reranker(
     base: str = "minilm",
     opts: TrainOptions | None = None,
     index: str | Path | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Fine-tune a cross-encoder and write it (plus ``training.json``) to ``out``. Returns the report."""
     st = require("sentence_transformers", "train", "training a reranker")
     opts = opts or TrainOptions()
@@ -170,7 +175,7 @@ def train_reranker(
     model.tokenizer.save_pretrained(out)
     after = CrossEncoderReranker(str(out), batch_size=32, max_length=opts.max_length, top_n=opts.eval_depth)
     map_after = rerank_map(after, pools)
-    report = {
+    report: dict[str, object] = {
         "kind": "cross-encoder",
         "base": base,
         "data": str(data),

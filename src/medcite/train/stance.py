@@ -26,13 +26,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..registry import require
-from .common import PACKAGED, base_model_dir, out_folder, seed_everything, write_report
+from .common import PACKAGED, Classifier, Scaler, base_model_dir, out_folder, seed_everything, write_report
 from .stance_data import (
     LABELS,
     StancePair,
@@ -44,9 +44,21 @@ from .stance_data import (
     split_by_claim,
 )
 
+if TYPE_CHECKING:
+    from ..attribute.probe import FeatureSpec, LinearHead
+
 log = logging.getLogger(__name__)
 
 C_GRID = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+
+
+class StanceMetrics(TypedDict):
+    macro_f1: float
+    per_class_f1: dict[str, float]
+    accuracy: float
+    confusion_matrix: dict[str, object]
+    pairs: int
+    gold_counts: dict[str, int]
 
 
 @dataclass
@@ -80,13 +92,13 @@ class StanceTrainOptions:
         if self.folds < 2:
             raise ConfigError(f"cross-validation needs at least 2 folds, got {self.folds}")
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["bioasq_exclude"] = len(self.bioasq_exclude)
         return d
 
 
-def stance_metrics(gold: Sequence[int], predicted: Sequence[int]) -> dict[str, Any]:
+def stance_metrics(gold: Sequence[int], predicted: Sequence[int]) -> StanceMetrics:
     """Macro-F1, per-class F1, accuracy and the confusion matrix (rows gold, columns predicted)."""
     from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
@@ -103,7 +115,7 @@ def stance_metrics(gold: Sequence[int], predicted: Sequence[int]) -> dict[str, A
     }
 
 
-def majority_baseline(train_labels: Sequence[int], gold: Sequence[int]) -> dict[str, Any]:
+def majority_baseline(train_labels: Sequence[int], gold: Sequence[int]) -> dict[str, object]:
     """Every held-back pair given the most frequent training label (the trivial baseline)."""
     top = max(range(len(LABELS)), key=lambda i: sum(1 for y in train_labels if y == i))
     m = stance_metrics(gold, [top] * len(gold))
@@ -123,13 +135,13 @@ def training_pairs(train: Sequence[StancePair], opts: StanceTrainOptions) -> lis
 
 
 def fit_head(x: np.ndarray, y: np.ndarray, groups: Sequence[str], opts: StanceTrainOptions
-             ) -> tuple[Any, Any, float, dict[str, float]]:
+             ) -> tuple[Scaler, Classifier, float, dict[str, float]]:
     """(scaler, logistic regression, C, cross-validated macro-F1 per C): C by grouped CV unless given."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
     from sklearn.preprocessing import StandardScaler
 
-    def fit(xs: np.ndarray, ys: np.ndarray, c: float) -> tuple[Any, Any]:
+    def fit(xs: np.ndarray, ys: np.ndarray, c: float) -> tuple[Scaler, Classifier]:
         scaler = StandardScaler().fit(xs)
         clf = LogisticRegression(C=c, max_iter=5000, tol=1e-3, class_weight="balanced")
         return scaler, clf.fit(scaler.transform(xs), ys)
@@ -152,7 +164,8 @@ def fit_head(x: np.ndarray, y: np.ndarray, groups: Sequence[str], opts: StanceTr
     return scaler, clf, c, cv
 
 
-def _head(spec: Any, scaler: Any, clf: Any, meta: dict[str, Any], encoder: str | None) -> Any:
+def _head(spec: FeatureSpec, scaler: Scaler, clf: Classifier, meta: dict[str, object], encoder: str | None
+          ) -> LinearHead:
     from ..attribute.probe import LinearHead
 
     order = [list(clf.classes_).index(i) for i in range(len(LABELS))]
@@ -163,7 +176,7 @@ def _head(spec: Any, scaler: Any, clf: Any, meta: dict[str, Any], encoder: str |
 
 
 def train_probe(base_dir: str, train: Sequence[StancePair], held: Sequence[StancePair], out: Path,
-                opts: StanceTrainOptions, packaged: bool = True) -> dict[str, Any]:
+                opts: StanceTrainOptions, packaged: bool = True) -> dict[str, object]:
     """Frozen-encoder features + linear head; writes ``stance_head.json`` to ``out`` (``packaged``: the head
     names the packaged MiniLM; else the encoder and tokenizer are saved beside it)."""
     from ..attribute.probe import FeatureSpec, Featurizer
@@ -193,7 +206,7 @@ def train_probe(base_dir: str, train: Sequence[StancePair], held: Sequence[Stanc
 
 
 def train_finetune(base_dir: str, train: Sequence[StancePair], held: Sequence[StancePair], out: Path,
-                   opts: StanceTrainOptions) -> dict[str, Any]:
+                   opts: StanceTrainOptions) -> dict[str, object]:
     """Fine-tune the whole encoder as a 3-way classifier (``CrossEncoderTrainer``, cross-entropy)."""
     st = require("sentence_transformers", "train", "fine-tuning the stance classifier")
     from datasets import Dataset
@@ -230,7 +243,7 @@ def train_finetune(base_dir: str, train: Sequence[StancePair], held: Sequence[St
 
 
 def train_stance(data: str | Path, out: str | Path, *, base: str = "minilm",
-                 opts: StanceTrainOptions | None = None) -> dict[str, Any]:
+                 opts: StanceTrainOptions | None = None) -> dict[str, object]:
     """Train a stance classifier on a HealthVer-style CSV and write it, with ``training.json``, to ``out``."""
     opts = opts or StanceTrainOptions()
     opts.check()
@@ -246,7 +259,7 @@ def train_stance(data: str | Path, out: str | Path, *, base: str = "minilm",
         result = train_probe(base_dir, train, held, folder, opts, packaged=base.strip().lower() in PACKAGED)
     else:
         result = train_finetune(base_dir, train, held, folder, opts)
-    report = {
+    report: dict[str, Any] = {  # a nested JSON record, read back below for the log line
         "kind": "stance",
         "base": base,
         "data": str(data),

@@ -15,7 +15,6 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
@@ -25,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
 from .chart import citation_chart
@@ -61,7 +61,7 @@ def compare_url(runs: Sequence[str], topic: str | None = None) -> str:
     return "/compare?" + urlencode(params)
 
 
-def fmt(value: Any, digits: int = 1) -> str:
+def fmt(value: object, digits: int = 1) -> str:
     """Numbers for tables: '' for missing, fixed decimals for floats."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
@@ -87,15 +87,15 @@ def make_templates() -> Jinja2Templates:
 class HeadAsGet:
     """ASGI middleware: ``HEAD`` is answered as ``GET`` (same status and headers) without the body."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "HEAD":
             await self.app(scope, receive, send)
             return
 
-        async def send_headers_only(message: Any) -> None:
+        async def send_headers_only(message: Message) -> None:
             if message.get("type") == "http.response.body":
                 if not message.get("more_body"):
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -123,7 +123,7 @@ def create_app(runs_dir: Path, *, allowed_hosts: Sequence[str] | None = None) ->
             response.headers.setdefault(key, value)
         return response
 
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def page(request: Request, name: str, status: int = 200, **context: object) -> HTMLResponse:
         return templates.TemplateResponse(request, name, {"runs_dir": runs_dir.name, **context},
                                           status_code=status)
 

@@ -22,7 +22,6 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .files import Problem
 
@@ -81,7 +80,7 @@ def _stack(bars: list[Bar]) -> tuple[Bar, ...]:
     return tuple(Bar(b.label, b.text, b.width, b.kind, i * ROW_H) for i, b in enumerate(bars))
 
 
-def rate_bars(metrics: Mapping[str, Any], source: str) -> tuple[BarGroup | None, list[Problem]]:
+def rate_bars(metrics: Mapping[str, object], source: str) -> tuple[BarGroup | None, list[Problem]]:
     """The citation rates in ``metrics["citations"]`` (its ``micro`` table when there is one)."""
     citations = metrics.get("citations")
     if citations is None:
@@ -111,7 +110,7 @@ def rate_bars(metrics: Mapping[str, Any], source: str) -> tuple[BarGroup | None,
     return BarGroup("Citation rates", note, _stack(bars), scale=True), problems
 
 
-def check_stances(rows: Iterable[Mapping[str, Any]]) -> tuple[Counter[str], int]:
+def check_stances(rows: Iterable[Mapping[str, object]]) -> tuple[Counter[str], int]:
     """Count the stance labels of every check in ``verification.jsonl`` rows: (labels, checks passed).
 
     Entries of the wrong type are skipped here; the file's type check (:data:`.files.ROW_TYPES`) lists them
@@ -119,7 +118,7 @@ def check_stances(rows: Iterable[Mapping[str, Any]]) -> tuple[Counter[str], int]
     labels: Counter[str] = Counter()
     kept = 0
 
-    def count(stance: Any) -> None:
+    def count(stance: object) -> None:
         if isinstance(stance, str) and stance.strip():
             labels[stance.strip().lower().replace("_", " ")] += 1
 
@@ -138,7 +137,7 @@ def check_stances(rows: Iterable[Mapping[str, Any]]) -> tuple[Counter[str], int]
     return labels, kept
 
 
-def stance_bars(rows: Iterable[Mapping[str, Any]]) -> BarGroup | None:
+def stance_bars(rows: Iterable[Mapping[str, object]]) -> BarGroup | None:
     """Bars of the stance labels' counts (relative to the largest), or None when nothing was checked."""
     labels, kept = check_stances(rows)
     if not labels:
@@ -153,14 +152,14 @@ def stance_bars(rows: Iterable[Mapping[str, Any]]) -> BarGroup | None:
     return BarGroup("Stance of the verification checks", note, _stack(bars))
 
 
-def citation_chart(metrics: Mapping[str, Any], metrics_source: str,
-                   verification: Iterable[Mapping[str, Any]]) -> tuple[CitationChart | None, list[Problem]]:
+def citation_chart(metrics: Mapping[str, object], metrics_source: str,
+                   verification: Iterable[Mapping[str, object]]) -> tuple[CitationChart | None, list[Problem]]:
     """The chart of a run (None when it has neither figure) and the problems met building it."""
     rates, problems = rate_bars(metrics, metrics_source)
     groups = tuple(g for g in (rates, stance_bars(verification)) if g is not None)
     return (CitationChart(groups) if groups else None), problems
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"

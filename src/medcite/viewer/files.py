@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeAlias, TypeVar, cast
 
 T = TypeVar("T")
 CACHE_ENTRIES = 256
@@ -48,7 +48,7 @@ class FileCache:
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self.entries = entries
-        self._data: OrderedDict[tuple[str, str], tuple[tuple[int, int], Any]] = OrderedDict()
+        self._data: OrderedDict[tuple[str, str], tuple[tuple[int, int], object]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -62,7 +62,7 @@ class FileCache:
             if found is not None and found[0] == stamp:
                 self._data.move_to_end(key)
                 self.hits += 1
-                return found[1]  # type: ignore[no-any-return]
+                return cast(T, found[1])  # stored by this parser (the key names it)
         value = parser(path)
         with self._lock:
             self.misses += 1
@@ -84,7 +84,7 @@ def _report(problems: list[Problem], p: Problem) -> None:
         problems.append(Problem(p.file, "more problems not shown"))
 
 
-def parse_json(path: Path) -> tuple[Any, list[Problem]]:
+def parse_json(path: Path) -> tuple[object, list[Problem]]:
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh), []
@@ -92,7 +92,7 @@ def parse_json(path: Path) -> tuple[Any, list[Problem]]:
         return None, [Problem(path.name, f"not valid JSON ({exc})")]
 
 
-def _row(name: str, raw: bytes, no: int, problems: list[Problem]) -> tuple[str, dict[str, Any]] | None:
+def _row(name: str, raw: bytes, no: int, problems: list[Problem]) -> tuple[str, dict[str, object]] | None:
     """One JSONL line as (topic id, object), or None with a problem recorded."""
     try:
         row = json.loads(raw)
@@ -111,7 +111,9 @@ def _row(name: str, raw: bytes, no: int, problems: list[Problem]) -> tuple[str, 
 # The types of the fields the pages show, per run file (docs/RUNDIR.md). A value of another type is shown as
 # text (or left out) by the page and reported as a Problem with its line; null is always allowed.
 _S, _I, _F, _B = str, int, float, bool
-ROW_TYPES: dict[str, dict[str, Any]] = {
+#: a field's expected type: a JSON scalar's Python type, ``{key: spec}`` (``"*"``: every key) or ``[spec]``
+Spec: TypeAlias = "type | dict[str, Spec] | list[Spec]"
+ROW_TYPES: dict[str, dict[str, Spec]] = {
     "topics.jsonl": {"question": _S, "narrative": _S, "topic": _S, "type": _S},
     "answers.jsonl": {
         "text": _S, "generator": _S, "words": _I,
@@ -131,7 +133,7 @@ ROW_TYPES: dict[str, dict[str, Any]] = {
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
-def check_types(name: str, row: dict[str, Any]) -> list[str]:
+def check_types(name: str, row: dict[str, object]) -> list[str]:
     """Messages for the fields of ``row`` whose JSON type is not the one ``name``'s pages expect."""
     spec = ROW_TYPES.get(name)
     out: list[str] = []
@@ -140,7 +142,7 @@ def check_types(name: str, row: dict[str, Any]) -> list[str]:
     return out
 
 
-def _check(value: Any, spec: Any, where: str, out: list[str]) -> None:
+def _check(value: object, spec: Spec, where: str, out: list[str]) -> None:
     if value is None or len(out) >= 3:
         return
     if isinstance(spec, dict):
@@ -167,7 +169,7 @@ def _check(value: Any, spec: Any, where: str, out: list[str]) -> None:
             out.append(f"field {where!r} should be {_TYPE_NAMES[spec]}, got {_kind(value)}")
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
 
@@ -176,10 +178,10 @@ def _kind(value: Any) -> str:
 class Table:
     """A per-topic JSONL file: rows grouped by ``topic_id`` (or ``id``) in first-seen order."""
 
-    by_topic: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    by_topic: dict[str, list[dict[str, object]]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
-    def last(self, topic_id: str) -> dict[str, Any] | None:
+    def last(self, topic_id: str) -> dict[str, object] | None:
         """The last row of a topic (a resumed run may have rewritten a topic; the last one wins)."""
         rows = self.by_topic.get(topic_id)
         return rows[-1] if rows else None
@@ -207,7 +209,7 @@ class LazyJsonl:
         self.data = path.read_bytes()
         self.lines: dict[str, list[tuple[int, int, int]]] = {}  # topic -> (line no, start, end)
         self.problems: list[Problem] = []
-        self._parsed: dict[str, tuple[list[dict[str, Any]], list[Problem]]] = {}
+        self._parsed: dict[str, tuple[list[dict[str, object]], list[Problem]]] = {}
         data, pos, no = self.data, 0, 0
         while pos < len(data):
             end = data.find(b"\n", pos)
@@ -222,10 +224,10 @@ class LazyJsonl:
                     self.lines.setdefault(tid, []).append((no, pos, end))
             pos = end + 1
 
-    def rows(self, topic_id: str) -> tuple[list[dict[str, Any]], list[Problem]]:
+    def rows(self, topic_id: str) -> tuple[list[dict[str, object]], list[Problem]]:
         found = self._parsed.get(topic_id)
         if found is None:
-            rows: list[dict[str, Any]] = []
+            rows: list[dict[str, object]] = []
             problems: list[Problem] = []
             for no, start, end in self.lines.get(topic_id, []):
                 got = _row(self.name, self.data[start:end], no, problems)

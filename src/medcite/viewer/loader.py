@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..rundir import RUN_ID_RE
 from .files import FileCache, LazyJsonl, Problem, Table, TrecFile, parse_json, parse_jsonl_table
@@ -64,7 +64,7 @@ _TOPIC_IN_TEXT = re.compile(
     r"\b(?:topic|qa)[ _-]?(?:id)?\s*[=:#]?\s*['\"]?((?=[A-Za-z._-]*\d)[A-Za-z0-9._-]+)", re.I)
 
 
-def parse_validation(value: Any) -> tuple[Validation, list[Problem]]:
+def parse_validation(value: object) -> tuple[Validation, list[Problem]]:
     """Read ``{"ok": bool, "errors": [...]}``; errors may be strings or objects naming a topic."""
     if not isinstance(value, dict) or not isinstance(value.get("ok"), bool):
         return Validation(), [Problem("validation.json", 'expected {"ok": true|false, "errors": [...]}')]
@@ -73,7 +73,7 @@ def parse_validation(value: Any) -> tuple[Validation, list[Problem]]:
         raw = [raw]
     v = Validation(state="valid" if value["ok"] and not raw else "invalid")
     for err in raw:
-        tid: Any = None
+        tid: object = None
         if isinstance(err, dict):
             tid = next((err[k] for k in ("topic_id", "qa_id", "topic", "id") if err.get(k) is not None), None)
             text = str(err.get("message") or err.get("error") or json.dumps(err, ensure_ascii=False))
@@ -138,7 +138,7 @@ class Run:
             if p not in self._problems:
                 self._problems.append(p)
 
-    def _json(self, name: str) -> Any:
+    def _json(self, name: str) -> object:
         got = self._cached(name, parse_json)
         if got is None:
             return None
@@ -163,7 +163,7 @@ class Run:
         return list(self._problems)
 
     @cached_property
-    def config(self) -> dict[str, Any]:
+    def config(self) -> dict[str, object]:
         value = self._json("config.json")
         if value is None and not (self.path / "config.json").exists():
             self._add([Problem("config.json", "missing (not a complete medcite run?)")])
@@ -194,8 +194,8 @@ class Run:
         return v
 
     @cached_property
-    def _metrics(self) -> tuple[dict[str, Any], dict[str, str]]:
-        merged: dict[str, Any] = {}
+    def _metrics(self) -> tuple[dict[str, object], dict[str, str]]:
+        merged: dict[str, object] = {}
         source: dict[str, str] = {}
         for name, keys in METRICS_FILES:
             value = self._json(name)
@@ -211,7 +211,7 @@ class Run:
         return merged, source
 
     @property
-    def metrics(self) -> dict[str, Any]:
+    def metrics(self) -> dict[str, object]:
         """``metrics.json``, plus the scores of ``metrics_task_b.json`` that it does not hold itself."""
         return self._metrics[0]
 
@@ -219,7 +219,7 @@ class Run:
         """The file a top-level key of :attr:`metrics` came from."""
         return self._metrics[1].get(key, "metrics.json")
 
-    def verification(self) -> list[dict[str, Any]]:
+    def verification(self) -> list[dict[str, object]]:
         """The last ``verification.jsonl`` row of every topic (a resumed run's rewrite wins)."""
         table = self._table("verification.jsonl")
         return [rows[-1] for rows in table.by_topic.values() if rows]
@@ -232,7 +232,7 @@ class Run:
     def answers(self) -> Table:
         return self._table("answers.jsonl")
 
-    def rows(self, name: str, topic_id: str) -> list[dict[str, Any]]:
+    def rows(self, name: str, topic_id: str) -> list[dict[str, object]]:
         """One topic's rows of a per-topic file read lazily (one of :data:`LAZY_FILES`)."""
         lazy = self._cached(name, LazyJsonl)
         if lazy is None:
@@ -242,7 +242,7 @@ class Run:
         self._add(problems)
         return rows
 
-    def last(self, name: str, topic_id: str) -> dict[str, Any] | None:
+    def last(self, name: str, topic_id: str) -> dict[str, object] | None:
         """The last row of a topic in a lazily read file (a resumed run's rewrite wins)."""
         rows = self.rows(name, topic_id)
         return rows[-1] if rows else None
@@ -272,22 +272,22 @@ class Run:
         return out
 
 
-def as_str(value: Any, default: str = "") -> str:
+def as_str(value: object, default: str = "") -> str:
     """A display string for a JSON value that should have been a string."""
     if value is None:
         return default
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def as_list(value: Any) -> list[Any]:
+def as_list(value: object) -> list[object]:
     return value if isinstance(value, list) else []
 
 
-def as_dict(value: Any) -> dict[str, Any]:
+def as_dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def as_int(value: Any) -> int | None:
+def as_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -297,7 +297,7 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def as_float(value: Any) -> float | None:
+def as_float(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:

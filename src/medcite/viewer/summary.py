@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 from .loader import Run, as_dict, as_float, as_int, as_list, as_str
 
@@ -93,7 +92,7 @@ def topic_rows(run: Run) -> list[TopicRow]:
     return rows
 
 
-def flat_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
+def flat_metrics(metrics: dict[str, object], prefix: str = "") -> dict[str, float]:
     """Numeric values of metrics.json as dotted keys; per-topic tables (at any level) are left out."""
     out: dict[str, float] = {}
     for key, value in metrics.items():
@@ -109,7 +108,7 @@ def flat_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
-def topic_metrics(metrics: dict[str, Any], topic_id: str) -> dict[str, float]:
+def topic_metrics(metrics: dict[str, object], topic_id: str) -> dict[str, float]:
     """Per-topic metrics when metrics.json has a table keyed by topic id (e.g. ``per_topic``), at the top or
     one level down (``citations.per_topic`` of ``medcite eval biogen-b``, shown as ``citations.coverage``)."""
     found = _topic_table(metrics, topic_id)
@@ -119,7 +118,7 @@ def topic_metrics(metrics: dict[str, Any], topic_id: str) -> dict[str, float]:
     return found
 
 
-def _topic_table(metrics: dict[str, Any], topic_id: str) -> dict[str, float]:
+def _topic_table(metrics: dict[str, object], topic_id: str) -> dict[str, float]:
     for key in PER_TOPIC_KEYS:
         table = metrics.get(key)
         if isinstance(table, dict) and isinstance(table.get(topic_id), dict):

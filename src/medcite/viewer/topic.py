@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .highlight import Part, Segment, Span, parts, segments
 from .loader import Run, as_dict, as_float, as_int, as_list, as_str
@@ -133,7 +132,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     cited_in: dict[int, list[int]] = {}
     stances: dict[str, list[StancePill]] = {}
     checks = _checks(run.last("verification.jsonl", topic_id))
-    articles_raw: dict[str, dict[str, Any]] = {}
+    articles_raw: dict[str, dict[str, object]] = {}
     for row in run.rows("articles.jsonl", topic_id):
         articles_raw[as_str(row.get("pmid"))] = row
     for n, s in enumerate((as_dict(x) for x in as_list(ans.get("sentences"))), start=1):
@@ -189,7 +188,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     )
 
 
-def _evidence_row(e: dict[str, Any], articles: dict[str, dict[str, Any]], cited_in: dict[int, list[int]],
+def _evidence_row(e: dict[str, object], articles: dict[str, dict[str, object]], cited_in: dict[int, list[int]],
                   rankings: dict[str, dict[str, tuple[int, float]]]) -> EvidenceRow:
     pmid = as_str(e.get("pmid"))
     index = as_int(e.get("index"))
@@ -213,11 +212,11 @@ def _evidence_row(e: dict[str, Any], articles: dict[str, dict[str, Any]], cited_
 MAX_PASSAGE = 400
 
 
-def _checks(record: dict[str, Any] | None) -> dict[tuple[int, str], dict[str, Any]]:
+def _checks(record: dict[str, object] | None) -> dict[tuple[int, str], dict[str, object]]:
     """(sentence number, PMID) -> the stance check of that citation in a ``verification.jsonl`` row: the
     ``citations.checks`` of ``verify.citations`` and the ``grounding[].verdicts`` of Task A."""
     rec = as_dict(record)
-    out: dict[tuple[int, str], dict[str, Any]] = {}
+    out: dict[tuple[int, str], dict[str, object]] = {}
     for c in (as_dict(x) for x in as_list(as_dict(rec.get("citations")).get("checks"))):
         if (i := as_int(c.get("sentence"))) is not None:
             out.setdefault((i + 1, as_str(c.get("pmid"))), c)
@@ -227,8 +226,8 @@ def _checks(record: dict[str, Any] | None) -> dict[tuple[int, str], dict[str, An
     return out
 
 
-def _pill(n: int, pmid: str, label: str, check: dict[str, Any] | None,
-          article: dict[str, Any] | None) -> StancePill:
+def _pill(n: int, pmid: str, label: str, check: dict[str, object] | None,
+          article: dict[str, object] | None) -> StancePill:
     """A stance pill; the check's figures are used only when it judged the same label (a check of a sentence
     that a 'drop' later removed can sit at a shifted index: it must not lend its numbers to another)."""
     c = as_dict(check)
@@ -247,7 +246,7 @@ def _pill(n: int, pmid: str, label: str, check: dict[str, Any] | None,
     return StancePill(n, label, score, passage)
 
 
-def _article_view(pmid: str, a: dict[str, Any], ev_rows: list[dict[str, Any]],
+def _article_view(pmid: str, a: dict[str, object], ev_rows: list[dict[str, object]],
                   stances: dict[str, list[StancePill]]) -> ArticleView:
     title, abstract = as_str(a.get("title")), as_str(a.get("abstract"))
     spans: dict[str, list[Span]] = {"title": [], "abstract": []}
@@ -283,7 +282,7 @@ def _article_view(pmid: str, a: dict[str, Any], ev_rows: list[dict[str, Any]],
     )
 
 
-def _call_view(n: int, c: dict[str, Any]) -> CallView:
+def _call_view(n: int, c: dict[str, object]) -> CallView:
     messages = []
     for m in as_list(c.get("messages")):
         m = as_dict(m) if isinstance(m, dict) else {"role": "", "content": m}
