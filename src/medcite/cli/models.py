@@ -43,7 +43,7 @@ def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str 
     interrupted one is trained again. Examples: medcite models build best --corpus STORE;
     medcite models build medcite-yesno"""
     from ..trained_models import CATALOGUE, data_path
-    from .model_builds import BuildData, build_models
+    from ..workflows.model_builds import BuildData, build_models
 
     if all_ == bool(targets):
         raise click.UsageError("name one or more presets or models, or give --all (not both)")

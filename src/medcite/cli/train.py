@@ -144,7 +144,7 @@ def ltr(**kw: Any) -> None:
     """Train the learning-to-rank reranker (LightGBM LambdaMART over cheap features); report MAP@10 before/after."""
     from ..corpus.store import DocumentStore
     from ..train.ltr import LTROptions, train_ltr
-    from .model_builds import first_stage_pipeline
+    from ..workflows.model_builds import first_stage_pipeline
 
     opts = LTROptions(
         first_stage=kw["first_stage"], top_n=kw["top_n"],

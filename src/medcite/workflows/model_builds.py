@@ -1,7 +1,7 @@
 """``medcite models build``: train the models a preset needs, or named models, into the models folder.
 
-It sits in ``cli`` because it joins layers that otherwise never meet: the retrieval pipeline (the first stage an
-LTR model reorders) and the trainers (which import reranker backends).
+It is a workflow (above ``pipeline`` and ``train``) because it joins layers that otherwise never meet: the
+retrieval pipeline (the first stage an LTR model reorders) and the trainers (which import reranker backends).
 
 Every model of :data:`medcite.trained_models.CATALOGUE` has a recipe here: the options of the measured (and, for
 the small ones, shipped) model. A model built here lands in the models folder, where it takes precedence over
@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import load_settings, preset_names
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
 from ..paths import models_dir
+from ..pipeline.context import Context
 from ..pipeline.retrieval import RetrievalPipeline
 from ..train.bioasq_docs import data_hash, is_complete, snippet_store
 from ..train.data import read_bioasq
@@ -50,6 +51,9 @@ from ..trained_models import (
     strip_prefix,
 )
 from ..types import Hit, Topic
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
 
 log = logging.getLogger(__name__)
 
@@ -76,18 +80,20 @@ class BuildData:
 
 
 @contextmanager
-def first_stage_pipeline(preset: str, store: DocumentStore) -> Iterator[tuple[Callable[[str], list[Hit]], Any, str]]:
+def first_stage_pipeline(preset: str, store: DocumentStore
+                         ) -> Iterator[tuple[Callable[[str], list[Hit]], BuildContext, str]]:
     """The first stage of ``preset`` (its reranker switched off) over ``store``: (question -> fused hits, the
     build context the LTR features share, the first stage's settings hash)."""
     settings = load_settings(preset, ["rerank.backend=none"])
-    pipeline = RetrievalPipeline.from_settings(settings, store=store)
-    try:
-        def run(text: str) -> list[Hit]:
-            return pipeline.retrieve(Topic("q", text)).rankings["retrieval"]
+    with Context(settings, store) as ctx:
+        pipeline = RetrievalPipeline.from_settings(settings, store=store, context=ctx)
+        try:
+            def run(text: str) -> list[Hit]:
+                return pipeline.retrieve(Topic("q", text)).rankings["retrieval"]
 
-        yield run, pipeline.context, settings.hash()
-    finally:
-        pipeline.close()
+            yield run, ctx, settings.hash()
+        finally:
+            pipeline.close()
 
 
 def _train_stance(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
