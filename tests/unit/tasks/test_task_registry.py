@@ -49,6 +49,7 @@ def test_a_tasks_settings_reach_the_task_and_bad_ones_are_refused() -> None:
         b = build_task("biogen24", ctx, {"team_id": "t2", "contact_email": "x@y.org"})
         with pytest.raises(ConfigError, match="pmid_type"):
             build_task("biogen-a", ctx, {"pmid_type": "float"})
+    assert isinstance(a, TaskA) and isinstance(b, TaskB2024)
     assert (a.team_id, a.run_id, a.pmid_type) == ("t1", "r1", "int")
     assert (b.team_id, b.run_id, b.contact_email) == ("t2", None, "x@y.org")
     with pytest.raises(ConfigError, match="unknown task backend 'biogen23'"):
