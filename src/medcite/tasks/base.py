@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: which family a task's files belong to: ``medcite run --format`` and ``medcite validate KIND`` list the BioGen
 #: tasks; the BioASQ phases have commands of their own (``medcite bioasq``, ``medcite validate bioasq``)
 Family = Literal["biogen", "bioasq"]
+#: a JSON object as read from (or written to) a file: an official input or submission, or a run directory's
+#: record; its values stay untyped until a reader or validator checks them
+JSONObject = dict[str, Any]
 
 ItemT = TypeVar("ItemT")
 
@@ -41,7 +44,7 @@ class TaskResult:
     submission: Path
     report: Report
     topics: int
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -140,4 +143,4 @@ class Validating(Protocol):
         ...
 
 
-__all__ = ["Family", "ItemT", "Result", "RunContext", "Task", "TaskConfig", "TaskResult", "Validating"]
+__all__ = ["Family", "ItemT", "JSONObject", "Result", "RunContext", "Task", "TaskConfig", "TaskResult", "Validating"]

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
 from ..errors import ConfigError
 from ..io import write_json
@@ -42,7 +42,7 @@ from ..types import (
     Snippet,
     Topic,
 )
-from .base import Family, RunContext, TaskConfig
+from .base import Family, JSONObject, RunContext, TaskConfig
 from .bioasq import read_questions, validate_phase_a, validate_phase_b, write_phase_a, write_phase_b
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class BioASQResult:
     run_dir: Path
     report: BioASQReport
     questions: int
-    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    records: dict[str, JSONObject] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -87,22 +87,22 @@ def build_answerer(settings: Settings, ctx: BuildContext) -> Answerer:
 
 
 # -- records: the submission's content per question, kept in the run directory ------------------------------
-def _snippet_row(s: Snippet) -> dict[str, Any]:
+def _snippet_row(s: Snippet) -> JSONObject:
     return {"pmid": s.pmid, "text": s.text, "begin_section": s.begin_section, "begin_offset": s.begin_offset,
             "end_section": s.end_section, "end_offset": s.end_offset, "score": round(float(s.score), 6)}
 
 
-def _snippet_of(row: dict[str, Any]) -> Snippet:
+def _snippet_of(row: JSONObject) -> Snippet:
     return Snippet(row["pmid"], row["text"], row["begin_section"], row["begin_offset"], row["end_section"],
                    row["end_offset"], row.get("score", 0.0))
 
 
-def _answer_row(a: QAAnswer) -> dict[str, Any]:
+def _answer_row(a: QAAnswer) -> JSONObject:
     exact = list(a.exact) if isinstance(a.exact, tuple) else a.exact
     return {"exact": exact, "ideal": a.ideal, "notes": list(a.notes)}
 
 
-def _answer_of(qid: str, row: dict[str, Any]) -> QAAnswer:
+def _answer_of(qid: str, row: JSONObject) -> QAAnswer:
     exact = row.get("exact")
     return QAAnswer(qid, tuple(exact) if isinstance(exact, list) else exact, row.get("ideal", ""),
                     notes=tuple(row.get("notes", ())))
@@ -175,7 +175,7 @@ class _Phase:
         return output or out / self.submission_name
 
     @staticmethod
-    def records(out: Path) -> dict[str, dict[str, Any]]:
+    def records(out: Path) -> dict[str, JSONObject]:
         """Question id -> its record, for the questions the run directory has finished."""
         path = out / RECORDS
         if not path.exists():
@@ -183,7 +183,7 @@ class _Phase:
         answers = out / "answers.jsonl"
         done = {str(json.loads(line)["topic_id"]) for line in answers.read_text(encoding="utf-8").splitlines()
                 if line.strip()} if answers.exists() else set()
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, JSONObject] = {}
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 row = json.loads(line)
@@ -193,7 +193,7 @@ class _Phase:
                 rows[str(row["id"])] = row
         return rows
 
-    def _record(self, writer: RunWriter, q: Question, row: dict[str, Any], hits: Sequence[Hit],
+    def _record(self, writer: RunWriter, q: Question, row: JSONObject, hits: Sequence[Hit],
                 snippets: Sequence[Snippet], answer: QAAnswer | None, generator: str,
                 articles: Iterable[Article] = (),
                 timings: dict[str, float] | None = None) -> None:
@@ -223,11 +223,11 @@ class _Retrieving(_Phase):
         return BioASQSnippets.from_settings(pipeline.settings.bioasq, pipeline.context)
 
     @staticmethod
-    def _retrieval_row(hits: Sequence[Hit], snippets: Sequence[Snippet]) -> dict[str, Any]:
+    def _retrieval_row(hits: Sequence[Hit], snippets: Sequence[Snippet]) -> JSONObject:
         return {"documents": [h.pmid for h in hits], "snippets": [_snippet_row(s) for s in snippets]}
 
     @staticmethod
-    def _retrieved(q: Question, row: dict[str, Any]) -> Question:
+    def _retrieved(q: Question, row: JSONObject) -> Question:
         return Question(q.id, q.type, q.body, tuple(row["documents"]),
                         tuple(_snippet_of(s) for s in row["snippets"]))
 

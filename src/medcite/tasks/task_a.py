@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
 from pydantic import Field
 
@@ -23,7 +23,7 @@ from ..io import write_json
 from ..retrieve.fusion import rrf
 from ..rundir import RunWriter
 from ..types import Answer, AnswerSentence, Article, Evidence, Stance, Topic
-from .base import Family, RunContext, TaskConfig, TaskResult
+from .base import Family, JSONObject, RunContext, TaskConfig, TaskResult
 from .biogen_a import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
 from .validate import Report, write_errlog
 
@@ -138,7 +138,7 @@ class TaskA:
                            timings={}, verification=record)
 
     @staticmethod
-    def _records(out: Path) -> dict[str, dict[str, Any]]:
+    def _records(out: Path) -> dict[str, JSONObject]:
         path = out / VERIFICATION
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()] \
             if path.exists() else []
