@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ..tasks.base import Result
 from ..workflows.tasks import read_inputs, run_task, settings_for
-from .options import preset_options
+from .options import Decorated, preset_options
 
 
-def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def _swap_options(f: Decorated) -> Decorated:
     f = click.option("--no-llm", is_flag=True,
                      help="Run with no language model: the preset's documented swaps for llm=none "
                      "(implies --offline).")(f)
@@ -26,7 +24,7 @@ def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
                         "folder).")(f)
 
 
-def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+def _common(f: Decorated) -> Decorated:
     f = preset_options("offline", retracted=True)(f)
     f = _swap_options(f)
     f = click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),

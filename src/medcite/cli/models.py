@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from .numbers import Count
+from .options import Decorated
 
 
-def _data_option(kind: str, what: str, *aliases: str):  # type: ignore[no-untyped-def]
+def _data_option(kind: str, what: str, *aliases: str) -> Callable[[Decorated], Decorated]:
     from ..trained_models import DATA
 
     return click.option(f"--{kind}", *aliases, kind, default=None, type=click.Path(exists=True, dir_okay=False),

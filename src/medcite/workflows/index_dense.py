@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..config import load_settings
 from ..errors import ConfigError, InputError
+from ..tasks.base import JSONObject
 
 if TYPE_CHECKING:
     from ..index.dense.faiss_backend import FaissConfig
@@ -48,7 +49,7 @@ def dense_settings(
 
 def build_dense(settings: FaissConfig, store: Path | None, out: Path | None, *,
                 from_embeddings: Sequence[Path] = (), rebuild: bool = False, relayout: bool = False,
-                new_encoder: bool = False) -> tuple[Path, dict[str, Any]]:
+                new_encoder: bool = False) -> tuple[Path, JSONObject]:
     """Build, update or import the dense index ``settings`` describes into ``out`` (None: the folder under
     ``store/indexes/`` that presets use); returns the folder and its manifest.
 
@@ -102,7 +103,7 @@ def build_dense(settings: FaissConfig, store: Path | None, out: Path | None, *,
 
 
 def encode_store_shard(settings: FaissConfig, store: Path, shard_text: str, out: Path, *,
-                       rebuild: bool = False) -> tuple[tuple[int, int], dict[str, Any]]:
+                       rebuild: bool = False) -> tuple[tuple[int, int], JSONObject]:
     """Encode shard ``I/N`` (``shard_text``) of ``store``'s articles into ``out``; returns (I, N) and the
     shard's record."""
     from ..corpus.store import DocumentStore

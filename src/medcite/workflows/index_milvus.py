@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..config import load_settings
+from ..tasks.base import JSONObject
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -20,7 +21,7 @@ class MilvusSync:
 
     settings: Settings
     fields: list[str]
-    report: dict[str, Any]
+    report: JSONObject
 
 
 def sync_milvus(store: Path, preset: str, overrides: Sequence[str], *, uri: str | None = None,

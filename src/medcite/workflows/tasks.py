@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from .. import registry
 from ..errors import ConfigError
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from ..context import BuildContext
 
 
-def task_class(name: str) -> type[Task[Any]]:
+def task_class(name: str) -> type[Task[object]]:
     """The class registered as task ``name`` (raises ConfigError naming the known tasks)."""
-    return cast("type[Task[Any]]", registry.load("task", name))
+    return cast("type[Task[object]]", registry.load("task", name))
 
 
 def task_names(family: Family) -> list[str]:
@@ -33,22 +33,22 @@ def task_names(family: Family) -> list[str]:
     return [name for name in registry.names("task") if task_class(name).family == family]
 
 
-def read_inputs(name: str, path: Path) -> list[Any]:
+def read_inputs(name: str, path: Path) -> list[object]:
     """The inputs of task ``name`` read from ``path``: bad input stops here, before any model loads."""
     return task_class(name).read(path)
 
 
-def build_task(name: str, ctx: BuildContext, options: Mapping[str, object] | None = None) -> Task[Any]:
+def build_task(name: str, ctx: BuildContext, options: Mapping[str, object] | None = None) -> Task[object]:
     """Task ``name`` built through ``ctx`` from ``options`` (its settings; the ones its settings model does not
     have are left out: ``medcite run`` passes ``--contact-email`` to every format)."""
     fields = registry.config_class("task", name).model_fields
     cfg = registry.validate_config("task", {"backend": name,
                                             **{k: v for k, v in (options or {}).items() if k in fields}})
-    task: Task[Any] = ctx.build("task", cfg)
+    task: Task[object] = ctx.build("task", cfg)
     return task
 
 
-def run_task(name: str, settings: Settings, inputs: Sequence[Any], *, corpus: Path | None, out: Path | None,
+def run_task(name: str, settings: Settings, inputs: Sequence[object], *, corpus: Path | None, out: Path | None,
              command: str, output: Path | None = None, options: Mapping[str, object] | None = None) -> Result:
     """Answer ``inputs`` (from :func:`read_inputs`) with task ``name`` under ``settings``.
 

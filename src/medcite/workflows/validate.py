@@ -4,11 +4,11 @@ citation support of the run that wrote it, judged by the ``overlap`` stance back
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from .. import registry
 from ..corpus.store import DocumentStore
-from ..tasks.base import Validating
+from ..tasks.base import JSONObject, Validating
 from ..tasks.validate import Report, evidence_by_topic
 from .tasks import task_names
 
@@ -57,7 +57,7 @@ def citation_support(run_dir: Path) -> SupportSummary:
         return support_summary(read_answers(run_dir), read_articles(run_dir), judge)
 
 
-def support_report(summary: SupportSummary) -> dict[str, Any]:
+def support_report(summary: SupportSummary) -> JSONObject:
     """The ``FILE.support.json`` record of the citations ``summary`` found unsupported."""
     return {"judge": "overlap", "rate": round(summary.rate, 4), "failures": [
         {"topic_id": t, "sentence": s, "pmid": p, "reason": r} for t, s, p, r in summary.failures]}
