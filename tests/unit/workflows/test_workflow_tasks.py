@@ -60,3 +60,20 @@ def test_offline_swaps_come_before_the_users_values() -> None:
     s = settings_for("dsgt-ensemble", ("bioasq.snippets=5",), offline=True, no_llm=False)
     assert s.llm.backend == "local" and s.bioasq.snippets == 5
     assert settings_for("dsgt-ensemble", (), offline=False, no_llm=True).llm.backend == "none"
+
+
+def test_ask_answers_into_a_new_run_directory_and_refuses_bad_targets(store: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite.workflows.ask import ask, check_out, check_question
+
+    monkeypatch.setenv("MEDCITE_RUNS_DIR", str(tmp_path / "runs"))
+    result, out = ask(load_settings("bm25"), store, "Do statins lower LDL cholesterol?", None)
+    assert out.parent == tmp_path / "runs" and out.name.startswith("ask-")
+    assert result.answer.topic_id == "q1" and [a.topic_id for a in read_answers(out)] == ["q1"]
+    with pytest.raises(InputError, match="already holds a run"):
+        check_out(out)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="existing file"):
+        check_out(tmp_path / "file")
+    with pytest.raises(InputError, match="the question is empty"):
+        check_question("  ", store)
