@@ -29,7 +29,7 @@ import numpy as np
 import retrieval_corpus as rc
 from common import REPO, RESULTS_DIR, latency_summary, markdown_table, update_markdown_section, write_result
 
-from medcite.cli.model_builds import first_stage_pipeline
+from medcite.workflows.model_builds import first_stage_pipeline
 from medcite.config import load_settings
 from medcite.corpus.store import DocumentStore
 from medcite.evaluate.retrieval import evaluate_retrieval

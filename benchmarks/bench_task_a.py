@@ -39,6 +39,7 @@ from medcite.corpus.store import DocumentStore  # noqa: E402
 from medcite.evidence.sentences import split_spans  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import Pipeline, RetrievalPipeline  # noqa: E402
+from medcite.tasks.base import RunContext  # noqa: E402
 from medcite.tasks.biogen_a import GroundingItem, GroundingSentence  # noqa: E402
 from medcite.tasks.task_a import TaskA  # noqa: E402
 from medcite.types import Topic  # noqa: E402
@@ -164,10 +165,10 @@ def grounded(store: Path, items: list[GroundingItem], preset: str, overrides: li
         import shutil
 
         shutil.rmtree(out)
-    task = TaskA(run_id=out.name)
     start = time.perf_counter()
     with Pipeline(load_settings(preset, overrides), store, grounding=True) as pipe:
-        task.run(pipe, items, out)
+        task: TaskA = pipe.context.build("task", TaskA.Config(run_id=out.name))
+        task.run(items, RunContext(pipe.context, out, pipe))
     seconds = time.perf_counter() - start
     results = task.results(out)
     return ({qa: [list(s.supported) for s in per] for qa, per in results.items()},

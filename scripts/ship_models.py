@@ -29,7 +29,7 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     with tempfile.TemporaryDirectory(prefix="medcite-ship-") as tmp:
         os.environ["MEDCITE_MODELS_DIR"] = str(Path(tmp) / "models")
-        from medcite.cli.model_builds import BuildData, build_models
+        from medcite.workflows.model_builds import BuildData, build_models
         from medcite.io import write_json
         from medcite.paths import shared_data_dir
         from medcite.trained_models import CATALOGUE, DATA, SHIPPED_DIR, folder

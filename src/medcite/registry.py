@@ -135,6 +135,9 @@ for _stage, _name, _target, _extra in (
     ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
     ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
     ("task", "biogen-a", "medcite.tasks.task_a:TaskA", "core"),
+    ("task", "bioasq-a", "medcite.tasks.bioasq_phases:PhaseA", "core"),
+    ("task", "bioasq-aplus", "medcite.tasks.bioasq_phases:PhaseAPlus", "core"),
+    ("task", "bioasq-b", "medcite.tasks.bioasq_phases:PhaseB", "core"),
 ):
     register(_stage, _name, _target, _extra)
 

@@ -155,6 +155,7 @@ def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], Oracl
     from medcite.config import load_settings
     from medcite.pipeline import offline_overrides
     from medcite.pipeline.context import Context
+    from medcite.tasks.base import RunContext
     from medcite.tasks.bioasq import read_phase_b_run
     from medcite.tasks.bioasq_phases import PhaseB
 
@@ -167,7 +168,7 @@ def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], Oracl
         settings = load_settings(preset, [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
         ctx = Context(settings)
         try:
-            result = PhaseB().run(settings, ctx, qs, out / "run", output=out / "answers.json")
+            result = PhaseB().run(qs, RunContext(ctx, out / "run", output=out / "answers.json"))
         finally:
             ctx.close()
     return read_phase_b_run(result.submission), server, time.perf_counter() - started

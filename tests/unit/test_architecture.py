@@ -14,10 +14,14 @@
 - only the build context (``medcite.pipeline.context``) builds backends: no other module calls
   ``from_config``, calls a class ``registry.load`` returned, or constructs a registered backend class (the
   class names come from the registry), except the listed ones still being converted.
+- ``cli/`` only parses options and prints: it constructs no registered backend (task, stance, index, ...), calls
+  no ``from_config`` or ``registry.build`` and imports no backend module; ``medcite.workflows`` imports nothing
+  from ``medcite.cli``.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -255,3 +259,48 @@ def test_only_the_context_builds_backends() -> None:
     allowed = _PENDING_CLI_TASKS | _OUTSIDE_THE_CONTEXT
     assert not found - allowed, f"built outside the context (ask ctx.build/llm/encoder/index): {found - allowed}"
     assert not allowed - found, f"no longer built by hand; remove from the lists: {allowed - found}"
+def _backend_classes() -> set[str]:
+    """The class names of every built-in registered backend (``module:Class`` targets)."""
+    return {target.partition(":")[2] for stage in registry.stages() for name in registry.names(stage.name)
+            for target, _ in [registry._BACKENDS[stage.name][name]] if target.startswith("medcite.")}
+
+
+def _constructions(tree: ast.AST, classes: set[str]) -> list[str]:
+    """Calls in ``tree`` that build a backend outside the build context: ``X.from_config(...)``,
+    ``registry.build(...)``, ``registry.load(...)(...)`` and ``Backend(...)`` of a registered class."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name == "from_config" or name in classes:
+            found.append(f"line {node.lineno}: {name}(...)")
+        elif isinstance(func, ast.Attribute) and name == "build" and isinstance(func.value, ast.Name) \
+                and func.value.id == "registry":
+            found.append(f"line {node.lineno}: registry.build(...)")
+        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Attribute) and func.func.attr == "load":
+            found.append(f"line {node.lineno}: registry.load(...)(...)")
+    return found
+
+
+def test_the_construction_finder_finds_each_form() -> None:
+    code = ("OverlapStance()\nx.Config.from_config(c, ctx)\nregistry.build('s', c, ctx)\n"
+            "registry.load('task', n)(team_id='t')\nctx.build('task', c)\nprint(TaskA)\n")
+    assert _constructions(ast.parse(code), {"OverlapStance", "TaskA"}) == [
+        "line 1: OverlapStance(...)", "line 2: from_config(...)", "line 3: registry.build(...)",
+        "line 4: registry.load(...)(...)"]
+
+
+def test_cli_builds_nothing_and_workflows_import_no_cli() -> None:
+    classes = _backend_classes()
+    assert {"OverlapStance", "TaskA", "PhaseA", "PhaseB", "FaissIndex"} <= classes
+    found = {str(p.relative_to(ROOT)): hits for p in sorted((ROOT / "src/medcite/cli").glob("*.py"))
+             if (hits := _constructions(ast.parse(p.read_text(encoding="utf-8")), classes))}
+    assert found == {}, "cli/ must ask a workflow or the build context: " + repr(found)
+    graph = grimp.build_graph("medcite", exclude_type_checking_imports=True)
+    backends = {m for mods in _backend_modules().values() for m in mods}
+    cli = {m for m in graph.modules if m == "medcite.cli" or m.startswith("medcite.cli.")}
+    imported = {(m, b) for m in cli for b in graph.find_modules_directly_imported_by(m) if b in backends}
+    assert imported == set(), "cli/ imports backend modules: " + repr(sorted(imported))
+    assert not graph.chain_exists(importer="medcite.workflows", imported="medcite.cli", as_packages=True)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from ..paths import runs_dir
-from ..rundir import answer_json, check_run_target, is_run_dir, new_run_dir
-from ..types import Topic
+from ..rundir import answer_json
+from ..workflows.ask import ask as ask_question
+from ..workflows.ask import check_out, check_question
 from .options import answer_options, resolve
 from .render import echo_result
 
@@ -25,32 +24,10 @@ from .render import echo_result
 @answer_options
 def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: str, overrides: tuple[str, ...]) -> None:
     """Answer QUESTION from the PubMed articles in --corpus."""
-    from ..pipeline import Pipeline
-
-    if not question.strip():
-        raise InputError("the question is empty",
-                         hint=f'medcite ask "Do statins lower LDL cholesterol?" --corpus {corpus}')
+    check_question(question, corpus)
     settings = resolve(preset, overrides)
-    if out is not None and out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is an existing file, not a folder",
-                         hint="give a new folder for --out (it is created), or omit it")
-    if out is not None and is_run_dir(out):
-        raise InputError(f"{out} already holds a run", hint="choose a new --out folder (or omit it)")
-    if out is not None:
-        check_run_target(out)
-    pipeline = Pipeline(settings, corpus)
-    topic = Topic("q1", question)
-    claimed = out is None
-    try:
-        # claimed only now, so that a failed start leaves no folder behind; never shared with another ask
-        out = out or new_run_dir(runs_dir(), "ask")
-        result = pipeline.run([topic], out, command=f"medcite ask {question!r}")[0]
-    except BaseException:
-        if claimed and out is not None and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()
-        raise
-    finally:
-        pipeline.close()
+    check_out(out)
+    result, out = ask_question(settings, corpus, question, out)
     if as_json:
         click.echo(json.dumps(answer_json(result.answer), indent=2, ensure_ascii=False))
         click.echo(f"run directory: {out}", err=True)  # stdout stays one JSON document

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
-from ..config import Settings, load_settings
-from ..paths import runs_dir
-from ..rundir import new_run_dir
-from .options import preset_options
+from ..tasks.base import Result
+from ..workflows.tasks import read_inputs, run_task, settings_for
+from .options import Decorated, preset_options
 
 
-def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def _swap_options(f: Decorated) -> Decorated:
     f = click.option("--no-llm", is_flag=True,
                      help="Run with no language model: the preset's documented swaps for llm=none "
                      "(implies --offline).")(f)
@@ -27,7 +24,7 @@ def _swap_options(f: Callable[..., Any]) -> Callable[..., Any]:
                         "folder).")(f)
 
 
-def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+def _common(f: Decorated) -> Decorated:
     f = preset_options("offline", retracted=True)(f)
     f = _swap_options(f)
     f = click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -36,20 +33,9 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
                         help="BioASQ questions JSON (.json or .json.gz).")(f)
 
 
-def settings_for(preset: str, overrides: tuple[str, ...], offline: bool, no_llm: bool) -> Settings:
-    """The preset with the offline swaps (when asked) applied first and the user's --set values last."""
-    from ..pipeline import offline_overrides
-
-    settings = load_settings(preset, list(overrides))
-    if offline or no_llm:
-        swaps = [o for o in offline_overrides(settings, "none" if no_llm else "local") if o != "--set"]
-        settings = load_settings(preset, [*swaps, *overrides])
-    return settings
-
-
-def _report(result: Any, what: str) -> None:
+def _report(result: Result, what: str) -> None:
     status = "valid" if result.ok else f"INVALID ({len(result.report.errors)} errors)"
-    click.echo(f"{result.questions} questions {what} -> {result.submission}: {status} "
+    click.echo(f"{result.topics} questions {what} -> {result.submission}: {status} "
                f"(run directory: {result.run_dir})")
     if not result.ok:
         raise SystemExit(255)
@@ -60,23 +46,22 @@ def bioasq_group() -> None:
     """BioASQ Task b: Phase A (documents, snippets), A+ (answers from own snippets), B (answers from gold ones)."""
 
 
+def _phase(task: str, command: str, questions: Path, output: Path, corpus: Path | None, preset: str,
+           overrides: tuple[str, ...], offline: bool, no_llm: bool, run_dir: Path | None) -> Result:
+    items = read_inputs(task, questions)  # bad input stops here, before any model loads or file is written
+    settings = settings_for(preset, overrides, offline, no_llm)
+    return run_task(task, settings, items, corpus=corpus, out=run_dir, output=output,
+                    command=f"medcite bioasq {command} --preset {settings.preset} --questions {questions}")
+
+
 @bioasq_group.command("phase-a")
 @_common
 @click.option("--corpus", required=True, type=click.Path(path_type=Path), help="Document store folder.")
 def phase_a(questions: Path, output: Path, corpus: Path, preset: str, overrides: tuple[str, ...], offline: bool,
             no_llm: bool, run_dir: Path | None) -> None:
     """<= 10 ranked documents and <= 10 snippets (with BioASQ section offsets) per question."""
-    from ..pipeline import Pipeline
-    from ..tasks.bioasq_phases import PhaseA
-
-    task = PhaseA()
-    items = task.read(questions)  # bad input stops here, before any model loads or file is written
-    settings = settings_for(preset, overrides, offline, no_llm)
-    with Pipeline(settings, corpus) as pipeline:
-        out = run_dir or new_run_dir(runs_dir(), "bioasq-a")  # claimed once the pipeline has started
-        result = task.run(pipeline, items, out, output=output,
-                          command=f"medcite bioasq phase-a --preset {settings.preset} --questions {questions}")
-    _report(result, "retrieved")
+    _report(_phase("bioasq-a", "phase-a", questions, output, corpus, preset, overrides, offline, no_llm, run_dir),
+            "retrieved")
 
 
 @bioasq_group.command("phase-aplus")
@@ -85,17 +70,8 @@ def phase_a(questions: Path, output: Path, corpus: Path, preset: str, overrides:
 def phase_aplus(questions: Path, output: Path, corpus: Path, preset: str, overrides: tuple[str, ...], offline: bool,
                 no_llm: bool, run_dir: Path | None) -> None:
     """Phase A's documents and snippets, plus exact and ideal answers from those snippets (the `qa` stage)."""
-    from ..pipeline import Pipeline
-    from ..tasks.bioasq_phases import PhaseAPlus
-
-    task = PhaseAPlus()
-    items = task.read(questions)
-    settings = settings_for(preset, overrides, offline, no_llm)
-    with Pipeline(settings, corpus) as pipeline:
-        out = run_dir or new_run_dir(runs_dir(), "bioasq-aplus")  # claimed once the pipeline has started
-        result = task.run(pipeline, items, out, output=output,
-                          command=f"medcite bioasq phase-aplus --preset {settings.preset} --questions {questions}")
-    _report(result, "answered")
+    _report(_phase("bioasq-aplus", "phase-aplus", questions, output, corpus, preset, overrides, offline, no_llm,
+                   run_dir), "answered")
 
 
 @bioasq_group.command("phase-b")
@@ -103,17 +79,5 @@ def phase_aplus(questions: Path, output: Path, corpus: Path, preset: str, overri
 def phase_b(questions: Path, output: Path, preset: str, overrides: tuple[str, ...], offline: bool, no_llm: bool,
             run_dir: Path | None) -> None:
     """Exact and ideal answers from the gold snippets given with each question (the `qa` stage; no corpus)."""
-    from ..pipeline.context import Context
-    from ..tasks.bioasq_phases import PhaseB
-
-    task = PhaseB()
-    items = task.read(questions)
-    settings = settings_for(preset, overrides, offline, no_llm)
-    out = run_dir or new_run_dir(runs_dir(), "bioasq-b")
-    ctx = Context(settings)
-    try:
-        result = task.run(settings, ctx, items, out, output=output,
-                          command=f"medcite bioasq phase-b --preset {settings.preset} --questions {questions}")
-    finally:
-        ctx.close()
-    _report(result, "answered")
+    _report(_phase("bioasq-b", "phase-b", questions, output, None, preset, overrides, offline, no_llm, run_dir),
+            "answered")

@@ -216,54 +216,31 @@ def biogen_b(run_dir: Path, judge: str, reference: Path | None, threshold: float
              overrides: tuple[str, ...]) -> None:
     """Score a Task B run the way the track does (BioACE): citation coverage and support / contradiction /
     neutral / not-relevant rates, nugget precision and recall against reference answers, answer completeness."""
-    from ..evaluate.nuggets import DEFAULT_THRESHOLD
-    from ..index.dense.encoders import load_encoder
     from ..io import write_json
-    from ..pipeline import Context
-    from ..rundir import read_answers, read_articles
-    from ..tasks.biogen_b_measures import (
-        completeness_scores,
-        judge_citations,
-        judge_config,
-        nugget_scores,
-        read_references,
-        read_run_topics,
-    )
+    from ..workflows.evaluate import NoJudgeError, evaluate_biogen_b
 
     settings = resolve(preset, overrides)
-    cfg = judge_config(judge, settings)
-    answers, articles = read_answers(run_dir), read_articles(run_dir)
-    report: dict[str, object] = {"run": str(run_dir), "judge": cfg.model_dump(mode="json")}
-    with Context(settings) as ctx:
-        if completeness:
-            llm_cfg = settings.llm if completeness_llm is None else settings.llms.get(completeness_llm)
-            no_llm = llm_cfg is not None and llm_cfg.backend == "none"
-            llm = None if no_llm else ctx.llm(completeness_llm, purpose="the completeness judge")
-            done = completeness_scores(answers, read_run_topics(run_dir), llm)
-            report["completeness"] = {"status": done} if isinstance(done, str) else done.as_dict()
-        stance = ctx.build("stance", cfg)
-        if stance is None:
-            raise click.UsageError("--judge none judges nothing: name an LLM, a stance backend or a model")
-        cites = judge_citations(answers, articles, stance)
-        report["citations"] = cites.as_dict()
-        if reference is not None:
-            sentence_encoder = load_encoder(_encoder_spec(encoder), ctx.models)
-            nuggets = nugget_scores(answers, read_references(reference), sentence_encoder,
-                                    DEFAULT_THRESHOLD if threshold is None else threshold)
-            report["nuggets"] = {"reference": str(reference), "encoder": encoder, **nuggets.as_dict()}
+    try:
+        result = evaluate_biogen_b(settings, run_dir, judge=judge, reference=reference, threshold=threshold,
+                                   encoder=_encoder_spec(encoder) if reference is not None else encoder,
+                                   encoder_name=encoder, completeness=completeness,
+                                   completeness_llm=completeness_llm)
+    except NoJudgeError as exc:
+        raise click.UsageError(exc.message) from None
+    cites, nuggets, done = result.citations, result.nuggets, result.completeness
     out = json_path or run_dir / "metrics_task_b.json"
-    write_json(out, report)
+    write_json(out, result.report)
     c = cites.counts
-    click.echo(f"{len(answers)} topics, {c.sentences} sentences, {c.citations} citations ({c.judged} judged)")
+    click.echo(f"{result.topics} topics, {c.sentences} sentences, {c.citations} citations ({c.judged} judged)")
     for name in ("coverage", "support_rate", "contradiction_rate", "neutral_rate", "not_relevant_rate"):
         click.echo(f"  {name:<20} micro {cites.micro[name]:.4f}   macro {cites.macro[name]:.4f}")
-    if reference is not None:
+    if reference is not None and nuggets is not None:
         click.echo(f"nuggets vs {reference.name} (cosine >= {nuggets.threshold}, {len(nuggets.per_topic)} topics"
                    + (f"; {len(nuggets.unreferenced)} without a reference, not scored" if nuggets.unreferenced
                       else "") + ")")
         for name in ("precision", "recall", "f1"):
             click.echo(f"  {'nugget_' + name:<20} micro {nuggets.micro[name]:.4f}   macro {nuggets.macro[name]:.4f}")
-    if completeness:
+    if completeness and done is not None:
         if isinstance(done, str):
             click.echo(f"completeness: {done}")
         else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..workflows.tasks import read_inputs, run_task
 from .options import preset_options, resolve
 
 
@@ -26,15 +27,11 @@ def ground(input_path: Path, corpus: Path, out: Path, team_id: str, run_id: str 
     """Ground each sentence of --input: retrieve, judge the stance of the best abstracts, keep <= 3 supporting
     (not already cited) and <= 3 contradicting PMIDs; write and validate DIR/submission.jsonl (exit 255 and
     a .errlog when it is invalid)."""
-    from ..pipeline import Pipeline
-    from ..tasks.task_a import TaskA
-
-    task = TaskA(team_id=team_id, run_id=run_id, pmid_type=pmid_type)  # type: ignore[arg-type]
-    items = task.read(input_path)  # bad input stops here, before any model loads or file is written
+    items = read_inputs("biogen-a", input_path)  # bad input stops here, before any model loads or file is written
     settings = resolve(preset, overrides)
-    with Pipeline(settings, corpus, grounding=True) as pipeline:
-        result = task.run(pipeline, items, out, command=f"medcite ground --preset {settings.preset} "
-                                                         f"--input {input_path}")
+    result = run_task("biogen-a", settings, items, corpus=corpus, out=out,
+                      command=f"medcite ground --preset {settings.preset} --input {input_path}",
+                      options={"team_id": team_id, "run_id": run_id, "pmid_type": pmid_type})
     status = "valid" if result.ok else f"INVALID ({len(result.report.errors)} errors, see {result.submission}.errlog)"
     click.echo(f"{result.topics} question-answer pairs grounded -> {result.submission}: {status}")
     if not result.ok:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
+from ..workflows.index_sparse import build_bm25
 from .numbers import Finite
-from .options import resolve, settings_options
+from .options import settings_options
 
 
 @click.command("bm25")
@@ -49,24 +50,12 @@ def bm25(
     Run it again after ingesting updates: only the added, replaced and deleted PMIDs are applied
     (the bm25s backend rebuilds instead).
     """
-    from ..corpus.store import DocumentStore
-    from ..errors import ConfigError
-    from ..index.base import index_folder
-    from ..index.sparse.base import SparseConfig, build_sparse
-
-    extra = [f"indexes.{name}.{k}={v}" for k, v in (("backend", backend), ("k1", k1), ("b", b)) if v is not None]
-    cfg = resolve(preset, (*overrides, *extra)).indexes.get(name)
-    if not isinstance(cfg, SparseConfig):
-        raise ConfigError(f"the settings have no sparse index named {name!r}",
-                          hint="use --index bm25, or define it: --set indexes.NAME.backend=tantivy")
-    out = out or index_folder(store, cfg)
-    existed = (out / "manifest.json").exists() and not rebuild
-    with DocumentStore.open(store) as docs:
-        report = build_sparse(docs, out, cfg, rebuild=rebuild)
+    built = build_bm25(store, out, name, preset, overrides, backend=backend, k1=k1, b=b, rebuild=rebuild)
+    report, out = built.report, built.folder
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
         return
-    verb = "updated" if existed else "built"
+    verb = "updated" if built.existed else "built"
     click.echo(
         f"{report.backend} index {out} {verb}: added {report.added}, replaced {report.replaced}, "
         f"deleted {report.deleted}; {report.docs} documents (store seq {report.seq}, {report.seconds:.1f} s)"

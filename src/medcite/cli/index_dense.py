@@ -4,43 +4,12 @@ encode --shard I/N`: encode one shard of the store, for a merge by `--from-embed
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InputError
+from ..workflows.index_dense import build_dense, dense_settings, encode_store_shard
 from .numbers import Count
-from .options import resolve, settings_options
-
-if TYPE_CHECKING:
-    from ..index.dense.faiss_backend import FaissConfig
-
-
-def _settings(
-    name: str, preset: str, overrides: tuple[str, ...], encoder: str | None, query_encoder: str | None,
-    index_type: str | None = None, chunk_size: int | None = None, batch_size: int | None = None,
-) -> FaissConfig:
-    """The FAISS settings of index ``name`` with the command's encoder and layout options applied."""
-    import json
-
-    from ..errors import ConfigError
-    from ..index.dense.faiss_backend import FaissConfig
-
-    extra: list[str] = []
-    if query_encoder is not None:
-        pair = {"backend": "hf-asymmetric", "model": encoder or "ncbi/MedCPT-Article-Encoder",
-                "query_model": query_encoder}
-        extra.append(f"indexes.{name}.encoder={json.dumps(pair)}")
-    elif encoder is not None:
-        extra.append(f"indexes.{name}.encoder={encoder}")
-    for field, value in (("index_type", index_type), ("chunk_size", chunk_size), ("encoder.batch_size", batch_size)):
-        if value is not None:
-            extra.append(f"indexes.{name}.{field}={value}")
-    settings = resolve(preset, (*overrides, *extra)).indexes.get(name)
-    if not isinstance(settings, FaissConfig):
-        raise ConfigError(f"the settings have no FAISS index named {name!r}",
-                          hint="use --index dense, or define it: --set indexes.NAME.backend=faiss")
-    return settings
+from .options import settings_options
 
 
 @click.group("dense", invoke_without_command=True)
@@ -89,51 +58,9 @@ def dense(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from ..corpus.store import DocumentStore
-    from ..index.base import index_folder
-    from ..index.dense import folder as fo
-    from ..index.dense.build import build_dense_index, update_dense_index
-    from ..index.dense.encoders import load_encoder
-    from ..index.dense.importer import import_embeddings
-    from ..index.dense.shards import import_shards, is_shard
-
-    settings = _settings(name, preset, overrides, encoder, query_encoder, index_type, chunk_size, batch_size)
-    if out is None:
-        if store is None:
-            raise InputError("give --out DIR (there is no --store to put the index under)")
-        out = index_folder(store, settings)
-    docs = DocumentStore.open(store) if store is not None else None
-    try:
-        if from_embeddings:
-            if fo.has_index(out) and not rebuild:
-                raise InputError(f"{out} already holds a dense index",
-                                 hint="pass --rebuild to replace it, or choose another --out")
-            sharded = [is_shard(f) for f in from_embeddings]
-            if any(sharded):
-                if not all(sharded):
-                    plain = from_embeddings[sharded.index(False)]
-                    raise InputError(f"{plain} is not a shard of `medcite index dense encode`, the other folders are",
-                                     hint="merge shard folders together, or import one NCBI folder at a time")
-                manifest = import_shards(from_embeddings, out, settings, store=docs)
-                if docs is not None and docs.seq != manifest["corpus"]["seq"]:  # ingested since: catch up
-                    manifest = update_dense_index(docs, out, settings)
-            elif len(from_embeddings) > 1:
-                raise InputError("several --from-embeddings folders are merged only when they are the shards of "
-                                 "`medcite index dense encode`",
-                                 hint="give one folder of embeds_chunk_N.npy / pmids_chunk_N.json files")
-            else:
-                manifest = import_embeddings(from_embeddings[0], out, settings, store=docs)
-        elif docs is None:
-            raise InputError("give --store (to encode its articles) or --from-embeddings DIR (to import vectors)",
-                             hint="e.g. medcite index dense --store corpus/ --out indexes/dense")
-        else:
-            fresh = rebuild or not fo.has_index(out)
-            enc = load_encoder(settings.encoder) if (fresh or encoder or query_encoder) else None
-            manifest = build_dense_index(docs, out, settings, encoder=enc, rebuild=rebuild,
-                                         relayout=index_type is not None)
-    finally:
-        if docs is not None:
-            docs.close()
+    settings = dense_settings(name, preset, overrides, encoder, query_encoder, index_type, chunk_size, batch_size)
+    out, manifest = build_dense(settings, store, out, from_embeddings=from_embeddings, rebuild=rebuild,
+                                relayout=index_type is not None, new_encoder=bool(encoder or query_encoder))
     counts, idx = manifest["counts"], manifest["index"]
     click.echo(
         f"dense index {out}: {counts['live']} documents ({counts['rows']} rows), {counts['dim']}-d, "
@@ -171,14 +98,9 @@ def encode(
     medcite index dense --store STORE --out INDEX \\
         --from-embeddings SHARD1 ... --from-embeddings SHARDN
     """
-    from ..corpus.store import DocumentStore
-    from ..index.dense.shards import encode_shard, parse_shard
-
-    shard = parse_shard(shard_text)
-    settings = _settings(name, preset, overrides, encoder, query_encoder, chunk_size=chunk_size,
-                         batch_size=batch_size)
-    with DocumentStore.open(store) as docs:
-        record = encode_shard(docs, out, settings, shard, rebuild=rebuild)
+    settings = dense_settings(name, preset, overrides, encoder, query_encoder, chunk_size=chunk_size,
+                              batch_size=batch_size)
+    shard, record = encode_store_shard(settings, store, shard_text, out, rebuild=rebuild)
     enc = record["encoder"]
     click.echo(f"shard {shard[0]}/{shard[1]} of {store} (sequence {record['seq']}): {record['rows']} articles, "
                f"{enc['dim']}-d, encoder {enc['name']}, in {out}")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from .options import resolve, settings_options
+from ..workflows.index_milvus import sync_milvus
+from .options import settings_options
 
 
 @click.command("milvus")
@@ -26,20 +27,12 @@ def milvus(store: Path, uri: str | None, collection: str | None, rebuild: bool, 
     Run it again after ingesting updates: only the added, replaced and deleted PMIDs are sent. Searches
     (medcite search/run/ask with --set index.backend=milvus) also apply pending changes first.
     """
-    from ..corpus.store import DocumentStore
-    from ..index.milvus.collection import MilvusCollection
-    from ..pipeline.context import Context
-
-    extra = ["index.backend=milvus"]
-    extra += [f"index.milvus.{k}={v}" for k, v in (("uri", uri), ("collection", collection)) if v is not None]
-    settings = resolve(preset, (*overrides, *extra))
-    with DocumentStore.open(store) as docs, Context(settings, docs) as ctx:
-        coll = MilvusCollection.open(ctx, create=True, rebuild=rebuild)
-        report = coll.last_report
+    done = sync_milvus(store, preset, overrides, uri=uri, collection=collection, rebuild=rebuild)
+    report, settings = done.report, done.settings
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    fields = [*coll.layout.sparse, *coll.layout.vector]
+    fields = done.fields
     click.echo(
         f"Milvus collection {report['collection']} at {settings.index.milvus.uri} (indexes {', '.join(fields)}): "
         f"added {report['added']}, replaced {report['replaced']}, deleted {report['deleted']}; {report['docs']} "

@@ -12,6 +12,7 @@ from .numbers import Count, Finite
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
+    from ..corpus.ingest import Format, OnError
     from ..corpus.store import FileStats
 
 _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "warnings")
@@ -34,7 +35,7 @@ _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "
               "process holds it.")
 @settings_options
 def ingest(
-    paths: tuple[str, ...], store_dir: str, on_error: str | None, fmt: str, batch_size: int | None,
+    paths: tuple[str, ...], store_dir: str, on_error: OnError | None, fmt: Format, batch_size: int | None,
     wait_s: float, preset: str, overrides: tuple[str, ...],
 ) -> None:
     """Ingest FILES, folders or glob patterns (PubMed XML[.gz], JSONL[.gz]) into the store at --store.
@@ -52,7 +53,7 @@ def ingest(
     new = not Path(store_dir).exists()
     with DocumentStore.create(store_dir, wait_s=wait_s) as store:
         try:
-            results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)  # type: ignore[arg-type]
+            results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)
         except BaseException:
             empty = new and not store.files()
             store.close()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from .numbers import Count
+from .options import Decorated
 
 
-def _data_option(kind: str, what: str, *aliases: str):  # type: ignore[no-untyped-def]
+def _data_option(kind: str, what: str, *aliases: str) -> Callable[[Decorated], Decorated]:
     from ..trained_models import DATA
 
     return click.option(f"--{kind}", *aliases, kind, default=None, type=click.Path(exists=True, dir_okay=False),
@@ -43,7 +45,7 @@ def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str 
     interrupted one is trained again. Examples: medcite models build best --corpus STORE;
     medcite models build medcite-yesno"""
     from ..trained_models import CATALOGUE, data_path
-    from .model_builds import BuildData, build_models
+    from ..workflows.model_builds import BuildData, build_models
 
     if all_ == bool(targets):
         raise click.UsageError("name one or more presets or models, or give --all (not both)")

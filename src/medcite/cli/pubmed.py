@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .numbers import Count, Finite
 from .options import resolve, settings_options
+
+if TYPE_CHECKING:
+    from ..corpus.ingest import OnError
 
 
 @click.group("pubmed")
@@ -82,7 +87,7 @@ def sync(
         )
 
 
-def _ingest(dest: str, store_dir: str, on_error: str, batch_size: int, wait_s: float) -> None:
+def _ingest(dest: str, store_dir: str, on_error: OnError, batch_size: int, wait_s: float) -> None:
     from ..corpus.ingest import ingest
     from ..corpus.nlm_sync import ingest_plan
     from ..corpus.store import DocumentStore
@@ -93,7 +98,7 @@ def _ingest(dest: str, store_dir: str, on_error: str, batch_size: int, wait_s: f
         click.echo(f"nothing to ingest into {store_dir}" + (f": {stopped}" if stopped else ""))
         return
     with DocumentStore.create(store_dir, wait_s=wait_s) as store:
-        results = ingest(paths, store, on_error=on_error, batch_size=batch_size)  # type: ignore[arg-type]
+        results = ingest(paths, store, on_error=on_error, batch_size=batch_size)
         total = len(store)
     echo_results(results, store_dir, total)
     if stopped:

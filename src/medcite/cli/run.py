@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .. import registry
+from ..workflows.tasks import read_inputs, run_task, task_names
 from .options import answer_options, resolve
 
 
@@ -15,7 +15,7 @@ from .options import answer_options, resolve
               help="BioGen 2024/2025 topics, BioASQ JSON or TREC topics TSV.")
 @click.option("--corpus", required=True, type=click.Path(path_type=Path), help="Document store folder.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Run directory (resumed if it exists).")
-@click.option("--format", "fmt", type=click.Choice(registry.names("task")), default="biogen25", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(task_names("biogen")), default="biogen25", show_default=True,
               help="Official submission format (task) to write.")
 @click.option("--team-id", default="medcite", show_default=True)
 @click.option("--run-id", default=None, help="Run id in the submission (default: the --out folder name).")
@@ -24,13 +24,11 @@ from .options import answer_options, resolve
 def run(topics: Path, corpus: Path, out: Path, fmt: str, team_id: str, run_id: str | None, contact_email: str,
         preset: str, overrides: tuple[str, ...]) -> None:
     """Answer every topic in --topics and write runs/ID with submission, validation and all intermediates."""
-    from ..pipeline import Pipeline
-
-    task = registry.load("task", fmt)(team_id=team_id, run_id=run_id, contact_email=contact_email)
     settings = resolve(preset, overrides)
-    topic_list = task.read(topics)
-    with Pipeline(settings, corpus) as pipeline:
-        result = task.run(pipeline, topic_list, out, command=f"medcite run --preset {preset} --topics {topics}")
+    topic_list = read_inputs(fmt, topics)
+    result = run_task(fmt, settings, topic_list, corpus=corpus, out=out,
+                      command=f"medcite run --preset {preset} --topics {topics}",
+                      options={"team_id": team_id, "run_id": run_id, "contact_email": contact_email})
     status = "valid" if result.ok else f"INVALID ({len(result.report.errors)} errors, see {result.submission}.errlog)"
     click.echo(f"{result.topics} topics answered -> {result.submission}: {status}")
     if not result.ok:

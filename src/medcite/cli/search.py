@@ -155,7 +155,8 @@ def _topic_queries(path: Path, query_from: str) -> list[tuple[str, str]]:
 
 
 def _field(topic: Topic, name: str) -> str | None:
-    return getattr(topic, name)  # type: ignore[no-any-return]
+    value: str | None = getattr(topic, name)
+    return value
 
 
 def _search_all(index: SparseIndex, items: list[tuple[str, str]], k: int) -> dict[str, list[Hit]]:

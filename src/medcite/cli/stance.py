@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..workflows.stance import NoStanceError, classify_pairs, read_pairs
 from .options import resolve, settings_options
-
-
-def read_pairs(path: Path) -> list[tuple[str | None, str, str]]:
-    """(id or None, claim, evidence) of every row; a missing column or an empty text names the row."""
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
-            columns = reader.fieldnames or []
-            missing = [c for c in ("claim", "evidence") if c not in columns]
-            if missing:
-                raise InputError(f"the CSV has no column {', '.join(repr(c) for c in missing)} (it has "
-                                 f"{', '.join(columns) or 'no header'})", path=str(path),
-                                 hint="give a header row with 'claim' and 'evidence' (an 'id' column is kept)")
-            out = []
-            for n, row in enumerate(reader, start=2):
-                claim, evidence = (row.get("claim") or "").strip(), (row.get("evidence") or "").strip()
-                if not claim or not evidence:
-                    what = "claim" if not claim else "evidence"
-                    raise InputError(f"row {n} has an empty {what}", path=str(path),
-                                     hint="every row needs a claim and an evidence text")
-                out.append((row.get("id"), claim, evidence))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc})", path=str(path)) from None
-    except csv.Error as exc:
-        raise InputError(f"not a readable CSV ({exc})", path=str(path)) from None
-    if not out:
-        raise InputError("the CSV has no rows", path=str(path))
-    return out
 
 
 @click.command("stance")
@@ -50,21 +21,14 @@ def read_pairs(path: Path) -> list[tuple[str | None, str, str]]:
 def stance(model: str, input_path: Path, output: Path, preset: str, overrides: tuple[str, ...]) -> None:
     """Write {"id", "label", "scores": {supports, contradicts, neutral}, "span": [start, end]} for every row;
     the span is the part of the evidence that decided the label."""
-    from .. import registry
     from ..io import atomic_write
-    from ..pipeline import Context
 
     pairs = read_pairs(input_path)
     settings = resolve(preset, overrides)
-    if model in registry.names("stance"):
-        cfg = settings.stance if settings.stance.backend == model else registry.validate_config("stance", model)
-    else:
-        cfg = registry.validate_config("stance", {"backend": "classifier", "model": model})
-    with Context(settings) as ctx:
-        judge = ctx.build("stance", cfg)
-        if judge is None:
-            raise click.UsageError("--model none judges nothing")
-        verdicts = judge.classify([(claim, evidence) for _, claim, evidence in pairs])
+    try:
+        verdicts = classify_pairs(settings, model, pairs)
+    except NoStanceError as exc:
+        raise click.UsageError(exc.message) from None
     counts: dict[str, int] = {}
     with atomic_write(output) as fh:
         for (row_id, _, _), v in zip(pairs, verdicts, strict=True):

@@ -4,15 +4,19 @@ the stance classifier on HealthVer-style claims."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..tasks.base import JSONObject
 from .numbers import MAX_SEED, Count, Finite
+from .options import Decorated
+
+if TYPE_CHECKING:
+    from ..train.common import TrainOptions
 
 
-def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+def _common(f: Decorated) -> Decorated:
     options = [
         click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
                      help="BioASQ training JSON (.json or .json.gz) with questions and gold documents."),
@@ -57,7 +61,7 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _options(kw: dict[str, Any], **extra: Any) -> Any:
+def _options(kw: dict[str, Any], negatives: int) -> TrainOptions:
     from ..train.common import TrainOptions
 
     return TrainOptions(
@@ -65,11 +69,11 @@ def _options(kw: dict[str, Any], **extra: Any) -> Any:
         max_pairs=kw["max_pairs"], min_pairs=kw["min_pairs"], min_questions=kw["min_questions"], seed=kw["seed"],
         dev_fraction=kw["dev_fraction"],
         max_dev=kw["max_dev"],
-        threads=kw["threads"], negatives_from=kw["negatives_from"], dense_miner=kw["dense_miner"], **extra,
+        threads=kw["threads"], negatives_from=kw["negatives_from"], dense_miner=kw["dense_miner"], negatives=negatives,
     )
 
 
-def _show(report: dict[str, Any]) -> None:
+def _show(report: JSONObject) -> None:
     click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"],
                            "pairs": report["pairs"], "questions": report["questions"]}, indent=2))
 
@@ -144,7 +148,7 @@ def ltr(**kw: Any) -> None:
     """Train the learning-to-rank reranker (LightGBM LambdaMART over cheap features); report MAP@10 before/after."""
     from ..corpus.store import DocumentStore
     from ..train.ltr import LTROptions, train_ltr
-    from .model_builds import first_stage_pipeline
+    from ..workflows.model_builds import first_stage_pipeline
 
     opts = LTROptions(
         first_stage=kw["first_stage"], top_n=kw["top_n"],

@@ -3,43 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .. import registry
-from ..corpus.store import DocumentStore
-from ..tasks.validate import Report, evidence_by_topic, write_errlog
-
-
-def _kinds() -> dict[str, str]:
-    """Validation KIND -> task name (each task says which KIND its validator answers to)."""
-    return {registry.load("task", name).validate_kind: name for name in registry.names("task")}
-
-
-def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> Report:
-    in_corpus: Callable[[Collection[str]], set[str]] | None = None
-    store = DocumentStore.open(corpus) if corpus else None
-    if store is not None:
-        in_corpus = store.existing
-    expected = None
-    if topics is not None:
-        from ..tasks.topics import read_topics
-
-        expected = [t.id for t in read_topics(topics)]
-    evidence = evidence_by_topic(run_dir) if run_dir is not None else None
-    try:
-        task = registry.load("task", _kinds()[kind])()
-        return task.validate(path, in_corpus=in_corpus, expected_topics=expected, evidence=evidence)
-    finally:
-        if store is not None:
-            store.close()
+from ..tasks.validate import write_errlog
+from ..workflows.validate import citation_support, kinds, support_report, validate_submission
 
 
 @click.command("validate")
-@click.argument("kind", type=click.Choice(sorted(_kinds())))
+@click.argument("kind", type=click.Choice(sorted(kinds())))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--corpus", type=click.Path(path_type=Path), help="Document store: every PMID must be in it.")
 @click.option("--topics", type=click.Path(exists=True, path_type=Path),
@@ -49,7 +23,7 @@ def run_validation(kind: str, path: Path, corpus: Path | None, topics: Path | No
 def validate_kind(kind: str, file: Path, corpus: Path | None, topics: Path | None, run_dir: Path | None) -> None:
     """Validate FILE as a KIND submission (biogen-b = 2025 Task B JSONL, biogen24 = 2024 JSON); for BioASQ:
     `medcite validate bioasq --phase A|A+|B FILE`."""
-    report = run_validation(kind, file, corpus, topics, run_dir)
+    report = validate_submission(kind, file, corpus, topics, run_dir)
     errlog = write_errlog(report)
     if report.ok:
         click.echo(f"{file}: format OK ({report.topics} topics)")
@@ -68,17 +42,13 @@ def _support_line(file: Path, run_dir: Path | None) -> None:
         click.echo(f"{file}: citation support: not checked (give --run-dir DIR, the run that wrote the file, to "
                    "check every citation against the abstract it cites)")
         return
-    from ..attribute.overlap import OverlapStance
-    from ..attribute.validation import support_summary
     from ..io import write_json
-    from ..rundir import read_answers, read_articles
 
-    summary = support_summary(read_answers(run_dir), read_articles(run_dir), OverlapStance())
+    summary = citation_support(run_dir)
     click.echo(f"{file}: citation support: {summary.line('overlap (lexical entailment proxy)')}")
     if summary.failures:
         out = file.with_name(file.name + ".support.json")
-        write_json(out, {"judge": "overlap", "rate": round(summary.rate, 4), "failures": [
-            {"topic_id": t, "sentence": s, "pmid": p, "reason": r} for t, s, p, r in summary.failures]})
+        write_json(out, support_report(summary))
         click.echo(f"  {len(summary.failures)} unsupported citations listed in {out}; the trained stance model "
                    f"judges paraphrase better: medcite eval biogen-b --run {run_dir}")
 

@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..evaluate.bioasq import MAX_FACTOID, yesno_label
 from ..io import open_maybe_gz, write_json
 from ..types import QUESTION_TYPES, QAAnswer, Question, Snippet
+from .base import JSONObject
 from .validate import Report
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ _SNIPPET_HINT = ('a snippet is {"document": URL, "text": ..., "beginSection": "a
                  '"endSection": "abstract", "offsetInEndSection": 12}')
 
 
-def pmid_of(value: Any) -> str | None:
+def pmid_of(value: object) -> str | None:
     """A PubMed URL or a bare PMID (string or integer) as the bare PMID ``str(int(...))``; None otherwise."""
     if isinstance(value, bool):
         return None
@@ -99,7 +100,7 @@ class _Reader:
             raise self.fail(None, "the questions list is empty", "give at least one question")
         return list(data["questions"])
 
-    def question_id(self, raw: Any, i: int) -> str:
+    def question_id(self, raw: object, i: int) -> str:
         where = f"questions[{i}]"
         if not isinstance(raw, dict):
             raise self.fail(where, f"a question must be a JSON object, got {type(raw).__name__}",
@@ -111,7 +112,7 @@ class _Reader:
             raise self.fail(where, "the question has no 'id'", "give every question a unique string 'id'")
         return qid.strip()
 
-    def questions(self) -> list[tuple[str, str, dict[str, Any]]]:
+    def questions(self) -> list[tuple[str, str, JSONObject]]:
         """(position, id, object) of every question, once every id is known to be present and unique."""
         items = self.load()
         ids = [self.question_id(raw, i) for i, raw in enumerate(items)]
@@ -123,7 +124,7 @@ class _Reader:
             seen[qid] = i
         return [(f"questions[{i}] (id {qid})", qid, raw) for i, (qid, raw) in enumerate(zip(ids, items, strict=True))]
 
-    def documents(self, value: Any, where: str) -> tuple[str, ...]:
+    def documents(self, value: object, where: str) -> tuple[str, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -136,14 +137,14 @@ class _Reader:
             out.setdefault(pmid, None)
         return tuple(out)
 
-    def snippets(self, value: Any, where: str) -> tuple[Snippet, ...]:
+    def snippets(self, value: object, where: str) -> tuple[Snippet, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
             raise self.fail(where, "'snippets' must be a list of snippet objects", _SNIPPET_HINT)
         return tuple(self.snippet(s, f"{where} snippets[{k}]") for k, s in enumerate(value))
 
-    def snippet(self, raw: Any, where: str) -> Snippet:
+    def snippet(self, raw: object, where: str) -> Snippet:
         if not isinstance(raw, dict):
             raise self.fail(where, "a snippet must be a JSON object", _SNIPPET_HINT)
         if "document" not in raw:
@@ -164,13 +165,13 @@ class _Reader:
                             "offsets are character offsets into the section; the end comes after the begin")
         return Snippet(pmid, text, begin_section, begin, end_section, end)
 
-    def section(self, raw: dict[str, Any], key: str, where: str) -> str:
+    def section(self, raw: JSONObject, key: str, where: str) -> str:
         value = raw.get(key)
         if not isinstance(value, str) or not value.strip():
             raise self.fail(where, f"the snippet has no '{key}'", f"'{key}' is 'title' or 'abstract'")
         return normalize_section(value)
 
-    def offset(self, raw: dict[str, Any], key: str, where: str) -> int:
+    def offset(self, raw: JSONObject, key: str, where: str) -> int:
         """An integer offset. Negative ones are read as given: BioASQ's own gold files hold a few title snippets
         with ``offsetInBeginSection`` -1, which the official evaluator scores as they are."""
         value = raw.get(key)
@@ -193,7 +194,7 @@ def normalize_section(name: str) -> str:
     return name.strip()
 
 
-def _ideal(value: Any, fail: Fail) -> tuple[str, ...]:
+def _ideal(value: object, fail: Fail) -> tuple[str, ...]:
     if value is None:
         return ()
     items = [value] if isinstance(value, str) else value
@@ -202,7 +203,7 @@ def _ideal(value: Any, fail: Fail) -> tuple[str, ...]:
     return tuple(s.strip() for s in items if s.strip())
 
 
-def _names(value: list[Any], fail: Fail) -> tuple[str, ...]:
+def _names(value: list[object], fail: Fail) -> tuple[str, ...]:
     names = []
     for v in value:
         if isinstance(v, bool) or not isinstance(v, str | int | float):
@@ -212,7 +213,7 @@ def _names(value: list[Any], fail: Fail) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _exact(value: Any, qtype: str, fail: Fail) -> str | tuple[tuple[str, ...], ...] | None:
+def _exact(value: object, qtype: str, fail: Fail) -> str | tuple[tuple[str, ...], ...] | None:
     """A gold exact answer in one shape: "yes"/"no", or one tuple of synonyms per entity (module docs)."""
     if value is None or qtype == "summary":
         return None
@@ -327,7 +328,7 @@ class BioASQReport(Report):
 
     warnings: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {**super().as_dict(), "questions": self.topics, "warnings": self.warnings}
 
 
@@ -360,7 +361,7 @@ def validate_phase_b(path: str | Path, *, inputs: str | Path | Sequence[Question
     return rep
 
 
-def _load_for_report(path: str | Path, rep: Report) -> Any:
+def _load_for_report(path: str | Path, rep: Report) -> object:
     try:
         with open_maybe_gz(path) as fh:
             return json.load(fh)
@@ -369,7 +370,7 @@ def _load_for_report(path: str | Path, rep: Report) -> Any:
         return None
 
 
-def _check(data: Any, phase: str, expected: Mapping[str, str] | None, rep: BioASQReport) -> None:
+def _check(data: object, phase: str, expected: Mapping[str, str] | None, rep: BioASQReport) -> None:
     if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
         rep.errors.append('the file must hold one JSON object {"questions": [...]}')
         return
@@ -404,7 +405,7 @@ def _check(data: Any, phase: str, expected: Mapping[str, str] | None, rep: BioAS
             rep.errors.append(f"{len(missing)} input questions without an answer: {', '.join(missing[:10])}{more}")
 
 
-def _check_retrieval(q: dict[str, Any], where: str, rep: BioASQReport, *, required: bool) -> None:
+def _check_retrieval(q: JSONObject, where: str, rep: BioASQReport, *, required: bool) -> None:
     docs = q.get("documents")
     if docs is None:
         if required:
@@ -433,7 +434,7 @@ def _check_retrieval(q: dict[str, Any], where: str, rep: BioASQReport, *, requir
         _check_snippet(s, f"{where} snippets[{k}]", rep)
 
 
-def _check_snippet(s: Any, where: str, rep: BioASQReport) -> None:
+def _check_snippet(s: object, where: str, rep: BioASQReport) -> None:
     if not isinstance(s, dict):
         rep.errors.append(f"{where}: a snippet must be an object")
         return
@@ -468,7 +469,7 @@ def _check_snippet(s: Any, where: str, rep: BioASQReport) -> None:
                             f"{len(text)} (offsetInEndSection is exclusive in BioASQ's files)")
 
 
-def _check_answer(q: dict[str, Any], qtype: str | None, where: str, rep: BioASQReport) -> None:
+def _check_answer(q: JSONObject, qtype: str | None, where: str, rep: BioASQReport) -> None:
     ideal = q.get("ideal_answer")
     if ideal is None:
         rep.warnings.append(f"{where}: no ideal_answer (ROUGE scores it 0)")
@@ -516,18 +517,18 @@ def _check_answer(q: dict[str, Any], qtype: str | None, where: str, rep: BioASQR
 # ---- writing ----------------------------------------------------------------------------------------------
 
 
-def _snippet_json(s: Snippet) -> dict[str, Any]:
+def _snippet_json(s: Snippet) -> JSONObject:
     return {"document": doc_url(s.pmid), "text": s.text, "beginSection": s.begin_section,
             "offsetInBeginSection": s.begin_offset, "endSection": s.end_section, "offsetInEndSection": s.end_offset}
 
 
-def _retrieval_json(q: Question) -> dict[str, Any]:
+def _retrieval_json(q: Question) -> JSONObject:
     """The first 10 documents and the first 10 snippets of a ranked result."""
     return {"documents": [doc_url(p) for p in q.documents[:MAX_DOCUMENTS]],
             "snippets": [_snippet_json(s) for s in q.snippets[:MAX_SNIPPETS]]}
 
 
-def _write(path: str | Path, data: dict[str, Any], rep: BioASQReport, what: str) -> None:
+def _write(path: str | Path, data: JSONObject, rep: BioASQReport, what: str) -> None:
     """Write ``data`` atomically if ``rep`` found no error; otherwise raise, leaving no file behind."""
     if rep.errors:
         shown = "; ".join(rep.errors[:5]) + (f"; and {len(rep.errors) - 5} more" if len(rep.errors) > 5 else "")
@@ -548,7 +549,7 @@ def write_phase_a(path: str | Path, results: Sequence[Question]) -> None:
     _write(path, data, rep, "Phase A submission")
 
 
-def _exact_json(a: QAAnswer, qtype: str | None) -> tuple[bool, Any]:
+def _exact_json(a: QAAnswer, qtype: str | None) -> tuple[bool, object]:
     """(whether to write exact_answer, its JSON) for an answer of type ``qtype`` (None: by its shape)."""
     if qtype == "summary" or a.exact is None:
         return False, None
@@ -572,7 +573,7 @@ def write_phase_b(path: str | Path, answers: Sequence[QAAnswer], *, questions: S
     extra = {q.id: q for q in retrieved or ()}
     entries = []
     for a in answers:
-        entry: dict[str, Any] = {"id": a.question_id, "ideal_answer": a.ideal}
+        entry: JSONObject = {"id": a.question_id, "ideal_answer": a.ideal}
         write, exact = _exact_json(a, types.get(a.question_id) if types is not None else None)
         if write:
             entry["exact_answer"] = exact

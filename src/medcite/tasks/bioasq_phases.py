@@ -1,7 +1,8 @@
 """BioASQ Task b as task objects: Phase A (documents and snippets), Phase A+ (answers from the system's own
 snippets) and Phase B (answers from the gold snippets of the input). FORMATS.md §5, docs/BIOASQ.md.
 
-Each phase reads the questions with :func:`medcite.tasks.bioasq.read_questions` (bad input stops there, before
+Each phase is a registered task (``bioasq-a``, ``bioasq-aplus``, ``bioasq-b``; no settings beyond ``backend``),
+reads the questions with :func:`medcite.tasks.bioasq.read_questions` (bad input stops there, before
 any model loads), answers them into a run directory and writes the submission with the atomic, validating
 writers of :mod:`medcite.tasks.bioasq`: an error anywhere leaves no submission file behind.
 
@@ -21,20 +22,33 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
 from ..errors import ConfigError
 from ..io import write_json
 from ..rundir import RunWriter
-from ..types import Answer, AnswerSentence, Dropped, Evidence, Hit, QAAnswer, Question, Snippet, Topic
+from ..types import (
+    Answer,
+    AnswerSentence,
+    Article,
+    Dropped,
+    Evidence,
+    Hit,
+    QAAnswer,
+    Question,
+    Snippet,
+    Topic,
+)
+from .base import Family, JSONObject, RunContext, TaskConfig
 from .bioasq import read_questions, validate_phase_a, validate_phase_b, write_phase_a, write_phase_b
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..context import BuildContext
+    from ..evidence.bioasq_snippets import BioASQSnippets
     from ..pipeline import Pipeline
     from ..qa.base import Answerer
     from .bioasq import BioASQReport
@@ -51,11 +65,16 @@ class BioASQResult:
     run_dir: Path
     report: BioASQReport
     questions: int
-    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    records: dict[str, JSONObject] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.report.ok
+
+    @property
+    def topics(self) -> int:
+        """The questions answered (:class:`~medcite.tasks.base.Result`'s name for them)."""
+        return self.questions
 
 
 def build_answerer(settings: Settings, ctx: BuildContext) -> Answerer:
@@ -68,22 +87,22 @@ def build_answerer(settings: Settings, ctx: BuildContext) -> Answerer:
 
 
 # -- records: the submission's content per question, kept in the run directory ------------------------------
-def _snippet_row(s: Snippet) -> dict[str, Any]:
+def _snippet_row(s: Snippet) -> JSONObject:
     return {"pmid": s.pmid, "text": s.text, "begin_section": s.begin_section, "begin_offset": s.begin_offset,
             "end_section": s.end_section, "end_offset": s.end_offset, "score": round(float(s.score), 6)}
 
 
-def _snippet_of(row: dict[str, Any]) -> Snippet:
+def _snippet_of(row: JSONObject) -> Snippet:
     return Snippet(row["pmid"], row["text"], row["begin_section"], row["begin_offset"], row["end_section"],
                    row["end_offset"], row.get("score", 0.0))
 
 
-def _answer_row(a: QAAnswer) -> dict[str, Any]:
+def _answer_row(a: QAAnswer) -> JSONObject:
     exact = list(a.exact) if isinstance(a.exact, tuple) else a.exact
     return {"exact": exact, "ideal": a.ideal, "notes": list(a.notes)}
 
 
-def _answer_of(qid: str, row: dict[str, Any]) -> QAAnswer:
+def _answer_of(qid: str, row: JSONObject) -> QAAnswer:
     exact = row.get("exact")
     return QAAnswer(qid, tuple(exact) if isinstance(exact, list) else exact, row.get("ideal", ""),
                     notes=tuple(row.get("notes", ())))
@@ -103,17 +122,47 @@ def _answer(qid: str, a: QAAnswer | None, generator: str) -> Answer:
                   [Dropped("answer", note, "qa note") for note in a.notes], generator)
 
 
+class PhaseAConfig(TaskConfig):
+    """BioASQ Phase A (its options are the preset's ``bioasq`` section)."""
+
+    backend: Literal["bioasq-a"] = "bioasq-a"
+
+
+class PhaseAPlusConfig(TaskConfig):
+    """BioASQ Phase A+ (its options are the preset's ``bioasq`` and ``qa`` sections)."""
+
+    backend: Literal["bioasq-aplus"] = "bioasq-aplus"
+
+
+class PhaseBConfig(TaskConfig):
+    """BioASQ Phase B (its options are the preset's ``qa`` section)."""
+
+    backend: Literal["bioasq-b"] = "bioasq-b"
+
+
 class _Phase:
     """Shared run-directory bookkeeping of the three phases."""
 
     name: ClassVar[str]
-    validate_kind: ClassVar[str] = "bioasq"
+    family: ClassVar[Family] = "bioasq"
+    corpus: ClassVar[bool] = True
+    grounding: ClassVar[bool] = False
     submission_name: ClassVar[str] = "submission.json"
 
-    def read(self, path: str | Path) -> list[Question]:
+    def __init__(self, answerer: Answerer | None = None) -> None:
+        """``answerer``: answer with this object instead of building ``settings.qa`` (Phase A+ and B)."""
+        self.answerer = answerer
+
+    @classmethod
+    def from_config(cls, cfg: TaskConfig, ctx: BuildContext | None = None) -> Self:
+        # the answerer is built when the run starts, after the run directory is claimed (as it always was)
+        return cls()
+
+    @classmethod
+    def read(cls, path: str | Path) -> list[Question]:
         return read_questions(path)
 
-    def _writer(self, out: Path, settings: Settings, command: str, extra: dict[str, Any]) -> RunWriter:
+    def _writer(self, out: Path, settings: Settings, command: str, extra: dict[str, object]) -> RunWriter:
         return RunWriter(out, settings, command=command, extra={"task": self.name, **extra})
 
     def _submit(self, out: Path, output: Path | None, write: Callable[[Path], None]) -> Path:
@@ -126,7 +175,7 @@ class _Phase:
         return output or out / self.submission_name
 
     @staticmethod
-    def records(out: Path) -> dict[str, dict[str, Any]]:
+    def records(out: Path) -> dict[str, JSONObject]:
         """Question id -> its record, for the questions the run directory has finished."""
         path = out / RECORDS
         if not path.exists():
@@ -134,7 +183,7 @@ class _Phase:
         answers = out / "answers.jsonl"
         done = {str(json.loads(line)["topic_id"]) for line in answers.read_text(encoding="utf-8").splitlines()
                 if line.strip()} if answers.exists() else set()
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, JSONObject] = {}
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 row = json.loads(line)
@@ -144,8 +193,9 @@ class _Phase:
                 rows[str(row["id"])] = row
         return rows
 
-    def _record(self, writer: RunWriter, q: Question, row: dict[str, Any], hits: Sequence[Hit],
-                snippets: Sequence[Snippet], answer: QAAnswer | None, generator: str, articles: Any = (),
+    def _record(self, writer: RunWriter, q: Question, row: JSONObject, hits: Sequence[Hit],
+                snippets: Sequence[Snippet], answer: QAAnswer | None, generator: str,
+                articles: Iterable[Article] = (),
                 timings: dict[str, float] | None = None) -> None:
         writer.append(RECORDS, {"id": q.id, **row})
         writer.write_topic(Topic(q.id, q.body, type=q.type),
@@ -157,7 +207,8 @@ class _Phase:
 class _Retrieving(_Phase):
     """Phase A's retrieval and snippet selection, shared by Phase A and A+."""
 
-    def _retrieve(self, pipeline: Pipeline, selector: Any, q: Question) -> tuple[list[Hit], list[Snippet], Any]:
+    def _retrieve(self, pipeline: Pipeline, selector: BioASQSnippets, q: Question
+                  ) -> tuple[list[Hit], list[Snippet], dict[str, Article]]:
         cfg = pipeline.settings.bioasq
         final = pipeline.retrieval.retrieve(Topic(q.id, q.body, type=q.type)).final
         hits, top = final[: cfg.documents], final[: cfg.snippet_documents]  # snippets may come from more documents
@@ -166,21 +217,21 @@ class _Retrieving(_Phase):
         return hits, snippets, articles
 
     @staticmethod
-    def _selector(pipeline: Pipeline) -> Any:
+    def _selector(pipeline: Pipeline) -> BioASQSnippets:
         from ..evidence.bioasq_snippets import BioASQSnippets
 
         return BioASQSnippets.from_settings(pipeline.settings.bioasq, pipeline.context)
 
     @staticmethod
-    def _retrieval_row(hits: Sequence[Hit], snippets: Sequence[Snippet]) -> dict[str, Any]:
+    def _retrieval_row(hits: Sequence[Hit], snippets: Sequence[Snippet]) -> JSONObject:
         return {"documents": [h.pmid for h in hits], "snippets": [_snippet_row(s) for s in snippets]}
 
     @staticmethod
-    def _retrieved(q: Question, row: dict[str, Any]) -> Question:
+    def _retrieved(q: Question, row: JSONObject) -> Question:
         return Question(q.id, q.type, q.body, tuple(row["documents"]),
                         tuple(_snippet_of(s) for s in row["snippets"]))
 
-    def _extra(self, pipeline: Pipeline) -> dict[str, Any]:
+    def _extra(self, pipeline: Pipeline) -> dict[str, object]:
         return {"corpus": {"path": str(pipeline.corpus_path), **pipeline.store.fingerprint()}}
 
 
@@ -188,11 +239,13 @@ class PhaseA(_Retrieving):
     """BioASQ Phase A: at most 10 ranked documents and 10 ranked snippets per question."""
 
     name = "bioasq-a"
+    Config = PhaseAConfig
 
-    def run(self, pipeline: Pipeline, questions: Sequence[Question], out: Path, *, output: Path | None = None,
-            command: str = "") -> BioASQResult:
+    def run(self, inputs: Sequence[Question], ctx: RunContext) -> BioASQResult:
+        """Documents and snippets of every question into ``ctx.out``; the submission also to ``ctx.output``."""
         from ..progress import progress
 
+        pipeline, questions, out, command, output = ctx.corpus(self.name), inputs, ctx.out, ctx.command, ctx.output
         selector = self._selector(pipeline)
         with self._writer(out, pipeline.settings, command, self._extra(pipeline)) as writer:
             done = writer.done_topics()
@@ -212,14 +265,13 @@ class PhaseAPlus(_Retrieving):
     """BioASQ Phase A+: Phase A's documents and snippets, and exact and ideal answers from those snippets."""
 
     name = "bioasq-aplus"
+    Config = PhaseAPlusConfig
 
-    def __init__(self, answerer: Answerer | None = None) -> None:
-        self.answerer = answerer
-
-    def run(self, pipeline: Pipeline, questions: Sequence[Question], out: Path, *, output: Path | None = None,
-            command: str = "") -> BioASQResult:
+    def run(self, inputs: Sequence[Question], ctx: RunContext) -> BioASQResult:
+        """Phase A, then the answerer on the retrieved snippets; the submission also to ``ctx.output``."""
         from ..progress import progress
 
+        pipeline, questions, out, command, output = ctx.corpus(self.name), inputs, ctx.out, ctx.command, ctx.output
         answerer = self.answerer or build_answerer(pipeline.settings, pipeline.context)
         selector = self._selector(pipeline)
         with self._writer(out, pipeline.settings, command, self._extra(pipeline)) as writer:
@@ -243,19 +295,20 @@ class PhaseB(_Phase):
     """BioASQ Phase B: exact and ideal answers from the gold snippets given with each question."""
 
     name = "bioasq-b"
+    Config = PhaseBConfig
+    corpus = False
 
-    def __init__(self, answerer: Answerer | None = None) -> None:
-        self.answerer = answerer
-
-    def run(self, settings: Settings, ctx: BuildContext, questions: Sequence[Question], out: Path, *,
-            output: Path | None = None, command: str = "") -> BioASQResult:
+    def run(self, inputs: Sequence[Question], ctx: RunContext) -> BioASQResult:
+        """The answerer on each question's gold snippets (no corpus); the submission also to ``ctx.output``."""
         from ..progress import progress
+
+        settings, questions, out, command, output = ctx.settings, inputs, ctx.out, ctx.command, ctx.output
 
         without = [q.id for q in questions if not q.snippets]
         if without:
             log.warning("%d Phase B question(s) come without snippets and are answered from none: %s",
                         len(without), ", ".join(without[:5]) + (" ..." if len(without) > 5 else ""))
-        answerer = self.answerer or build_answerer(settings, ctx)
+        answerer = self.answerer or build_answerer(settings, ctx.build)
         with self._writer(out, settings, command, {}) as writer:
             done = writer.done_topics()
             for q in progress([q for q in questions if q.id not in done], desc="phase B", unit="question"):

@@ -28,12 +28,12 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..evidence.sentences import SPLITTERS
 from ..io import atomic_write, write_json
 from ..types import Answer
+from .base import JSONObject
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ _WEAK = re.compile(r"[\s,;:]+")
 _WEAK_END = re.compile(r"[\s,;:]+$")
 
 
-def biogen25_line(answer: Answer, team_id: str, run_id: str) -> dict[str, Any]:
+def biogen25_line(answer: Answer, team_id: str, run_id: str) -> JSONObject:
     """One line of the 2025 Task B submission: ``{"metadata": {...}, "responses": [{"text", "citations"}]}``."""
     return {
         "metadata": {"team_id": team_id, "run_id": run_id, "topic_id": str(answer.topic_id)},
@@ -272,7 +272,7 @@ def _checked_pmids(answer: Answer, i: int) -> list[str]:
     return unique
 
 
-def biogen24_result(answer: Answer) -> tuple[dict[str, Any], list[Rewrite]]:
+def biogen24_result(answer: Answer) -> tuple[JSONObject, list[Rewrite]]:
     """The 2024 result object ``{"topic_id", "answer", "references"}`` and the rewrites made to its text."""
     parts: list[str] = []
     rewrites: list[Rewrite] = []

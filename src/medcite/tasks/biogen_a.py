@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError, InputError
 from ..io import atomic_write, open_maybe_gz
+from .base import JSONObject
 from .validate import PMID_RE, Report
 
 MAX_NEW_PMIDS = 3  # "no more than three PMIDs per answer sentence for both supporting and contradicting" (guidelines)
@@ -52,7 +53,7 @@ class GroundingItem:
     qa_id: str
     question: str
     sentences: tuple[GroundingSentence, ...]
-    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    metadata: JSONObject = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ class GroundedSentence:
         return cls(sentence.text, sentence.existing, tuple(supported), tuple(contradicted))
 
 
-def pmid_str(value: Any) -> str | None:
+def pmid_str(value: object) -> str | None:
     """A PMID as a bare digit string (``31234567`` or ``"31234567"``); None when ``value`` is not a PMID."""
     if isinstance(value, bool):
         return None
@@ -98,7 +99,7 @@ class _BadFile(Exception):
         return f"{self.position}: {self.message}" if self.position else self.message
 
 
-def _load(path: Path) -> list[tuple[str, Any]]:
+def _load(path: Path) -> list[tuple[str, object]]:
     """Every top-level item of a JSON list or a JSONL file, with its position."""
     try:
         with open_maybe_gz(path) as fh:
@@ -132,7 +133,7 @@ def _load(path: Path) -> list[tuple[str, Any]]:
     return rows
 
 
-def _metadata(obj: Any) -> tuple[dict[str, Any] | None, str | None]:
+def _metadata(obj: object) -> tuple[JSONObject | None, str | None]:
     """The item's metadata (``metadata``, else the kit's ``meta_data``) and its qa_id as a string."""
     if not isinstance(obj, dict):
         return None, None
@@ -145,7 +146,7 @@ def _metadata(obj: Any) -> tuple[dict[str, Any] | None, str | None]:
     return meta, qa_id if isinstance(qa_id, str) and qa_id.strip() else None
 
 
-def _pmid_tuple(value: Any, key: str, position: str, *, nullable: bool) -> tuple[str, ...]:
+def _pmid_tuple(value: object, key: str, position: str, *, nullable: bool) -> tuple[str, ...]:
     if value is None and nullable:
         return ()
     if not isinstance(value, list):
@@ -160,7 +161,7 @@ def _pmid_tuple(value: Any, key: str, position: str, *, nullable: bool) -> tuple
     return tuple(out)
 
 
-def _items(path: Path, *, submission: bool) -> list[tuple[str, str, dict[str, Any], list[Any]]]:
+def _items(path: Path, *, submission: bool) -> list[tuple[str, str, JSONObject, list[Any]]]:
     """``(position, qa_id, metadata, answer)`` of every item, each qa_id once; raises :class:`_BadFile`."""
     rows = _load(path)
     if not rows:
@@ -190,7 +191,7 @@ def _items(path: Path, *, submission: bool) -> list[tuple[str, str, dict[str, An
     return out
 
 
-def _text(sentence: Any, position: str) -> str:
+def _text(sentence: object, position: str) -> str:
     if not isinstance(sentence, dict):
         raise _BadFile(f"a sentence must be a JSON object, got {type(sentence).__name__}", position=position)
     text = sentence.get("text")
@@ -260,7 +261,7 @@ def _bad(where: str, message: str, hint: str | None = None) -> InputError:
     return InputError(f"{where}: {message}", hint)
 
 
-def _new_pmids(values: Sequence[Any], key: str, existing: set[str], where: str) -> list[str]:
+def _new_pmids(values: Sequence[object], key: str, existing: set[str], where: str) -> list[str]:
     out = []
     for p in values:
         s = pmid_str(p)
@@ -280,7 +281,7 @@ def _new_pmids(values: Sequence[Any], key: str, existing: set[str], where: str) 
 
 
 def task_a_line(item: GroundingItem, sentences: Sequence[GroundedSentence], *, team_id: str, run_id: str,
-                pmid_type: PmidType = "str") -> dict[str, Any]:
+                pmid_type: PmidType = "str") -> JSONObject:
     """One submission object: ``{"metadata": {team_id, run_id, qa_id, question}, "answer": [{text,
     existing_supported_citations, supported_citations, contradicted_citations}]}``.
 
@@ -292,7 +293,7 @@ def task_a_line(item: GroundingItem, sentences: Sequence[GroundedSentence], *, t
     if len(sentences) != len(item.sentences):
         raise _bad(f"qa_id {item.qa_id}", f"{len(sentences)} results for {len(item.sentences)} sentences",
                    "give one GroundedSentence per input sentence, in the input's order")
-    conv: Callable[[str], Any] = int if pmid_type == "int" else str
+    conv: Callable[[str], str | int] = int if pmid_type == "int" else str
     answer = []
     for j, (given, result) in enumerate(zip(item.sentences, sentences, strict=True)):
         where = f"qa_id {item.qa_id}, answer[{j}]"
@@ -353,8 +354,8 @@ def write_task_a(path: str | Path, items: Sequence[GroundingItem], results: Mapp
 @dataclass
 class _Answered:
     where: str
-    question: Any
-    sentences: list[tuple[str, Any, set[str]]]  # (position, text, existing PMIDs as strings)
+    question: object
+    sentences: list[tuple[str, object, set[str]]]  # (position, text, existing PMIDs as strings)
 
 
 @dataclass
@@ -364,7 +365,7 @@ class _State:
     new: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (position, qa_id, new PMIDs)
 
 
-def _pmid_list(value: Any, key: str, where: str, st: _State) -> tuple[list[str], list[Any]]:
+def _pmid_list(value: object, key: str, where: str, st: _State) -> tuple[list[str], list[object]]:
     """Valid PMIDs as strings, and the raw values as written (for the official raw-type overlap check)."""
     if value is None and key == "existing_supported_citations":
         return [], []
@@ -384,7 +385,7 @@ def _pmid_list(value: Any, key: str, where: str, st: _State) -> tuple[list[str],
     return good, [p for p in value if isinstance(p, (int, str))]
 
 
-def _overlap(a: tuple[list[str], list[Any]], b: tuple[list[str], list[Any]], what: str, where: str,
+def _overlap(a: tuple[list[str], list[object]], b: tuple[list[str], list[object]], what: str, where: str,
              st: _State) -> None:
     both = sorted(set(a[0]) & set(b[0]))
     if both:
@@ -393,7 +394,7 @@ def _overlap(a: tuple[list[str], list[Any]], b: tuple[list[str], list[Any]], wha
         st.rep.errors.append(f"{where}: {what}: {', '.join(both)}{note}")
 
 
-def _check_sentence(s: Any, where: str, qa_id: str, st: _State) -> tuple[str, Any, set[str]]:
+def _check_sentence(s: object, where: str, qa_id: str, st: _State) -> tuple[str, object, set[str]]:
     if not isinstance(s, dict):
         st.rep.errors.append(f"{where}: a sentence must be a JSON object")
         return where, None, set()
@@ -419,7 +420,7 @@ def _check_sentence(s: Any, where: str, qa_id: str, st: _State) -> tuple[str, An
     return where, text, set(existing[0])
 
 
-def _check_item(where: str, obj: Any, st: _State, runs: set[tuple[str, str]]) -> tuple[str, _Answered] | None:
+def _check_item(where: str, obj: object, st: _State, runs: set[tuple[str, str]]) -> tuple[str, _Answered] | None:
     rep = st.rep
     if not isinstance(obj, dict):
         rep.errors.append(f"{where}: an item must be a JSON object")

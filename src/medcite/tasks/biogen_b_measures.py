@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,7 +49,7 @@ NEEDS_LLM = ("not measured: answer completeness needs an LLM judge (llm.backend 
 
 
 # -- inputs -------------------------------------------------------------------------------------------
-def _reference_text(value: Any, where: str) -> str:
+def _reference_text(value: object, where: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -70,7 +70,7 @@ def read_references(path: str | Path) -> dict[str, str]:
         head = f.read(1)
     if head == "{" and not path.name.endswith((".jsonl", ".jsonl.gz")):
         with open_maybe_gz(path) as f:
-            data: Any = json.load(f)
+            data: object = json.load(f)
         rows = data["questions"] if isinstance(data, dict) and "questions" in data else [data]
     elif head == "[":
         with open_maybe_gz(path) as f:

@@ -2,10 +2,11 @@
 and contradicting PMIDs.
 
 Reads the official input (:func:`medcite.tasks.biogen_a.read_task_a`), grounds each question-answer pair with
-:class:`medcite.pipeline.grounding.Grounder` (the preset's retrieval, then the stance stage on the best
-candidates), writes a run directory like Task B's — one topic per qa_id, so ``medcite view`` opens it, and a
-resumed run skips the pairs already done — and from it the official submission, validated like the official
-validator plus medcite's checks (sentences unchanged, every new PMID read by the system).
+the pipeline's :class:`medcite.pipeline.grounding.Grounder` (the preset's retrieval, then the stance stage on the
+best candidates; a pipeline made with ``grounding=True`` always has one), writes a run directory like Task B's
+— one topic per qa_id, so ``medcite view`` opens it, and a resumed run skips the pairs already done — and from it
+the official submission, validated like the official validator plus medcite's checks (sentences unchanged, every
+new PMID read by the system). Registered as task ``biogen-a``, settings :class:`TaskAConfig`.
 """
 
 from __future__ import annotations
@@ -13,53 +14,76 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal, Self
+
+from pydantic import Field
 
 from ..errors import ConfigError
 from ..io import write_json
 from ..retrieve.fusion import rrf
 from ..rundir import RunWriter
 from ..types import Answer, AnswerSentence, Article, Evidence, Stance, Topic
-from .base import TaskResult
+from .base import Family, JSONObject, RunContext, TaskConfig, TaskResult
 from .biogen_a import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
 from .validate import Report, write_errlog
 
 if TYPE_CHECKING:
-    from ..pipeline import Pipeline
+    from ..context import BuildContext
     from ..pipeline.grounding import SentenceGrounding
+    from .validate import InCorpus
 
 VERIFICATION = "verification.jsonl"
+
+
+class TaskAConfig(TaskConfig):
+    """What a BioGen Task A submission says about its run."""
+
+    backend: Literal["biogen-a"] = "biogen-a"
+    team_id: str = Field("medcite", description="Team id written into the submission.")
+    run_id: str | None = Field(None, description="Run id in the submission (None: the run directory's name).")
+    pmid_type: PmidType = Field("str", description="Write every PMID as a string or as an integer (one type "
+                                "throughout).")
 
 
 class TaskA:
     """Reader, grounding loop, writer and validator of TREC BioGen 2025 Task A."""
 
     name: ClassVar[str] = "biogen-a"
+    Config = TaskAConfig
+    family: ClassVar[Family] = "biogen"
+    corpus: ClassVar[bool] = True
+    grounding: ClassVar[bool] = True
     validate_kind: ClassVar[str] = "biogen-a"
     submission_name: ClassVar[str] = "submission.jsonl"
 
-    def __init__(self, *, team_id: str = "medcite", run_id: str | None = None, pmid_type: PmidType = "str",
-                 **_: Any) -> None:
+    def __init__(self, *, team_id: str = "medcite", run_id: str | None = None, pmid_type: PmidType = "str") -> None:
         self.team_id, self.run_id, self.pmid_type = team_id, run_id, pmid_type
 
-    def read(self, path: str | Path) -> list[GroundingItem]:
+    @classmethod
+    def from_config(cls, cfg: TaskAConfig, ctx: BuildContext | None = None) -> Self:
+        return cls(team_id=cfg.team_id, run_id=cfg.run_id, pmid_type=cfg.pmid_type)
+
+    @classmethod
+    def read(cls, path: str | Path) -> list[GroundingItem]:
         return read_task_a(path)
 
-    def validate(self, path: str | Path, *, in_corpus: Any = None, expected_topics: Sequence[str] | None = None,
-                 evidence: dict[str, set[str]] | None = None,
+    @classmethod
+    def validate(cls, path: str | Path, *, in_corpus: InCorpus | None = None,
+                 expected_topics: Sequence[str] | None = None, evidence: dict[str, set[str]] | None = None,
                  inputs: Sequence[GroundingItem] | None = None) -> Report:
         return validate_task_a(path, inputs=inputs, in_corpus=in_corpus, evidence=evidence,
                                expected_qa_ids=expected_topics)
 
-    def run(self, pipeline: Pipeline, items: Sequence[GroundingItem], out: Path, *, command: str = "") -> TaskResult:
-        from ..pipeline.grounding import Grounder
-
-        stance = pipeline.stance or pipeline.context.build("stance", pipeline.settings.stance)
-        if stance is None:
-            raise ConfigError("Task A judges each candidate's stance, but stance.backend is 'none'",
+    def run(self, inputs: Sequence[GroundingItem], ctx: RunContext) -> TaskResult:
+        """Ground every pair with the pipeline's grounder into ``ctx.out``, then write and validate the
+        submission."""
+        pipeline, items, out = ctx.corpus(self.name), inputs, ctx.out
+        grounder = pipeline.grounder
+        if grounder is None:  # the pipeline was not made for Task A, or its stance stage is 'none'
+            raise ConfigError("Task A judges each candidate's stance, but this pipeline has no grounder "
+                              "(stance.backend is 'none', or it was not made with grounding=True)",
                               hint="use a grounding preset (--preset offline-grounding) or --set stance.backend=...")
-        grounder = Grounder(pipeline.retrieval, stance, pipeline.store, pipeline.settings.ground)
-        with RunWriter(out, pipeline.settings, command=command,
+        with RunWriter(out, pipeline.settings, command=ctx.command,
                        extra={"task": self.name, "corpus": {"path": str(pipeline.corpus_path),
                                                             **pipeline.store.fingerprint()}}) as writer:
             done = writer.done_topics()
@@ -114,7 +138,7 @@ class TaskA:
                            timings={}, verification=record)
 
     @staticmethod
-    def _records(out: Path) -> dict[str, dict[str, Any]]:
+    def _records(out: Path) -> dict[str, JSONObject]:
         path = out / VERIFICATION
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()] \
             if path.exists() else []

@@ -16,7 +16,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
 from ..io import open_maybe_gz
@@ -61,7 +60,7 @@ def read_topics(path: str | Path) -> list[Topic]:
     return topics
 
 
-def _from_json(data: Any, path: Path) -> list[Topic]:
+def _from_json(data: object, path: Path) -> list[Topic]:
     if isinstance(data, Mapping) and isinstance(data.get("questions"), list):
         return [_bioasq(q, path, i) for i, q in enumerate(data["questions"])]
     if isinstance(data, Mapping) and isinstance(data.get("topics"), list):
@@ -93,7 +92,7 @@ def _from_jsonl(text: str, path: Path) -> list[Topic]:
     return topics
 
 
-def _text(item: Mapping[str, Any], *keys: str, who: str, path: Path, where: str) -> str | None:
+def _text(item: Mapping[str, object], *keys: str, who: str, path: Path, where: str) -> str | None:
     """The first of ``keys`` holding text; a value that is not a string (a list, a number) is an InputError."""
     for key in keys:
         value = item.get(key)
@@ -109,7 +108,7 @@ def _text(item: Mapping[str, Any], *keys: str, who: str, path: Path, where: str)
     return None
 
 
-def _id(item: Mapping[str, Any], *keys: str) -> str | None:
+def _id(item: Mapping[str, object], *keys: str) -> str | None:
     for key in keys:
         value = item.get(key)
         if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
@@ -117,7 +116,7 @@ def _id(item: Mapping[str, Any], *keys: str) -> str | None:
     return None
 
 
-def _bioasq(item: Any, path: Path, i: int) -> Topic:
+def _bioasq(item: object, path: Path, i: int) -> Topic:
     where = f"questions[{i}]"
     if not isinstance(item, Mapping):
         raise InputError("each question must be a JSON object", path=str(path), position=where)
@@ -129,7 +128,7 @@ def _bioasq(item: Any, path: Path, i: int) -> Topic:
     return Topic(id=qid, question=body, type=_text(item, "type", who=who, path=path, where=where))
 
 
-def _biogen(item: Mapping[str, Any], path: Path, i: int, where: str | None = None) -> Topic:
+def _biogen(item: Mapping[str, object], path: Path, i: int, where: str | None = None) -> Topic:
     where = where or f"item {i}"
     qid = _id(item, "id", "topic_id", "qid")
     who = f"topic {qid!r}" if qid else "a topic"

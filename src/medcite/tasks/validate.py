@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
+from .base import JSONObject
 from .biogen import MAX_BRACKET_PMIDS, parse_biogen24_answer
 
 MAX_WORDS = 250
@@ -38,14 +38,14 @@ class Report:
     def ok(self) -> bool:
         return not self.errors
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {"file": self.path, "ok": self.ok, "topics": self.topics, "errors": self.errors}
 
 
 InCorpus = Callable[[Collection[str]], set[str]]  # returns the subset present in the corpus
 
 
-def _check_pmids(pmids: list[Any], where: str, rep: Report, in_corpus: InCorpus | None,
+def _check_pmids(pmids: Sequence[object], where: str, rep: Report, in_corpus: InCorpus | None,
                  evidence: set[str] | None) -> list[str]:
     good = []
     for p in pmids:

@@ -17,6 +17,7 @@ from medcite.corpus.store import DocumentStore, FileStats
 from medcite.pipeline.context import Context
 from medcite.qa.llm_qa import LLMQA
 from medcite.tasks import bioasq_phases
+from medcite.tasks.base import RunContext
 from medcite.tasks.bioasq import read_phase_a_run, read_phase_b_run, validate_phase_a, validate_phase_b
 from medcite.types import Article, QAAnswer, Question, Snippet
 
@@ -210,7 +211,7 @@ def test_phase_b_with_the_llm_answerer_built_from_its_config(tmp_path: Path) -> 
     try:
         qa = LLMQA.from_config(LLMQA.Config(shots=0), ctx)
         questions = bioasq_phases.PhaseB().read(_write(tmp_path / "b.json", PHASE_B))
-        result = bioasq_phases.PhaseB(qa).run(settings, ctx, questions, tmp_path / "run", output=tmp_path / "b.out")
+        result = bioasq_phases.PhaseB(qa).run(questions, RunContext(ctx, tmp_path / "run", output=tmp_path / "b.out"))
     finally:
         ctx.close()
     assert result.ok
@@ -228,15 +229,15 @@ def test_the_answerer_comes_from_settings_qa_through_the_registry(tmp_path: Path
     try:
         answerer = bioasq_phases.build_answerer(settings, ctx)
         assert isinstance(answerer, LLMQA)
-        result = bioasq_phases.PhaseB().run(settings, ctx, bioasq_phases.PhaseB().read(
-            _write(tmp_path / "b.json", PHASE_B[:1])), tmp_path / "run", output=tmp_path / "out.json")
+        result = bioasq_phases.PhaseB().run(bioasq_phases.PhaseB.read(_write(tmp_path / "b.json", PHASE_B[:1])),
+                                            RunContext(ctx, tmp_path / "run", output=tmp_path / "out.json"))
     finally:
         ctx.close()
     assert json.loads((tmp_path / "out.json").read_text())["questions"][0]["exact_answer"] == "no" and result.ok
 
 
 def test_offline_applies_the_presets_documented_swaps_before_the_users_set_values() -> None:
-    from medcite.cli.bioasq import settings_for
+    from medcite.workflows.tasks import settings_for
 
     s = settings_for("dsgt-ensemble", ("bioasq.snippets=5",), offline=True, no_llm=False)
     from medcite.pipeline.offline import is_local_model

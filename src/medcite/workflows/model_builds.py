@@ -1,7 +1,7 @@
 """``medcite models build``: train the models a preset needs, or named models, into the models folder.
 
-It sits in ``cli`` because it joins layers that otherwise never meet: the retrieval pipeline (the first stage an
-LTR model reorders) and the trainers (which import reranker backends).
+It is a workflow (above ``pipeline`` and ``train``) because it joins layers that otherwise never meet: the
+retrieval pipeline (the first stage an LTR model reorders) and the trainers (which import reranker backends).
 
 Every model of :data:`medcite.trained_models.CATALOGUE` has a recipe here: the options of the measured (and, for
 the small ones, shipped) model. A model built here lands in the models folder, where it takes precedence over
@@ -29,13 +29,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..config import load_settings, preset_names
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
 from ..paths import models_dir
+from ..pipeline.context import Context
 from ..pipeline.retrieval import RetrievalPipeline
+from ..tasks.base import JSONObject
 from ..train.bioasq_docs import data_hash, is_complete, snippet_store
 from ..train.data import read_bioasq
 from ..trained_models import (
@@ -51,6 +53,9 @@ from ..trained_models import (
 )
 from ..types import Hit, Topic
 
+if TYPE_CHECKING:
+    from ..context import BuildContext
+
 log = logging.getLogger(__name__)
 
 Echo = Callable[[str], None]
@@ -64,7 +69,7 @@ class BuildData:
     files: dict[str, Path] = field(default_factory=dict)
     corpus: Path | None = None
     min_questions: int = 20
-    ltr_options: dict[str, Any] = field(default_factory=dict)
+    ltr_options: JSONObject = field(default_factory=dict)
 
     def file(self, kind: str, model: str) -> Path:
         path = self.files.get(kind)
@@ -76,27 +81,29 @@ class BuildData:
 
 
 @contextmanager
-def first_stage_pipeline(preset: str, store: DocumentStore) -> Iterator[tuple[Callable[[str], list[Hit]], Any, str]]:
+def first_stage_pipeline(preset: str, store: DocumentStore
+                         ) -> Iterator[tuple[Callable[[str], list[Hit]], BuildContext, str]]:
     """The first stage of ``preset`` (its reranker switched off) over ``store``: (question -> fused hits, the
     build context the LTR features share, the first stage's settings hash)."""
     settings = load_settings(preset, ["rerank.backend=none"])
-    pipeline = RetrievalPipeline.from_settings(settings, store=store)
-    try:
-        def run(text: str) -> list[Hit]:
-            return pipeline.retrieve(Topic("q", text)).rankings["retrieval"]
+    with Context(settings, store) as ctx:
+        pipeline = RetrievalPipeline.from_settings(settings, store=store, context=ctx)
+        try:
+            def run(text: str) -> list[Hit]:
+                return pipeline.retrieve(Topic("q", text)).rankings["retrieval"]
 
-        yield run, pipeline.context, settings.hash()
-    finally:
-        pipeline.close()
+            yield run, ctx, settings.hash()
+        finally:
+            pipeline.close()
 
 
-def _train_stance(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+def _train_stance(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
     from ..train.stance import StanceTrainOptions, train_stance
 
     return train_stance(data.file("healthver", spec.name), out, base="minilm", opts=StanceTrainOptions())
 
 
-def _train_yesno(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+def _train_yesno(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
     from ..train.qa import YesNoTrainOptions, train_yesno
 
     files = [data.file("bioasq", spec.name)] + ([data.file("pubmedqa", spec.name)] if "pubmedqa" in data.files
@@ -104,21 +111,21 @@ def _train_yesno(spec: TrainedModel, preset: str, data: BuildData, store: Path |
     return train_yesno(files, out, base="minilm", opts=YesNoTrainOptions())
 
 
-def _train_ideal(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+def _train_ideal(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
     from ..train.qa import train_ideal
 
     return train_ideal(data.file("bioasq", spec.name), out)
 
 
 def _train_answer(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path
-                  ) -> dict[str, Any]:
+                  ) -> JSONObject:
     """The answer-sentence scorer, on the gold snippet articles (the documents of the snippet store)."""
     from ..train.answer import train_answer
 
     return train_answer(data.file("bioasq", spec.name), out)
 
 
-def _train_ltr(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+def _train_ltr(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
     """An LTR model reordering ``preset``'s own first stage (for ``best``: hybrid BM25 + packaged MiniLM)."""
     from ..train.ltr import LTROptions, train_ltr
 
@@ -130,7 +137,7 @@ def _train_ltr(spec: TrainedModel, preset: str, data: BuildData, store: Path | N
         return train_ltr(data.file("bioasq", spec.name), opened, out, run, ctx, opts, first_stage_hash=h)
 
 
-def _train_encoder(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> dict[str, Any]:
+def _train_encoder(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
     from ..train.common import TrainOptions
     from ..train.encoder import train_encoder
 
@@ -142,7 +149,7 @@ def _train_encoder(spec: TrainedModel, preset: str, data: BuildData, store: Path
 
 
 def _train_reranker(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path
-                    ) -> dict[str, Any]:
+                    ) -> JSONObject:
     from ..train.common import TrainOptions
     from ..train.reranker import train_reranker
 
@@ -153,7 +160,7 @@ def _train_reranker(spec: TrainedModel, preset: str, data: BuildData, store: Pat
                           base=str(folder("medcite-minilm-bi-bioasq-ce-base")), opts=opts)
 
 
-RECIPES: dict[str, Callable[[TrainedModel, str, BuildData, Path | None, Path], dict[str, Any]]] = {
+RECIPES: dict[str, Callable[[TrainedModel, str, BuildData, Path | None, Path], JSONObject]] = {
     "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal, "answer": _train_answer,
     "ltr": _train_ltr,
     "bi-encoder": _train_encoder, "cross-encoder": _train_reranker,
@@ -235,7 +242,7 @@ def command_of(name: str, data: BuildData, store: Path | None) -> str:
 
 
 def build_models(targets: list[str], data: BuildData, *, echo: Echo = log.info, force: bool = False
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[JSONObject]:
     """Train the models of ``targets`` (presets or model names) that are not already trained here (all of them
     with ``force``); returns one record per model (skipped, built)."""
     todo = plan(targets)
@@ -252,7 +259,7 @@ def build_models(targets: list[str], data: BuildData, *, echo: Echo = log.info, 
     total = sum(CATALOGUE[n].minutes for n, _ in missing)
     if missing:
         echo(f"{len(missing)} model(s) to train, about {total} min on 2 cores: {', '.join(n for n, _ in missing)}")
-    records: list[dict[str, Any]] = []
+    records: list[JSONObject] = []
     left = total
     for i, (name, preset) in enumerate(todo, start=1):
         spec, out = CATALOGUE[name], folder(name)
