@@ -13,7 +13,7 @@
   every layer of the contract.
 - only the build context (``medcite.pipeline.context``) builds backends: no other module calls
   ``from_config``, calls a class ``registry.load`` returned, or constructs a registered backend class (the
-  class names come from the registry), except the listed ones still being converted.
+  class names come from the registry), except the few listed with their reason.
 - ``cli/`` only parses options and prints: it constructs no registered backend (task, stance, index, ...), calls
   no ``from_config`` or ``registry.build`` and imports no backend module; ``medcite.workflows`` imports nothing
   from ``medcite.cli``.
@@ -37,13 +37,6 @@ grimp = pytest.importorskip("grimp")
 pytest.importorskip("importlinter")
 
 ROOT = Path(__file__).resolve().parents[2]
-
-#: the circle config <-> context <-> registry <-> llm.base <-> llm.cache (issue 26), broken by the "factory" work;
-#: the integrator removes this allowance (and its use below) once that work is merged
-_PENDING_FACTORY_CYCLE = frozenset(
-    {"medcite.config", "medcite.context", "medcite.registry", "medcite.llm.base", "medcite.llm.cache"}
-)
-
 
 def _backend_modules() -> dict[str, set[str]]:
     """Stage -> the modules of its registered (built-in) backends."""
@@ -79,8 +72,7 @@ def test_no_import_cycles() -> None:
 
 
 def test_no_import_cycles_counting_type_checking_imports() -> None:
-    cycles = _cycles(exclude_type_checking_imports=False)
-    assert [c for c in cycles if not set(c) <= _PENDING_FACTORY_CYCLE] == []
+    assert _cycles(exclude_type_checking_imports=False) == []
 
 
 def _tree_paths(text: str) -> set[str]:
@@ -172,15 +164,6 @@ def test_backend_modules_import_without_heavy_libraries() -> None:
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-#: construction outside the build context that remains in cli/ and tasks/ while they are converted to ask
-#: the context (``Context(settings, store).build("task", cfg)``, ``ctx.build("stance", cfg)``); each entry is
-#: (module, what it builds). The integrator empties this list when the conversion lands.
-_PENDING_CLI_TASKS = {
-    ("medcite.cli.ground", "TaskA"),
-    ("medcite.cli.run", "registry.load('task', fmt)"),
-    ("medcite.cli.validate", "registry.load('task', _kinds()[kind])"),
-    ("medcite.cli.validate", "OverlapStance"),
-}
 #: construction outside the context for a stated reason, one line each
 _OUTSIDE_THE_CONTEXT = {
     # an index folder opened or built on its own (FaissIndex(folder), `medcite index dense`): no context there
@@ -256,10 +239,10 @@ def test_only_the_context_builds_backends() -> None:
         module = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
         if module != _THE_CONTEXT:
             found |= constructions(path.read_text(encoding="utf-8"), module, classes)
-    allowed = _PENDING_CLI_TASKS | _OUTSIDE_THE_CONTEXT
+    allowed = _OUTSIDE_THE_CONTEXT
     assert not found - allowed, f"built outside the context (ask ctx.build/llm/encoder/index): {found - allowed}"
     assert not allowed - found, f"no longer built by hand; remove from the lists: {allowed - found}"
-def _backend_classes() -> set[str]:
+def _backend_class_names() -> set[str]:
     """The class names of every built-in registered backend (``module:Class`` targets)."""
     return {target.partition(":")[2] for stage in registry.stages() for name in registry.names(stage.name)
             for target, _ in [registry._BACKENDS[stage.name][name]] if target.startswith("medcite.")}
@@ -293,7 +276,7 @@ def test_the_construction_finder_finds_each_form() -> None:
 
 
 def test_cli_builds_nothing_and_workflows_import_no_cli() -> None:
-    classes = _backend_classes()
+    classes = _backend_class_names()
     assert {"OverlapStance", "TaskA", "PhaseA", "PhaseB", "FaissIndex"} <= classes
     found = {str(p.relative_to(ROOT)): hits for p in sorted((ROOT / "src/medcite/cli").glob("*.py"))
              if (hits := _constructions(ast.parse(p.read_text(encoding="utf-8")), classes))}
@@ -304,3 +287,16 @@ def test_cli_builds_nothing_and_workflows_import_no_cli() -> None:
     imported = {(m, b) for m in cli for b in graph.find_modules_directly_imported_by(m) if b in backends}
     assert imported == set(), "cli/ imports backend modules: " + repr(sorted(imported))
     assert not graph.chain_exists(importer="medcite.workflows", imported="medcite.cli", as_packages=True)
+
+
+def test_the_contracts_ignored_imports_are_for_type_checking_only() -> None:
+    """The layer contract lets the build context name the stage protocols (its typed accessors); each such
+    import must be inside ``if TYPE_CHECKING:``, so at run time the context still sits below every stage."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    ignored = [tuple(x.strip() for x in line.split("->")) for c in contracts for line in c.get("ignore_imports", [])]
+    assert ignored and all(a == "medcite.context" for a, _ in ignored)
+    runtime = grimp.build_graph("medcite", exclude_type_checking_imports=True, cache_dir=None)
+    imported = runtime.find_modules_directly_imported_by("medcite.context")
+    assert {b for _, b in ignored} & imported == set()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..tasks.base import JSONObject
+from ..io import JSONObject
 from .numbers import MAX_SEED, Count, Finite
 from .options import Decorated
 

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 Family = Literal["biogen", "bioasq"]
 #: a JSON object as read from (or written to) a file: an official input or submission, or a run directory's
 #: record; its values stay untyped until a reader or validator checks them
-JSONObject = dict[str, Any]
 
 ItemT = TypeVar("ItemT")
 
@@ -143,4 +142,4 @@ class Validating(Protocol):
         ...
 
 
-__all__ = ["Family", "ItemT", "JSONObject", "Result", "RunContext", "Task", "TaskConfig", "TaskResult", "Validating"]
+__all__ = ["Family", "ItemT", "Result", "RunContext", "Task", "TaskConfig", "TaskResult", "Validating"]

@@ -28,9 +28,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..evaluate.bioasq import MAX_FACTOID, yesno_label
-from ..io import open_maybe_gz, write_json
+from ..io import JSONObject, open_maybe_gz, write_json
 from ..types import QUESTION_TYPES, QAAnswer, Question, Snippet
-from .base import JSONObject
 from .validate import Report
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
 from ..errors import ConfigError
-from ..io import write_json
+from ..io import JSONObject, write_json
 from ..rundir import RunWriter
 from ..types import (
     Answer,
@@ -42,7 +42,7 @@ from ..types import (
     Snippet,
     Topic,
 )
-from .base import Family, JSONObject, RunContext, TaskConfig
+from .base import Family, RunContext, TaskConfig
 from .bioasq import read_questions, validate_phase_a, validate_phase_b, write_phase_a, write_phase_b
 
 if TYPE_CHECKING:

@@ -31,9 +31,8 @@ from pathlib import Path
 
 from ..errors import ConfigError, InputError
 from ..evidence.sentences import SPLITTERS
-from ..io import atomic_write, write_json
+from ..io import JSONObject, atomic_write, write_json
 from ..types import Answer
-from .base import JSONObject
 
 logger = logging.getLogger(__name__)
 

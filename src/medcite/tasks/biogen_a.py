@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError, InputError
-from ..io import atomic_write, open_maybe_gz
-from .base import JSONObject
+from ..io import JSONObject, atomic_write, open_maybe_gz
 from .validate import PMID_RE, Report
 
 MAX_NEW_PMIDS = 3  # "no more than three PMIDs per answer sentence for both supporting and contradicting" (guidelines)

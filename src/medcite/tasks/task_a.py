@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Self
 from pydantic import Field
 
 from ..errors import ConfigError
-from ..io import write_json
+from ..io import JSONObject, write_json
 from ..retrieve.fusion import rrf
 from ..rundir import RunWriter
 from ..types import Answer, AnswerSentence, Article, Evidence, Stance, Topic
-from .base import Family, JSONObject, RunContext, TaskConfig, TaskResult
+from .base import Family, RunContext, TaskConfig, TaskResult
 from .biogen_a import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
 from .validate import Report, write_errlog
 

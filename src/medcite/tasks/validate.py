@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .base import JSONObject
+from ..io import JSONObject
 from .biogen import MAX_BRACKET_PMIDS, parse_biogen24_answer
 
 MAX_WORDS = 250

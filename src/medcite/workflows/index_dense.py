@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..config import load_settings
 from ..errors import ConfigError, InputError
-from ..tasks.base import JSONObject
+from ..io import JSONObject
 
 if TYPE_CHECKING:
     from ..index.dense.faiss_backend import FaissConfig

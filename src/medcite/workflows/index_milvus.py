@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import load_settings
-from ..tasks.base import JSONObject
+from ..io import JSONObject
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 from ..config import load_settings, preset_names
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
+from ..io import JSONObject
 from ..paths import models_dir
 from ..pipeline.context import Context
 from ..pipeline.retrieval import RetrievalPipeline
-from ..tasks.base import JSONObject
 from ..train.bioasq_docs import data_hash, is_complete, snippet_store
 from ..train.data import read_bioasq
 from ..trained_models import (

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, cast
 
 from .. import registry
 from ..corpus.store import DocumentStore
-from ..tasks.base import JSONObject, Validating
+from ..io import JSONObject
+from ..tasks.base import Validating
 from ..tasks.validate import Report, evidence_by_topic
 from .tasks import task_names
 
