@@ -29,7 +29,6 @@ import numpy as np
 import retrieval_corpus as rc
 from common import REPO, RESULTS_DIR, latency_summary, markdown_table, update_markdown_section, write_result
 
-from medcite.workflows.model_builds import first_stage_pipeline
 from medcite.config import load_settings
 from medcite.corpus.store import DocumentStore
 from medcite.evaluate.retrieval import evaluate_retrieval
@@ -39,6 +38,7 @@ from medcite.progress import progress
 from medcite.rerank.ltr_features import GROUPS, Features
 from medcite.train.ltr import LTROptions, QueryRows, fit_booster, train_ltr
 from medcite.types import Hit, Topic
+from medcite.workflows.model_builds import first_stage_pipeline
 
 log = logging.getLogger("bench_ltr")
 

@@ -29,10 +29,10 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     with tempfile.TemporaryDirectory(prefix="medcite-ship-") as tmp:
         os.environ["MEDCITE_MODELS_DIR"] = str(Path(tmp) / "models")
-        from medcite.workflows.model_builds import BuildData, build_models
         from medcite.io import write_json
         from medcite.paths import shared_data_dir
         from medcite.trained_models import CATALOGUE, DATA, SHIPPED_DIR, folder
+        from medcite.workflows.model_builds import BuildData, build_models
 
         names = args.names or [n for n, m in CATALOGUE.items() if m.shipped]
         bad = [n for n in names if n not in CATALOGUE or not CATALOGUE[n].shipped]

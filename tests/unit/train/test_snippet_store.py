@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.workflows.model_builds import BuildData, build_models, training_store_folder
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.train.bioasq_docs import MARKER, snippet_articles, snippet_documents, snippet_store
 from medcite.types import Article
+from medcite.workflows.model_builds import BuildData, build_models, training_store_folder
 
 pytest.importorskip("lightgbm")
 
