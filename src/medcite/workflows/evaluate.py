@@ -47,7 +47,6 @@ def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, referenc
     default), and completeness labelled by the LLM ``completeness_llm`` (None: ``settings.llm``; a ``none`` LLM:
     the report says it was not measured)."""
     from ..evaluate.nuggets import DEFAULT_THRESHOLD
-    from ..index.dense.encoders import load_encoder
     from ..pipeline import Context
     from ..rundir import read_answers, read_articles
     from ..tasks.biogen_b_measures import (
@@ -77,7 +76,7 @@ def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, referenc
         cites = judge_citations(answers, articles, stance)
         report["citations"] = cites.as_dict()
         if reference is not None:
-            sentence_encoder = load_encoder(encoder, ctx.models)
+            sentence_encoder = ctx.encoder(encoder)
             nuggets = nugget_scores(answers, read_references(reference), sentence_encoder,
                                     DEFAULT_THRESHOLD if threshold is None else threshold)
             report["nuggets"] = {"reference": str(reference), "encoder": encoder_name, **nuggets.as_dict()}
