@@ -25,10 +25,11 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from ..errors import ConfigError
 from ..evidence.concepts import (
     _norm_tokens,
     corpus_lookup,
@@ -77,6 +78,7 @@ class ExtractiveQAConfig(GenerateConfig):
     runtime_fields = frozenset({"device"})
 
 
+@runtime_checkable
 class Answerer(Protocol):
     """The qa stage's offline answerer (:class:`medcite.qa.extractive.ExtractiveQA`), as used here."""
 
@@ -108,7 +110,10 @@ class ExtractiveQAGenerator:
 
         qa_cfg = validate_config("qa", {"backend": "extractive", "yesno_model": cfg.yesno_model,
                                         "device": cfg.device})
-        return cls(ctx.build("qa", qa_cfg), max_sentences=cfg.max_sentences, max_words=cfg.max_words,
+        answerer = ctx.build("qa", qa_cfg)
+        if not isinstance(answerer, Answerer):  # the extractive qa backend has both abilities
+            raise ConfigError(f"generate.backend='extractive-qa' needs the extractive qa answerer, got {answerer!r}")
+        return cls(answerer, max_sentences=cfg.max_sentences, max_words=cfg.max_words,
                    max_citations=cfg.max_citations, mixed_margin=cfg.mixed_margin,
                    min_entity_pmids=cfg.min_entity_pmids, max_entities=cfg.max_entities,
                    keep_ratio=cfg.keep_ratio, in_corpus=corpus_lookup(ctx, cfg.index))

@@ -52,5 +52,8 @@ def build_gate(settings: Settings, context: BuildContext, stance: StanceClassifi
         return Gate("stance", stance, v.min_support, v.min_support)
     if kind == "overlap":
         cfg = registry.validate_config("stance", {"backend": "overlap", "threshold": v.gate_threshold})
-        return Gate("overlap", context.build("stance", cfg), 0.0, v.gate_threshold)
+        judge = context.build("stance", cfg)
+        if judge is None:  # the overlap backend always builds a judge
+            raise RuntimeError("the overlap stance backend built no judge")
+        return Gate("overlap", judge, 0.0, v.gate_threshold)
     return None

@@ -105,7 +105,7 @@ def _llm_entries(settings: Settings) -> list[tuple[str, str, str | None]]:
     """(role, name, server) of every LLM the settings' stages call."""
     from .offline import llm_names
 
-    out = []
+    out: list[tuple[str, str, str | None]] = []
     for llm in sorted(llm_names(settings, grounding=True), key=lambda n: n or ""):
         cfg = settings.llm if llm is None else settings.llms.get(llm)
         if cfg is None or cfg.backend == "none":

@@ -154,8 +154,9 @@ def normalise(text: str) -> str:
     """Text compared for a quote: whitespace runs as one space, hyphenation at a line end undone, typographic
     quotes and dashes as ASCII."""
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
-    text = text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                                         "\u2013": "-", "\u2014": "-", "\u00a0": " "}))
+    table: dict[str, str | int | None] = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                                          "\u2013": "-", "\u2014": "-", "\u00a0": " "}
+    text = text.translate(str.maketrans(table))
     return " ".join(text.split())
 
 

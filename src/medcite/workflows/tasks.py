@@ -44,7 +44,10 @@ def build_task(name: str, ctx: BuildContext, options: Mapping[str, object] | Non
     fields = registry.config_class("task", name).model_fields
     cfg = registry.validate_config("task", {"backend": name,
                                             **{k: v for k, v in (options or {}).items() if k in fields}})
-    task: Task[object] = ctx.build("task", cfg)
+    task = ctx.build("task", cfg)
+    if not isinstance(task, Task):
+        raise ConfigError(f"the task backend {name!r} builds {type(task).__name__}, which is not a Task",
+                          hint="a task class needs read(path) and run(inputs, ctx) (medcite.tasks.base.Task)")
     return task
 
 

@@ -55,6 +55,8 @@ def citation_support(run_dir: Path) -> SupportSummary:
 
     with Context(load_settings("offline")) as ctx:
         judge = ctx.build("stance", registry.validate_config("stance", "overlap"))
+        if judge is None:  # the overlap backend always builds a judge
+            raise RuntimeError("the overlap stance backend built no judge")
         return support_summary(read_answers(run_dir), read_articles(run_dir), judge)
 
 
