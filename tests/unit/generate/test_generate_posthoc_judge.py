@@ -71,8 +71,54 @@ def test_generator_cites_post_hoc_with_the_llm_support_prompt() -> None:
 
 
 def test_the_preset_builds_the_judge_from_its_own_llm() -> None:
-    s = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules"])
+    from medcite.generate.attribution import RerankShortlist
+    from medcite.pipeline.offline import offline_overrides
+
+    base = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules"])
+    swap = [o for o in offline_overrides(base, "local") if o.startswith("generate.posthoc_shortlist")]
+    assert swap and "embedding" in swap[0]  # ColBERT is hub-only: the MiniLM stand-in shortlists offline
+    s = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules", *swap])
     assert s.generate.llm_names() == {None, "mistral"}  # type: ignore[attr-defined]
+    assert s.generate.posthoc_shortlist.k == 10  # type: ignore[attr-defined]
     gen = build_stage("generate", s.generate, settings=s)
-    # issue 25: System 1 judges its top 10 documents (003 §2.2)
+    # issue 25: System 1 judges its top 10 documents (003 §2.2), picked by its reranker, not TF-IDF
     assert isinstance(gen, LLMGenerator) and isinstance(gen.judge, LLMStance) and gen.judge_candidates == 10
+    assert isinstance(gen.shortlist, RerankShortlist)
+    assert (gen.plain_prompt, gen.condense_prompt) == ("clac24_generate", "clac24_condense")
+
+
+def test_a_reranker_shortlist_replaces_tfidf() -> None:
+    from medcite.generate.attribution import RerankShortlist
+    from medcite_fakes import ReverseReranker
+
+    # the reverse reranker puts the block's last items first: with 2 candidates, items 4 and 3 are judged, so the
+    # sentence is cited by 4 only (3 is about malaria), where TF-IDF would have judged 1 and 4
+    drafts = attribute_judged(["Statins lowered LDL cholesterol."], EVIDENCE, WordsStance(), candidates=2,
+                              shortlist=RerankShortlist(ReverseReranker(keep_first=False)))
+    assert drafts[0].indices == [4]
+    assert attribute_judged(["Statins lowered LDL cholesterol."], EVIDENCE, WordsStance(),
+                            candidates=2)[0].indices == [1, 4]
+
+
+def test_clac24_prompts_render_the_documents_and_the_long_answer() -> None:
+    class Seen(BaseLLM):
+        def __init__(self) -> None:
+            super().__init__("seen")
+            self.prompts: list[str] = []
+
+        def _generate(self, messages: list[Message], params: dict) -> Completion:  # type: ignore[type-arg]
+            self.prompts.append(messages[-1]["content"])
+            if "summarizing expert" in messages[-1]["content"]:
+                return Completion(text="output: Statins lowered LDL cholesterol in adults.", model=self.model)
+            return Completion(text="output: " + "Statins lowered LDL cholesterol in adults. " * 60, model=self.model)
+
+    llm = Seen()
+    gen = LLMGenerator(llm, mode="posthoc", max_attempts=1, fallback=False, judge=WordsStance(), condense=True,
+                       plain_prompt="clac24_generate", condense_prompt="clac24_condense")
+    topic = Topic("t1", "Do statins lower LDL?", narrative="adult patients", topic="statins")
+    ans = gen.generate(topic, [Query("q0", topic.question)], EVIDENCE)
+    first, second = llm.prompts
+    assert "Documents:\n[1] (111) Statins lowered LDL" in first and "Topic: statins\nNarrative: adult patients" in first
+    assert second.startswith("You are a medical question-answering summarizing expert.")
+    assert "Long Answer:\nStatins lowered LDL cholesterol in adults." in second
+    assert [s.text for s in ans.sentences] == ["Statins lowered LDL cholesterol in adults."]  # 'output:' taken off
