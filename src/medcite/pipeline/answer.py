@@ -79,7 +79,8 @@ class Pipeline:
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
             self.gate = self._gate()
-            self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
+            self.grounder = Grounder.from_context(self.retrieval, self.stance, self.store, settings.ground,
+                                                  self.context) if self.stance else None
             if settings.flow == "multi-hop":
                 multihop.hop_llm(self)  # the flow has no no-LLM stand-in: fail before any work
             # the LLM that answers first, or judges the evidence: without one (or with its server down) the step

@@ -58,7 +58,8 @@ class TaskA:
         if stance is None:
             raise ConfigError("Task A judges each candidate's stance, but stance.backend is 'none'",
                               hint="use a grounding preset (--preset offline-grounding) or --set stance.backend=...")
-        grounder = Grounder(pipeline.retrieval, stance, pipeline.store, pipeline.settings.ground)
+        grounder = Grounder.from_context(pipeline.retrieval, stance, pipeline.store, pipeline.settings.ground,
+                                         pipeline.context)
         with RunWriter(out, pipeline.settings, command=command,
                        extra={"task": self.name, "corpus": {"path": str(pipeline.corpus_path),
                                                             **pipeline.store.fingerprint()}}) as writer:
@@ -106,6 +107,8 @@ class TaskA:
         record = {"grounding": [
             {"sentence": i, "text": g.text, "existing": list(s.existing), "supported": g.supported,
              "contradicted": g.contradicted, "anchored": g.anchored,
+             "contradiction_queries": [q.text for q in g.contradiction_queries],
+             "contradiction_candidates": g.contradiction_candidates, "filtered": g.filtered,
              "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores), "span": [v.section, v.start, v.end]}
                           for p, v in g.verdicts.items()}}
             for i, (g, s) in enumerate(zip(found, item.sentences, strict=True))]}
