@@ -38,8 +38,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _settings(replies: list[str], *extra: str, judge: str = "SUPPORTS\nNONE") -> Any:
     """The preset with scripted LLMs: ``replies`` for the default LLM (hops, short and long answer) in turn,
-    the Mistral judge always answering ``judge``."""
-    return load_settings(PRESET, ["llm.backend=replies", f"llm.replies={json.dumps(replies)}",
+    the Mistral judge always answering ``judge``; the citation step's ColBERT shortlist by its offline stand-in."""
+    shortlist = [o for o in offline_overrides(load_settings(PRESET), "local")
+                 if o.startswith("generate.posthoc_shortlist")]
+    return load_settings(PRESET, [*shortlist, "llm.backend=replies", f"llm.replies={json.dumps(replies)}",
                                   "llms.mistral.backend=replies", f"llms.mistral.replies={json.dumps([judge])}",
                                   "retrieve.k=3", "retrieve.keep=3", "hops.docs=4", "evidence.docs=4",
                                   "evidence.max_items=4", "generate.posthoc_candidates=2", *extra])
