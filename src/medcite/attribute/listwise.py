@@ -49,9 +49,9 @@ class ListwiseCitations:
 
     def support(self, sentence: str, articles: Sequence[Article], limit: int = 3) -> list[str]:
         """The PMIDs (among ``articles``) the LLM names as supporting ``sentence``, at most ``limit``."""
-        return self._ask(self.support_prompt, "ground-support", articles, limit, sentence=sentence)
+        return self._ask(self.support_prompt, "citation-support", articles, limit, sentence=sentence)
 
     def contradict(self, question: str, sentence: str, articles: Sequence[Article], limit: int = 3) -> list[str]:
         """The PMIDs (among ``articles``) the LLM names as contradicting ``sentence``, at most ``limit``."""
-        return self._ask(self.contradict_prompt, "ground-contradict", articles, limit, question=question,
+        return self._ask(self.contradict_prompt, "citation-contradict", articles, limit, question=question,
                          sentence=sentence)

@@ -80,6 +80,13 @@ class RerankShortlist:
         return [int(h.pmid) for h in self.reranker.rerank(sentence, hits, docs, n)][:n]
 
 
+class ListwisePicker(Protocol):
+    """Picks a sentence's supporting documents from a list in one call (CLaC 2024 System 1's support prompt,
+    :class:`medcite.attribute.listwise.ListwiseCitations`): PMIDs among ``articles``, at most ``limit``."""
+
+    def support(self, sentence: str, articles: Sequence[Article], limit: int = 3) -> list[str]: ...
+
+
 class SupportJudge(Protocol):
     """What judged attribution needs from a stance backend (medcite.attribute): ``classify((claim, text))``."""
 
@@ -118,3 +125,27 @@ def _tfidf_shortlists(sentences: Sequence[str], evidence: Sequence[Evidence], n:
     except ValueError:  # nothing but stop words: every item is a candidate, in block order
         sims = [[0.0] * len(evidence) for _ in sentences]
     return [sorted(range(len(evidence)), key=lambda j: (-row[j], j))[:n] for row in sims]
+
+
+def attribute_listwise(sentences: Sequence[str], evidence: Sequence[Evidence], picker: ListwisePicker, *,
+                       candidates: int = 10, max_citations: int = 3,
+                       shortlist: Shortlister | None = None) -> list[DraftSentence]:
+    """CLaC 2024's post-hoc citation as System 1 selects citations (§3.2: "citation selection remain[s]
+    unchanged"): each sentence's ``candidates`` best evidence items (``shortlist``, else TF-IDF) are shown to the
+    LLM in one call, which names at most ``max_citations`` supporting PMIDs; each named PMID cites its first
+    shortlisted item. Only the items the generator read can be shown, so only they can be cited."""
+    if not sentences or not evidence:
+        return [DraftSentence(s) for s in sentences]
+    if shortlist is not None:
+        shortlists = [shortlist.shortlist(s, evidence, candidates) for s in sentences]
+    else:
+        shortlists = _tfidf_shortlists(sentences, evidence, candidates)
+    drafts = []
+    for text, short in zip(sentences, shortlists, strict=True):
+        first: dict[str, int] = {}
+        for j in short:
+            first.setdefault(evidence[j].pmid, j)
+        shown = [Article(pmid, "", evidence[j].text) for pmid, j in first.items()]
+        chosen = picker.support(text, shown, max_citations)
+        drafts.append(DraftSentence(text, [evidence[first[p]].index for p in chosen if p in first][:max_citations]))
+    return drafts

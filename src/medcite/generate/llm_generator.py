@@ -35,7 +35,15 @@ from ..evidence.sentences import split_spans
 from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
-from .attribution import RerankShortlist, Shortlister, SupportJudge, attribute, attribute_judged
+from .attribution import (
+    ListwisePicker,
+    RerankShortlist,
+    Shortlister,
+    SupportJudge,
+    attribute,
+    attribute_judged,
+    attribute_listwise,
+)
 from .base import FALLBACK, ExtractiveOptions, GenerateConfig
 from .citations import DraftSentence, carry_verdicts, split_cited_sentences
 from .extractive import ExtractiveGenerator
@@ -98,6 +106,12 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     )
     posthoc_candidates: int = Field(
         5, ge=1, description="'posthoc' with a judge: evidence items judged per sentence (the most similar).")
+    posthoc_pick: Literal["each", "listwise"] = Field(
+        "each", description="'posthoc' with a judge: 'each' (the judge's verdict on every candidate; supporting ones "
+        "are cited) or 'listwise' (CLaC 2024 System 1's citation selection: the judge's LLM -- posthoc_judge must "
+        "be {'backend': 'llm', ...} -- is shown a sentence's candidates in one call with the Appendix A support "
+        "prompt, clac24_support, and names at most max_citations PMIDs)."
+    )
     posthoc_shortlist: stage_field("rerank") | None = Field(  # type: ignore[valid-type]
         None, description="'posthoc' with a judge: a reranker that picks each sentence's posthoc_candidates among "
         "the evidence items, the sentence as its query (CLaC 2024: System 1's ColBERT, {'backend': 'colbert'}); "
@@ -219,6 +233,19 @@ def fuzzy_dedupe(drafts: Sequence[DraftSentence], threshold: float | None) -> tu
     return kept, dropped
 
 
+def _picker(cfg: LLMGenerateConfig, ctx: BuildContext) -> ListwisePicker | None:
+    """``posthoc_pick=listwise``: CLaC 2024's listwise support prompt on the post-hoc judge's LLM."""
+    if cfg.mode != "posthoc" or cfg.posthoc_judge is None or cfg.posthoc_pick != "listwise":
+        return None
+    if cfg.posthoc_judge.backend != "llm":
+        raise ConfigError(f"generate.posthoc_pick=listwise asks the judge's LLM to pick, but generate.posthoc_judge "
+                          f"is the {cfg.posthoc_judge.backend!r} stance backend",
+                          hint="--set generate.posthoc_judge.backend=llm, or --set generate.posthoc_pick=each")
+    from ..attribute.listwise import ListwiseCitations
+
+    return ListwiseCitations(ctx.llm(cfg.posthoc_judge.llm, purpose="generate.posthoc_pick 'listwise'"))
+
+
 class LLMGenerator:
     """Evidence-constrained LLM answers (see the module docstring for the papers and the two modes)."""
 
@@ -231,7 +258,7 @@ class LLMGenerator:
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
                  judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid",
                  plain_prompt: str = "generate_plain", retry_on: str = "any", condense_prompt: str = "condense",
-                 shortlist: Shortlister | None = None) -> None:
+                 shortlist: Shortlister | None = None, picker: ListwisePicker | None = None) -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -262,6 +289,7 @@ class LLMGenerator:
         self.retry_on = retry_on
         self.condense_prompt = condense_prompt
         self.shortlist = shortlist
+        self.picker = picker
 
     Config = LLMGenerateConfig
 
@@ -281,7 +309,7 @@ class LLMGenerator:
                    condense_prompt=cfg.condense_prompt,
                    shortlist=RerankShortlist(ctx.build("rerank", cfg.posthoc_shortlist))
                    if cfg.posthoc_shortlist is not None and cfg.posthoc_judge is not None and cfg.mode == "posthoc"
-                   else None)
+                   else None, picker=_picker(cfg, ctx))
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -304,6 +332,10 @@ class LLMGenerator:
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
             return carry_verdicts(split_cited_sentences(text))
+        if self.picker is not None:
+            return carry_verdicts(attribute_listwise(_plain_sentences(text), evidence, self.picker,
+                                                     candidates=self.judge_candidates,
+                                                     max_citations=self.max_citations, shortlist=self.shortlist))
         if self.judge is not None:
             return carry_verdicts(attribute_judged(_plain_sentences(text), evidence, self.judge,
                                                    candidates=self.judge_candidates, max_citations=self.max_citations,

@@ -3,6 +3,8 @@ at most ``max_citations`` supporting items, most similar first."""
 
 from __future__ import annotations
 
+import pytest
+
 from medcite.attribute.llm_stance import LLMStance
 from medcite.config import load_settings
 from medcite.generate.attribution import attribute_judged
@@ -122,3 +124,53 @@ def test_clac24_prompts_render_the_documents_and_the_long_answer() -> None:
     assert second.startswith("You are a medical question-answering summarizing expert.")
     assert "Long Answer:\nStatins lowered LDL cholesterol in adults." in second
     assert [s.text for s in ans.sentences] == ["Statins lowered LDL cholesterol in adults."]  # 'output:' taken off
+
+
+class PickLLM(BaseLLM):
+    """Answers CLaC 2024's listwise support prompt: every shown PMID whose text says 'adults' (the prompt's list)."""
+
+    name = "pick"
+
+    def __init__(self) -> None:
+        super().__init__("pick-model")
+        self.shown: list[list[str]] = []
+
+    def _generate(self, messages: list[Message], params: dict) -> Completion:  # type: ignore[type-arg]
+        import re
+
+        text = messages[-1]["content"]
+        assert "You ** MUST provide at least one citation **" in text
+        docs = re.findall(r"^\* PMID (\d+): (.*)$", text.split("**YOUR TASK:**", 1)[1], re.MULTILINE)
+        self.shown.append([p for p, _ in docs])
+        return Completion(text="Supporting Citations: [" + ", ".join(p for p, d in docs if "adults" in d) + ", 999]",
+                          model=self.model)
+
+
+def test_listwise_pick_cites_what_the_llm_names_among_the_shortlist() -> None:
+    from medcite.attribute.listwise import ListwiseCitations
+    from medcite.generate.attribution import attribute_listwise
+
+    llm = PickLLM()
+    drafts = attribute_listwise(["Statins lowered LDL cholesterol.", "Gout is painful."], EVIDENCE,
+                                ListwiseCitations(llm), candidates=3, max_citations=3)
+    # sentence 1's TF-IDF shortlist is items 1, 4, 2: the LLM names 111 and 444 (and 999, never shown: ignored)
+    assert llm.shown[0] == ["111", "444", "222"] and drafts[0].indices == [1, 4]
+    assert attribute_listwise(["Statins lowered LDL cholesterol."], EVIDENCE, ListwiseCitations(PickLLM()),
+                              candidates=3, max_citations=1)[0].indices == [1]
+
+
+def test_the_preset_picks_listwise_with_the_judges_llm() -> None:
+    from medcite.attribute.listwise import ListwiseCitations
+    from medcite.errors import ConfigError
+
+    s = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules",
+                                          "generate.posthoc_shortlist=null"])
+    assert s.generate.posthoc_pick == "listwise"  # type: ignore[attr-defined]
+    gen = build_stage("generate", s.generate, settings=s)
+    assert isinstance(gen, LLMGenerator) and isinstance(gen.picker, ListwiseCitations)
+    assert gen.picker.llm is not None and gen.picker.support_prompt == "clac24_support"
+    bad = load_settings("clac24-simpleqa", ["llm.backend=rules", "generate.posthoc_shortlist=null",
+                                            "generate.posthoc_judge=null",
+                                            'generate.posthoc_judge={"backend":"overlap"}'])
+    with pytest.raises(ConfigError, match="posthoc_pick=listwise"):
+        build_stage("generate", bad.generate, settings=bad)

@@ -269,6 +269,7 @@ def test_clac24_task_b_citations_come_from_system_1s_colbert_top_10(name: str) -
     assert short is not None and (short.backend, short.model, short.k) == ("colbert", "colbert-ir/colbertv2.0", 10)
     assert short.top_n >= load_settings(name).evidence.docs  # type: ignore[attr-defined]  # every evidence abstract
     assert g.posthoc_candidates == 10  # type: ignore[attr-defined]
+    assert g.posthoc_pick == "listwise"  # type: ignore[attr-defined]  # System 1's citation selection (§3.2)
 
 
 @pytest.mark.parametrize(("name", "branches", "k"), [("clac24-medhopqa-bm25", ["bm25"], 60),
