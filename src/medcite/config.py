@@ -370,7 +370,7 @@ class Settings(Section):
     stance: stage_field("stance") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("stance"),
         description="Judges whether an abstract supports or contradicts a sentence: Task A grounding, the "
-        "citation-validation loop and citation metrics ('none', 'classifier', 'nli', 'llm').",
+        "citation-validation loop and citation metrics ('none', 'classifier', 'nli', 't5-nli', 'llm').",
     )
     qa: stage_field("qa") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("qa"),
