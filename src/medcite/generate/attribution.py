@@ -82,7 +82,7 @@ class RerankShortlist:
 
 class ListwisePicker(Protocol):
     """Picks a sentence's supporting documents from a list in one call (CLaC 2024 System 1's support prompt,
-    :class:`medcite.attribute.listwise.ListwiseCitations`): PMIDs among ``articles``, at most ``limit``."""
+    :class:`medcite.generate.listwise.ListwiseCitations`): PMIDs among ``articles``, at most ``limit``."""
 
     def support(self, sentence: str, articles: Sequence[Article], limit: int = 3) -> list[str]: ...
 

@@ -241,7 +241,7 @@ def _picker(cfg: LLMGenerateConfig, ctx: BuildContext) -> ListwisePicker | None:
         raise ConfigError(f"generate.posthoc_pick=listwise asks the judge's LLM to pick, but generate.posthoc_judge "
                           f"is the {cfg.posthoc_judge.backend!r} stance backend",
                           hint="--set generate.posthoc_judge.backend=llm, or --set generate.posthoc_pick=each")
-    from ..attribute.listwise import ListwiseCitations
+    from .listwise import ListwiseCitations
 
     return ListwiseCitations(ctx.llm(cfg.posthoc_judge.llm, purpose="generate.posthoc_pick 'listwise'"))
 

@@ -17,7 +17,7 @@ looked for among other candidates than the sentence's -- the question and its LL
 the question's contradiction candidates (retrieved once per question). ``contradict_filter`` (System 2): an NLI
 model compares every sentence of each contradiction candidate with the answer sentence, and only an abstract with
 a sentence judged contradicting it stays a candidate -- a filter before the judge, not a judge. ``judge=listwise``:
-the LLM picks the citations from the lists (:class:`medcite.attribute.listwise.ListwiseCitations`, Appendix A)
+the LLM picks the citations from the lists (:class:`medcite.generate.listwise.ListwiseCitations`, Appendix A)
 instead of the stance stage judging each pair; every candidate it was shown is recorded as read, the picked ones
 with a one-hot verdict.
 """
@@ -100,7 +100,7 @@ class Grounder:
         LLM, the question's query set and the contradiction filter."""
         listwise = contradict_queries = contradict_filter = None
         if settings.judge == "listwise":
-            from ..attribute.listwise import ListwiseCitations
+            from ..generate.listwise import ListwiseCitations
 
             listwise = ListwiseCitations(context.llm(settings.llm, purpose="ground.judge 'listwise'"),
                                          support_prompt=settings.support_prompt,

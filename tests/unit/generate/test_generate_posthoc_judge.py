@@ -147,8 +147,8 @@ class PickLLM(BaseLLM):
 
 
 def test_listwise_pick_cites_what_the_llm_names_among_the_shortlist() -> None:
-    from medcite.attribute.listwise import ListwiseCitations
     from medcite.generate.attribution import attribute_listwise
+    from medcite.generate.listwise import ListwiseCitations
 
     llm = PickLLM()
     drafts = attribute_listwise(["Statins lowered LDL cholesterol.", "Gout is painful."], EVIDENCE,
@@ -160,8 +160,8 @@ def test_listwise_pick_cites_what_the_llm_names_among_the_shortlist() -> None:
 
 
 def test_the_preset_picks_listwise_with_the_judges_llm() -> None:
-    from medcite.attribute.listwise import ListwiseCitations
     from medcite.errors import ConfigError
+    from medcite.generate.listwise import ListwiseCitations
 
     s = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules",
                                           "generate.posthoc_shortlist=null"])
