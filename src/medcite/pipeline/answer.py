@@ -26,7 +26,7 @@ from ..types import Answer, Article, Evidence, Hit, Query, Topic
 from . import loops, multihop
 from .context import Context
 from .grounding import Grounder
-from .offline import gates, offline_overrides, uses_stance
+from .offline import gates, grounds, offline_overrides, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
@@ -79,8 +79,11 @@ class Pipeline:
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
             self.gate = self._gate()
+            # only where sentences are grounded (Task A, the answer-first flow): the ground settings may name an
+            # LLM judge, a query set and a filter model, which a Task B run must not load or call
             self.grounder = Grounder.from_context(self.retrieval, self.stance, self.store, settings.ground,
-                                                  self.context) if self.stance else None
+                                                  self.context) if self.stance and grounds(settings, grounding) \
+                else None
             if settings.flow == "multi-hop":
                 multihop.hop_llm(self)  # the flow has no no-LLM stand-in: fail before any work
             # the LLM that answers first, or judges the evidence: without one (or with its server down) the step
