@@ -221,14 +221,16 @@ def _ground_overrides(settings: Settings, llm: str, grounding: bool) -> list[str
     """Task A's own stages on this machine: a contradiction filter whose model is not here (SciFive-MedNLI) becomes
     medcite's trained stance classifier reading the same sentences; with ``llm="none"`` the listwise LLM judge
     becomes the stance stage and the question's LLM decomposition is left out (the question alone is searched)."""
-    if not grounds(settings, grounding):
-        return []
     g, out = settings.ground, []
     f = g.contradict_filter
+    # swapped even where nothing grounds (a Task B run of a Task A preset): a --set that switches the flow to
+    # generate-then-ground must not reach for a model that is not here
     if f is not None and any(not is_local_model(m) for m in f.model_names()):
         swap = {"backend": "classifier", "model": "models:medcite-stance-healthver",
                 "whole_text_chars": f.whole_text_chars, "sentences": f.sentences}
         out += ["--set", "ground.contradict_filter=" + json.dumps(swap, separators=(",", ":"))]
+    if not grounds(settings, grounding):
+        return out
     if llm == "none":
         if g.judge == "listwise":
             out += ["--set", "ground.judge=stance"]
