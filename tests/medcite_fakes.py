@@ -92,6 +92,15 @@ class RuleLLM(BaseLLM):
     def answer(messages: list[Message]) -> str:
         first = messages[1]["content"] if len(messages) > 1 else messages[0]["content"]
         last = messages[-1]["content"]
+        if "You are a biomedical queries extracting agent." in first:  # CLaC 2024 Appendix B
+            return 'query: ["statin LDL", "blood pressure exercise", "vitamin D fracture"]'
+        if "You are a medical citation expert." in first:  # CLaC 2024 Appendix A: the first two listed / none
+            listed = re.findall(r"^\* PMID (\d+):", first, re.MULTILINE)
+            if "contradict a given sentence" in first:
+                return "[]"
+            return "Supporting Citations: [" + ", ".join(listed[:2]) + "]"
+        if "You are a medical question-answering summarizing expert." in first:  # CLaC 2024 Appendix C
+            return "output: " + first.split("Long Answer:\n", 1)[1].split(". ")[0].rstrip(".") + "."
         if "SIMPLE or MULTI-HOP" in first:  # CLaC 2024 MedHopQA: every question takes the hops
             return "MULTI-HOP"
         if "Find its key phrase" in first:
@@ -119,7 +128,7 @@ class RuleLLM(BaseLLM):
         if "RankGPT" in messages[0]["content"]:
             return "[2] > [1]"
         evidence = re.findall(r"^\[(\d+)\] \(\d+\) (.+)$", first, re.MULTILINE)
-        if "Do not write citations" in first:
+        if "Do not write citations" in first or "You are a medical question-answering expert." in first:
             return " ".join(text for _, text in evidence[:2])
         if len(messages) <= 2:  # first attempt: one index outside the block
             return f"{evidence[0][1]} [{len(evidence) + 5}]." if evidence else "Nothing to say."

@@ -71,13 +71,13 @@ def build_tiny_st(out: Path, bert_folder: Path) -> Path:
     return out
 
 
-def build_tiny_monot5(out: Path) -> Path:
+def build_tiny_monot5(out: Path, extra_words: tuple[str, ...] = ()) -> Path:
     """A tiny T5ForConditionalGeneration with a whitespace WordLevel tokenizer (no SentencePiece)."""
     import tokenizers
     import torch
     import transformers
 
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(WORDS)}}
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate([*WORDS, *extra_words])}}
     tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
     tok.post_processor = tokenizers.processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
@@ -89,6 +89,11 @@ def build_tiny_monot5(out: Path) -> Path:
     torch.manual_seed(0)
     transformers.T5ForConditionalGeneration(config).save_pretrained(out)
     return out
+
+
+def build_tiny_t5_nli(out: Path) -> Path:
+    """A tiny T5 whose vocabulary has SciFive-MedNLI's input markers and label words (stance backend t5-nli)."""
+    return build_tiny_monot5(out, ("mednli:", "sentence1:", "sentence2:", "entailment", "contradiction", "neutral"))
 
 
 def build_tiny_stance(out: Path, labels: tuple[str, ...] = ("supports", "contradicts", "neutral"),

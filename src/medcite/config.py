@@ -199,6 +199,42 @@ class GroundSettings(Section):
         "drop", description="Answer-first flow: a sentence nothing supports is dropped, or kept uncited and "
         "flagged (both recorded in the run directory)."
     )
+    judge: Literal["stance", "listwise"] = Field(
+        "stance", description="Task A: how citations are chosen among the candidates. 'stance': the stance stage "
+        "judges each (sentence, abstract) pair and the thresholds above keep the clearest. 'listwise' (CLaC 2024 "
+        "Systems 1/2, Appendix A): one LLM call per sentence picks at most max_supported supporting PMIDs among "
+        "its candidates (support_prompt) and one picks at most max_contradicted contradicting PMIDs among the "
+        "contradiction candidates (contradict_prompt); an abstract the LLM did not pick is not cited."
+    )
+    llm: str | None = Field(
+        None, description="'listwise': the LLM (a name in `llms`; None: the default `llm`) that picks the citations."
+    )
+    support_prompt: Literal["clac24_support"] = Field(
+        "clac24_support", description="'listwise': the support prompt (CLaC 2024 Appendix A, Code Snippet 1).")
+    contradict_prompt: Literal["clac24_contradict"] = Field(
+        "clac24_contradict", description="'listwise': the contradiction prompt (CLaC 2024 Appendix A, Code "
+        "Snippet 2).")
+    contradict_from: Literal["sentence", "question"] = Field(
+        "sentence", description="Task A: where contradicting citations are looked for. 'sentence': among the "
+        "sentence's own candidates. 'question' (CLaC 2024 §2.2): the question and the sub-queries of "
+        "contradict_queries are each searched (retrieve.k per query and branch), fused, reranked by the rerank "
+        "stage against the question, and the best contradict_candidates are that question's contradiction "
+        "candidates for every one of its sentences."
+    )
+    contradict_queries: list[stage_field("querygen")] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: [registry.default_config("querygen", backend="original")],
+        description="contradict_from='question': the query set of the question (CLaC 2024: the question and its "
+        "LLM decomposition, [\"original\", {\"backend\": \"llm_decompose\", \"prompt\": \"clac24_decompose\"}]).",
+    )
+    contradict_candidates: int = Field(
+        30, ge=1, le=MAX_HITS, description="contradict_from='question': the best reranked abstracts that are the "
+        "contradiction candidates (CLaC 2024: 30).")
+    contradict_filter: stage_field("stance") | None = Field(  # type: ignore[valid-type]
+        None, description="Task A: a stance backend that filters the contradiction candidates before they are "
+        "judged (CLaC 2024 System 2's NLI stage, SciFive-MedNLI: {\"backend\": \"t5-nli\"}): each abstract "
+        "is split into sentences, every sentence is compared with the answer sentence, and only an abstract with "
+        "at least one sentence judged contradicting it stays a candidate. None: no filter."
+    )
 
 
 class HopSettings(Section):
@@ -316,7 +352,7 @@ class Settings(Section):
     stance: stage_field("stance") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("stance"),
         description="Judges whether an abstract supports or contradicts a sentence: Task A grounding, the "
-        "citation-validation loop and citation metrics ('none', 'classifier', 'nli', 'llm').",
+        "citation-validation loop and citation metrics ('none', 'classifier', 'nli', 't5-nli', 'llm').",
     )
     qa: stage_field("qa") = Field(  # type: ignore[valid-type]
         default_factory=lambda: registry.default_config("qa"),

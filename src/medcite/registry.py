@@ -128,6 +128,7 @@ for _stage, _name, _target, _extra in (
     ("stance", "none", "medcite.attribute.none:NoStance", "core"),
     ("stance", "classifier", "medcite.attribute.classifier:ClassifierStance", "rerank"),
     ("stance", "nli", "medcite.attribute.classifier:ClassifierStance", "rerank"),
+    ("stance", "t5-nli", "medcite.attribute.t5_nli:T5NLIStance", "rerank"),
     ("stance", "llm", "medcite.attribute.llm_stance:LLMStance", "llm"),
     ("stance", "overlap", "medcite.attribute.overlap:OverlapStance", "core"),
     ("qa", "extractive", "medcite.qa.extractive:ExtractiveQA", "qa"),

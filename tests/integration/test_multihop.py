@@ -36,10 +36,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _settings(replies: list[str], *extra: str, judge: str = "SUPPORTS\nNONE") -> Any:
+def _settings(replies: list[str], *extra: str, judge: str = "Supporting Citations: [11, 12, 13]") -> Any:
     """The preset with scripted LLMs: ``replies`` for the default LLM (hops, short and long answer) in turn,
-    the Mistral judge always answering ``judge``."""
-    return load_settings(PRESET, ["llm.backend=replies", f"llm.replies={json.dumps(replies)}",
+    Mistral always answering ``judge`` to System 1's listwise support prompt (only the PMIDs it was shown count);
+    the citation step's ColBERT shortlist by its offline stand-in."""
+    shortlist = [o for o in offline_overrides(load_settings(PRESET), "local")
+                 if o.startswith("generate.posthoc_shortlist")]
+    return load_settings(PRESET, [*shortlist, "llm.backend=replies", f"llm.replies={json.dumps(replies)}",
                                   "llms.mistral.backend=replies", f"llms.mistral.replies={json.dumps([judge])}",
                                   "retrieve.k=3", "retrieve.keep=3", "hops.docs=4", "evidence.docs=4",
                                   "evidence.max_items=4", "generate.posthoc_candidates=2", *extra])
@@ -95,7 +98,7 @@ def test_multi_hop_question_hops_pools_and_records_every_hop(store: Path, tmp_pa
     stages = [(r["stage"], r.get("hop")) for r in trace]
     assert stages[:6] == [("hop_classification", None), ("sub_question", 1), ("sub_question", 2),
                           ("sub_question", 3), ("short_answer", None), ("generation", None)]
-    assert {s for s, _ in stages[6:]} == {"stance"}  # Mistral's support judgements of the long answer's sentences
+    assert {s for s, _ in stages[6:]} == {"citation-support"}  # Mistral's listwise picks, one per sentence
 
 
 def test_simple_question_skips_decomposition(store: Path) -> None:

@@ -81,6 +81,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         build_tiny_monot5,
         build_tiny_st,
         build_tiny_stance,
+        build_tiny_t5_nli,
     )
 
     root = tmp_path_factory.mktemp("tiny")
@@ -89,6 +90,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "st": str(build_tiny_st(root / "st", query)), "t5": str(build_tiny_monot5(root / "t5")),
             "stance": str(build_tiny_stance(root / "stance")), "colbert": str(build_tiny_colbert(root / "colbert")),
             "nli": str(build_tiny_stance(root / "nli", ("contradiction", "entailment", "neutral"))),
+            "t5nli": str(build_tiny_t5_nli(root / "t5nli")),
             "ltr": str(build_tiny_ltr(root / "ltr"))}
 
 
@@ -205,6 +207,8 @@ def variants(tiny: dict[str, str], server: str, milvus: str | None = None
             "classifier": lambda b: [_set("stance", {"backend": "classifier", "model": tiny["stance"]}),
                                      "verify.citations=check"],
             "nli": lambda b: [_set("stance", {"backend": "nli", "model": tiny["nli"]}), "verify.citations=drop"],
+            "t5-nli": lambda b: [_set("stance", {"backend": "t5-nli", "model": tiny["t5nli"]}),
+                                 "verify.citations=drop"],
             "llm": lambda b: ["stance.backend=llm", "verify.citations=check"],
             "words": lambda b: ["stance.backend=words", "flow=generate-then-ground", "llm.backend=rules"],
             "overlap": lambda b: ["stance.backend=overlap", "verify.citations=drop"],

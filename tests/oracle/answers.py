@@ -126,6 +126,11 @@ class Oracle:
             "hop_classify": lambda v: Meaning("lines", text="SIMPLE"),
             "hop_first": self.hop_first, "hop_next": lambda v: Meaning("lines", text="DONE"),
             "hop_short_answer": self.hop_short,
+            # CLaC 2024's appendix prompts: the same right answers under the paper's placeholder names
+            "clac24_decompose": self.decompose,
+            "clac24_generate": lambda v: self.generate_plain({**v, "evidence": v.get("documents", "")}),
+            "clac24_condense": lambda v: self.condense({**v, "answer": v.get("long_answer", "")}),
+            "clac24_support": self.support_list, "clac24_contradict": self.contradict_list,
         }
 
     def answer(self, prompt: str, values: dict[str, str]) -> Meaning:
@@ -236,6 +241,22 @@ class Oracle:
         if q is not None and self.gold.is_gold(q, f"{title} {abstract}"):
             return "SUPPORTS", decisive
         return "NEUTRAL", "NONE"
+
+    def _listed(self, v: dict[str, str], want: str) -> list[str]:
+        """The PMIDs of a CLaC 2024 listwise prompt's ``* PMID n: text`` lines whose stance label is ``want``."""
+        docs = re.findall(r"^\* PMID (\d+): (.*)$", v.get("docs", ""), re.MULTILINE)
+        return [p for p, text in docs if self._label(v.get("sentence", ""), "", text)[0] == want]
+
+    def support_list(self, v: dict[str, str]) -> Meaning:
+        """CLaC 2024 Appendix A support prompt: the supporting PMIDs, at most 3; the first shown when none does
+        (the prompt says "You ** MUST provide at least one citation **")."""
+        chosen = self._listed(v, "SUPPORTS")[:3]
+        first = re.findall(r"^\* PMID (\d+):", v.get("docs", ""), re.MULTILINE)[:1]
+        return Meaning("lines", text=f"Supporting Citations: [{', '.join(chosen or first)}]")
+
+    def contradict_list(self, v: dict[str, str]) -> Meaning:
+        """CLaC 2024 Appendix A contradiction prompt: the contradicting PMIDs as a JSON list, '[]' for none."""
+        return Meaning("json", value=self._listed(v, "CONTRADICTS")[:3])
 
     def stance(self, v: dict[str, str]) -> Meaning:
         label, quote = self._label(v.get("statement", ""), v.get("title", ""), v.get("abstract", ""))

@@ -16,7 +16,8 @@ from .gold import BIOASQ, held_out_questions, key, load
 from .server import OracleServer, llm_overrides
 from .styles import STYLES
 
-GENERATION = ("generate", "generate_topic", "generate_plain", "clac25_generate", "generate_plain_question")
+GENERATION = ("generate", "generate_topic", "generate_plain", "clac25_generate", "generate_plain_question",
+              "clac24_generate")
 
 
 def questions(n: int, skip: int = 0) -> list[Any]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..types import Evidence, Stance, StanceVerdict
+from ..types import Article, Evidence, Hit, Stance, StanceVerdict
 from .citations import DraftSentence
 
 # negation cues of clinical text (NegEx-style triggers, Chapman et al. 2001), matched as whole words
@@ -60,6 +60,33 @@ def attribute(sentences: Sequence[str], evidence: Sequence[Evidence], *, thresho
     return drafts
 
 
+class Shortlister(Protocol):
+    """Picks a sentence's candidate evidence items: ``shortlist(sentence, items, n)`` -> positions in ``items``."""
+
+    def shortlist(self, sentence: str, evidence: Sequence[Evidence], n: int) -> list[int]: ...
+
+
+class RerankShortlist:
+    """A rerank-stage backend as a :class:`Shortlister` (CLaC 2024: System 1's ColBERT reranks the documents
+    against the answer sentence and the top 10 are judged): each evidence item is a document of its text."""
+
+    def __init__(self, reranker: Any) -> None:
+        self.reranker = reranker
+
+    def shortlist(self, sentence: str, evidence: Sequence[Evidence], n: int) -> list[int]:
+        keys = [str(j) for j in range(len(evidence))]  # positions: two items may share a PMID
+        docs = {k: Article(k, "", e.text) for k, e in zip(keys, evidence, strict=True)}
+        hits = [Hit(k, 0.0, r) for r, k in enumerate(keys, 1)]
+        return [int(h.pmid) for h in self.reranker.rerank(sentence, hits, docs, n)][:n]
+
+
+class ListwisePicker(Protocol):
+    """Picks a sentence's supporting documents from a list in one call (CLaC 2024 System 1's support prompt,
+    :class:`medcite.generate.listwise.ListwiseCitations`): PMIDs among ``articles``, at most ``limit``."""
+
+    def support(self, sentence: str, articles: Sequence[Article], limit: int = 3) -> list[str]: ...
+
+
 class SupportJudge(Protocol):
     """What judged attribution needs from a stance backend (medcite.attribute): ``classify((claim, text))``."""
 
@@ -67,24 +94,58 @@ class SupportJudge(Protocol):
 
 
 def attribute_judged(sentences: Sequence[str], evidence: Sequence[Evidence], judge: SupportJudge, *,
-                     candidates: int = 5, max_citations: int = 3) -> list[DraftSentence]:
-    """CLaC 2024's post-hoc citation with an LLM support prompt: each sentence's ``candidates`` most similar
-    evidence items (TF-IDF cosine; only the items the generator read) are judged by ``judge``; the ones judged
-    to support it are cited, most similar first, at most ``max_citations``. One batch of judgements."""
-    from ..evidence.tfidf_mmr import tfidf_vectors
-
+                     candidates: int = 5, max_citations: int = 3,
+                     shortlist: Shortlister | None = None) -> list[DraftSentence]:
+    """CLaC 2024's post-hoc citation with an LLM support prompt: each sentence's ``candidates`` best evidence
+    items (only the items the generator read; by ``shortlist`` -- CLaC 2024's ColBERT against the sentence -- or
+    else TF-IDF cosine) are judged by ``judge``; the ones judged to support it are cited, best first, at most
+    ``max_citations``. One batch of judgements."""
     if not sentences or not evidence:
         return [DraftSentence(s) for s in sentences]
-    try:
-        sent_vecs, ev_vecs = tfidf_vectors(list(sentences), [e.text for e in evidence])
-        sims = (sent_vecs @ ev_vecs.T).toarray()  # type: ignore[attr-defined]
-    except ValueError:  # nothing but stop words: every item is a candidate, in block order
-        sims = [[0.0] * len(evidence) for _ in sentences]
-    shortlists = [sorted(range(len(evidence)), key=lambda j: (-row[j], j))[:candidates] for row in sims]
+    if shortlist is not None:
+        shortlists = [shortlist.shortlist(s, evidence, candidates) for s in sentences]
+    else:
+        shortlists = _tfidf_shortlists(sentences, evidence, candidates)
     pairs = [(s, evidence[j].text) for s, short in zip(sentences, shortlists, strict=True) for j in short]
     verdicts = iter(judge.classify(pairs)) if pairs else iter(())
     drafts = []
     for text, short in zip(sentences, shortlists, strict=True):
         supported = [evidence[j].index for j in short if next(verdicts).label is Stance.SUPPORTS]
         drafts.append(DraftSentence(text, supported[:max_citations]))
+    return drafts
+
+
+def _tfidf_shortlists(sentences: Sequence[str], evidence: Sequence[Evidence], n: int) -> list[list[int]]:
+    """Each sentence's ``n`` evidence positions of highest TF-IDF cosine (ties: block order)."""
+    from ..evidence.tfidf_mmr import tfidf_vectors
+
+    try:
+        sent_vecs, ev_vecs = tfidf_vectors(list(sentences), [e.text for e in evidence])
+        sims = (sent_vecs @ ev_vecs.T).toarray()  # type: ignore[attr-defined]
+    except ValueError:  # nothing but stop words: every item is a candidate, in block order
+        sims = [[0.0] * len(evidence) for _ in sentences]
+    return [sorted(range(len(evidence)), key=lambda j: (-row[j], j))[:n] for row in sims]
+
+
+def attribute_listwise(sentences: Sequence[str], evidence: Sequence[Evidence], picker: ListwisePicker, *,
+                       candidates: int = 10, max_citations: int = 3,
+                       shortlist: Shortlister | None = None) -> list[DraftSentence]:
+    """CLaC 2024's post-hoc citation as System 1 selects citations (§3.2: "citation selection remain[s]
+    unchanged"): each sentence's ``candidates`` best evidence items (``shortlist``, else TF-IDF) are shown to the
+    LLM in one call, which names at most ``max_citations`` supporting PMIDs; each named PMID cites its first
+    shortlisted item. Only the items the generator read can be shown, so only they can be cited."""
+    if not sentences or not evidence:
+        return [DraftSentence(s) for s in sentences]
+    if shortlist is not None:
+        shortlists = [shortlist.shortlist(s, evidence, candidates) for s in sentences]
+    else:
+        shortlists = _tfidf_shortlists(sentences, evidence, candidates)
+    drafts = []
+    for text, short in zip(sentences, shortlists, strict=True):
+        first: dict[str, int] = {}
+        for j in short:
+            first.setdefault(evidence[j].pmid, j)
+        shown = [Article(pmid, "", evidence[j].text) for pmid, j in first.items()]
+        chosen = picker.support(text, shown, max_citations)
+        drafts.append(DraftSentence(text, [evidence[first[p]].index for p in chosen if p in first][:max_citations]))
     return drafts

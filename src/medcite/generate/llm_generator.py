@@ -11,7 +11,8 @@ Two modes:
 * ``posthoc`` (CLaC 2024 "simpleqa"): the model answers without citations (``generate_plain.txt``); each
   sentence is then attributed to the one evidence item it was most plausibly written from
   (:mod:`.attribution`: TF-IDF cosine at least ``posthoc_threshold``, same negation polarity); sentences
-  nothing supports are dropped.
+  nothing supports are dropped. With ``posthoc_judge`` each sentence's ``posthoc_candidates`` items (picked by
+  TF-IDF, or by the ``posthoc_shortlist`` reranker: CLaC 2024's ColBERT) are judged and the supporting ones cited.
 
 With ``condense`` (CLaC 2024) an answer over ``max_words`` is first shortened by the model (``condense.txt``)
 and only then trimmed. An answer still invalid after the last attempt is replaced by the
@@ -34,7 +35,15 @@ from ..evidence.sentences import split_spans
 from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
-from .attribution import SupportJudge, attribute, attribute_judged
+from .attribution import (
+    ListwisePicker,
+    RerankShortlist,
+    Shortlister,
+    SupportJudge,
+    attribute,
+    attribute_judged,
+    attribute_listwise,
+)
 from .base import FALLBACK, ExtractiveOptions, GenerateConfig, Generator
 from .citations import DraftSentence, carry_verdicts, split_cited_sentences
 from .extractive import ExtractiveConfig, ExtractiveGenerator
@@ -82,6 +91,10 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     condense: bool = Field(
         False, description="Ask the LLM to condense an answer over max_words before trimming (CLaC 2024)."
     )
+    condense_prompt: Literal["condense", "clac24_condense"] = Field(
+        "condense", description="The condensation prompt: medcite's 'condense' or 'clac24_condense' (CLaC 2024's "
+        "Appendix C Answer Condensation Prompt, verbatim)."
+    )
     max_tokens: int | None = Field(None, ge=1, description="Most tokens generated per answer (None: the LLM's).")
     posthoc_threshold: float = Field(
         0.1, ge=0, le=1, description="'posthoc': least TF-IDF cosine for an evidence item to be cited."
@@ -93,6 +106,17 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
     )
     posthoc_candidates: int = Field(
         5, ge=1, description="'posthoc' with a judge: evidence items judged per sentence (the most similar).")
+    posthoc_pick: Literal["each", "listwise"] = Field(
+        "each", description="'posthoc' with a judge: 'each' (the judge's verdict on every candidate; supporting ones "
+        "are cited) or 'listwise' (CLaC 2024 System 1's citation selection: the judge's LLM -- posthoc_judge must "
+        "be {'backend': 'llm', ...} -- is shown a sentence's candidates in one call with the Appendix A support "
+        "prompt, clac24_support, and names at most max_citations PMIDs)."
+    )
+    posthoc_shortlist: stage_field("rerank") | None = Field(  # type: ignore[valid-type]
+        None, description="'posthoc' with a judge: a reranker that picks each sentence's posthoc_candidates among "
+        "the evidence items, the sentence as its query (CLaC 2024: System 1's ColBERT, {'backend': 'colbert'}); "
+        "None: TF-IDF cosine."
+    )
     min_sentences: int = Field(
         1, ge=1, description="Fewest valid sentences an accepted answer has (fewer is a violation)."
     )
@@ -101,10 +125,11 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
         "(Dalhousie 2025: also the topic, the narrative, the query set's reformulations and the sentence range) "
         "or 'clac25_generate' (CLaC 2025's Listing 3, verbatim, with the same values and the citation cap)."
     )
-    plain_prompt: Literal["generate_plain", "generate_plain_question"] = Field(
+    plain_prompt: Literal["generate_plain", "generate_plain_question", "clac24_generate"] = Field(
         "generate_plain", description="'posthoc' mode's prompt: 'generate_plain' (the question, the topic and the "
         "narrative; CLaC 2024 SimpleQA) or 'generate_plain_question' (the question alone; CLaC 2024 MedHopQA, "
-        "which \"uses only the question\")."
+        "which \"uses only the question\") or 'clac24_generate' (CLaC 2024's Appendix C Answer Generation Prompt, "
+        "verbatim: the documents, the topic, the narrative and the question)."
     )
     max_sentences: int = Field(
         8, ge=1, description="'generate_topic': the most sentences the prompt asks for (the range starts at "
@@ -122,7 +147,10 @@ class LLMGenerateConfig(UsesLLM, GenerateConfig):
         return {self.llm, *judge}
 
     def model_names(self) -> list[str]:
-        return self.posthoc_judge.model_names() if self.posthoc_judge is not None else []
+        if self.posthoc_judge is None:
+            return []
+        shortlist = self.posthoc_shortlist.model_names() if self.posthoc_shortlist is not None else []
+        return [*self.posthoc_judge.model_names(), *shortlist]
 
 
 def cited_violations(drafts: Sequence[DraftSentence], evidence: Sequence[Evidence], *, max_citations: int = 3,
@@ -205,6 +233,19 @@ def fuzzy_dedupe(drafts: Sequence[DraftSentence], threshold: float | None) -> tu
     return kept, dropped
 
 
+def _picker(cfg: LLMGenerateConfig, ctx: BuildContext) -> ListwisePicker | None:
+    """``posthoc_pick=listwise``: CLaC 2024's listwise support prompt on the post-hoc judge's LLM."""
+    if cfg.mode != "posthoc" or cfg.posthoc_judge is None or cfg.posthoc_pick != "listwise":
+        return None
+    if cfg.posthoc_judge.backend != "llm":
+        raise ConfigError(f"generate.posthoc_pick=listwise asks the judge's LLM to pick, but generate.posthoc_judge "
+                          f"is the {cfg.posthoc_judge.backend!r} stance backend",
+                          hint="--set generate.posthoc_judge.backend=llm, or --set generate.posthoc_pick=each")
+    from .listwise import ListwiseCitations
+
+    return ListwiseCitations(ctx.llm(cfg.posthoc_judge.llm, purpose="generate.posthoc_pick 'listwise'"))
+
+
 class LLMGenerator:
     """Evidence-constrained LLM answers (see the module docstring for the papers and the two modes)."""
 
@@ -216,7 +257,8 @@ class LLMGenerator:
                  extractive: Generator | None = None, prompt_dir: str | Path | None = None,
                  prompt: str = "generate", max_sentences: int = 8, dedupe: float | None = None,
                  judge: SupportJudge | None = None, judge_candidates: int = 5, fallback_when: str = "invalid",
-                 plain_prompt: str = "generate_plain", retry_on: str = "any") -> None:
+                 plain_prompt: str = "generate_plain", retry_on: str = "any", condense_prompt: str = "condense",
+                 shortlist: Shortlister | None = None, picker: ListwisePicker | None = None) -> None:
         if mode not in ("cited", "posthoc"):
             raise ConfigError(f"unknown generation mode {mode!r}", hint="choose 'cited' or 'posthoc'")
         if max_attempts < 1:
@@ -245,6 +287,9 @@ class LLMGenerator:
         if retry_on not in ("any", "limits"):
             raise ConfigError(f"unknown retry_on {retry_on!r}", hint="choose 'any' or 'limits'")
         self.retry_on = retry_on
+        self.condense_prompt = condense_prompt
+        self.shortlist = shortlist
+        self.picker = picker
 
     Config = LLMGenerateConfig
 
@@ -262,7 +307,11 @@ class LLMGenerator:
                    max_sentences=cfg.max_sentences, dedupe=cfg.dedupe,
                    judge=ctx.build("stance", cfg.posthoc_judge) if cfg.posthoc_judge is not None
                    and cfg.mode == "posthoc" else None, judge_candidates=cfg.posthoc_candidates,
-                   fallback_when=cfg.fallback_when, plain_prompt=cfg.plain_prompt, retry_on=cfg.retry_on)
+                   fallback_when=cfg.fallback_when, plain_prompt=cfg.plain_prompt, retry_on=cfg.retry_on,
+                   condense_prompt=cfg.condense_prompt,
+                   shortlist=RerankShortlist(ctx.build("rerank", cfg.posthoc_shortlist))
+                   if cfg.posthoc_shortlist is not None and cfg.posthoc_judge is not None and cfg.mode == "posthoc"
+                   else None, picker=_picker(cfg, ctx))
 
     # -- model calls -----------------------------------------------------------------------------------
     def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
@@ -278,15 +327,21 @@ class LLMGenerator:
 
         if not self.condense or words <= self.max_words:
             return ""
-        messages = render("condense", self.prompt_dir, question=question, answer=text, max_words=self.max_words)
+        messages = render(self.condense_prompt, self.prompt_dir, question=question, answer=text, long_answer=text,
+                          max_words=self.max_words)
         return parse_condensation(self._complete(messages, "condensation", attempt), self.max_words)
 
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
             return carry_verdicts(split_cited_sentences(text))
+        if self.picker is not None:
+            return carry_verdicts(attribute_listwise(_plain_sentences(text), evidence, self.picker,
+                                                     candidates=self.judge_candidates,
+                                                     max_citations=self.max_citations, shortlist=self.shortlist))
         if self.judge is not None:
             return carry_verdicts(attribute_judged(_plain_sentences(text), evidence, self.judge,
-                                                   candidates=self.judge_candidates, max_citations=self.max_citations))
+                                                   candidates=self.judge_candidates, max_citations=self.max_citations,
+                                                   shortlist=self.shortlist))
         return carry_verdicts(attribute(_plain_sentences(text), evidence, threshold=self.posthoc_threshold))
 
     def _violations(self, drafts: Sequence[DraftSentence], evidence: Sequence[Evidence]) -> list[str]:
@@ -315,7 +370,7 @@ class LLMGenerator:
         asked = " ".join(topic.question.split()).casefold()
         variants = [q.text for q in queries if " ".join(q.text.split()).casefold() != asked]
         return render(prompt, self.prompt_dir, question=topic.question, evidence=format_block(evidence),
-                      max_words=self.max_words, topic=topic.topic or "(not given)",
+                      documents=format_block(evidence), max_words=self.max_words, topic=topic.topic or "(not given)",
                       narrative=topic.narrative or "(not given)",
                       reformulations="\n".join(f"- {v}" for v in variants) or "(none)",
                       min_sentences=self.min_sentences, max_sentences=self.max_sentences,

@@ -263,7 +263,7 @@ def parse_decomposition(text: str, max_queries: int = 5) -> list[str]:
 
 # -- summaries and condensation (CLaC 2024/2025) --------------------------------------------------------
 _PREAMBLE = re.compile(
-    r"^\s*(?:\*\*)?(?:here(?:'s| is| are)\b[^:\n]{0,80}|summary|condensed answer|shortened answer|answer)"
+    r"^\s*(?:\*\*)?(?:here(?:'s| is| are)\b[^:\n]{0,80}|summary|condensed answer|shortened answer|answer|output)"
     r"(?:\*\*)?\s*:\s*",
     re.IGNORECASE,
 )
@@ -544,3 +544,18 @@ def parse_short_answer(text: str, max_words: int = 30) -> str:
         if item:
             return " ".join(item.split()[:max_words])
     return ""
+
+
+# -- listwise citation choice (CLaC 2024, Task A) ------------------------------------------------------
+_NUMBER = re.compile(r"(?<![\d.])\d+(?![\d.])")
+
+
+def parse_pmid_list(text: str, allowed: Sequence[str], limit: int = 3) -> list[str]:
+    """The PMIDs a listwise citation prompt chose (CLaC 2024 Appendix A: ``Supporting Citations: [1, 2]`` or
+    ``["1", "2"]``; ``[]`` for none): numbers among ``allowed`` (the PMIDs shown), in the model's order, deduped,
+    at most ``limit``. A number that was not shown is never returned, so a model cannot cite what it did not read
+    (nor the prompt's example PMIDs echoed back)."""
+    body = _without_reasoning(_strip_fences(text))
+    shown = set(allowed)
+    found = [n for n in _NUMBER.findall(body) if n in shown]
+    return list(dict.fromkeys(found))[:limit]

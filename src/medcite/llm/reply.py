@@ -51,7 +51,9 @@ _CLOSING = re.compile(
     r"(?:any\s+)?(?:other|more|further)|is\s+there\s+anything|happy\s+to\s+help|note\s*:)", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+(?=\S)")
 _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_ANSWER_LABEL = re.compile(r"^\s*(?:\*\*|__)?(?:final\s+)?answer(?:\*\*|__)?\s*:(?:\*\*|__)?\s*", re.IGNORECASE)
+# 'output:' is the label CLaC 2024's prompts ask for (Appendix C: "'output: <answer>'")
+_ANSWER_LABEL = re.compile(r"^\s*['\"]?(?:\*\*|__)?(?:(?:final\s+)?answer|output)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*",
+                           re.IGNORECASE)
 
 
 def prose(text: str) -> str:

@@ -27,7 +27,7 @@ from . import loops, multihop
 from .context import Context
 from .gate import build_gate
 from .grounding import Grounder
-from .offline import offline_overrides, uses_stance
+from .offline import grounds, offline_overrides, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,11 @@ class Pipeline:
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
             self.gate = build_gate(settings, self.context, self.stance)
-            self.grounder = Grounder(self.retrieval, self.stance, self.store, settings.ground) if self.stance else None
+            # only where sentences are grounded (Task A, the answer-first flow): the ground settings may name an
+            # LLM judge, a query set and a filter model, which a Task B run must not load or call
+            self.grounder = Grounder.from_context(self.retrieval, self.stance, self.store, settings.ground,
+                                                  self.context) if self.stance and grounds(settings, grounding) \
+                else None
             if settings.flow == "multi-hop":
                 multihop.hop_llm(self)  # the flow has no no-LLM stand-in: fail before any work
             # the LLM that answers first, or judges the evidence: without one (or with its server down) the step

@@ -41,6 +41,13 @@ def stage_configs(settings: Settings, grounding: bool = False) -> Iterator[tuple
     yield "generate", settings.generate
     if uses_stance(settings, grounding):
         yield "stance", settings.stance
+    if grounds(settings, grounding):
+        g = settings.ground
+        if g.contradict_from == "question":
+            for i, q in enumerate(g.contradict_queries):
+                yield f"ground.contradict_queries[{i}]", q
+        if g.contradict_filter is not None:
+            yield "ground.contradict_filter", g.contradict_filter
     if settings.qa.llm_names():  # BioASQ answers by an LLM (the offline 'extractive' backend calls none)
         yield "qa", settings.qa
 
@@ -53,6 +60,11 @@ def uses_stance(settings: Settings, grounding: bool = False) -> bool:
             or gate_kind(settings) == "stance")
 
 
+def grounds(settings: Settings, grounding: bool = False) -> bool:
+    """Whether sentences are grounded (Task A, or the answer-first flow), so the ``ground`` settings' stages run."""
+    return grounding or settings.flow == "generate-then-ground"
+
+
 def llm_names(settings: Settings, grounding: bool = False) -> set[str | None]:
     """The LLMs the stages (and loops) of these settings call (None: the default ``llm``)."""
     names = {name for _, cfg in stage_configs(settings, grounding) for name in cfg.llm_names()}
@@ -60,6 +72,8 @@ def llm_names(settings: Settings, grounding: bool = False) -> set[str | None]:
         names.add(settings.verify.llm)
     if settings.flow == "multi-hop":
         names.add(settings.hops.llm)
+    if grounds(settings, grounding) and settings.ground.judge == "listwise":
+        names.add(settings.ground.llm)
     return names
 
 
@@ -137,6 +151,7 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
         if llm == "local" and cfg is not None and cfg.backend not in ("local", "llamacpp"):
             out += ["--set", f"{path}.backend=local", "--set", f"{path}.model=null"]
     out += rerank_swap(settings)
+    out += _shortlist_swap(settings)
     for name in _used_indexes(settings):
         index = settings.indexes.get(name)
         if index is not None and any(not is_local_model(m) for m in index.model_names()):
@@ -146,6 +161,7 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
     if uses_stance(settings, grounding) and any(not is_local_model(m) for m in stance.model_names()):
         # an NLI cross-encoder from the hub (CLaC 2024 System 2) is not here: medcite's trained stance model judges
         out += ["--set", "stance.backend=classifier", "--set", "stance.model=models:medcite-stance-healthver"]
+    out += _ground_overrides(settings, llm, grounding)
     if llm == "none":
         if settings.llm.backend != "none":
             out += ["--set", "llm.backend=none"]
@@ -172,6 +188,47 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
                 swap = f"{section}.backend={cfg.no_llm['backend']}"
                 if swap not in out:
                     out += ["--set", swap]
+    return out
+
+
+def _shortlist_swap(settings: Settings) -> list[str]:
+    """The ``--set`` option of ``generate.posthoc_shortlist``'s offline stand-in (CLaC 2024's ColBERT: MiniLM)."""
+    from ..rerank.base import swapped
+
+    cfg = getattr(settings.generate, "posthoc_shortlist", None)
+    if cfg is None or getattr(settings.generate, "posthoc_judge", None) is None or \
+            all(is_local_model(m) for m in cfg.model_names()):
+        return []
+    pairs = cfg.offline_swap(is_local_model)
+    if pairs is None:
+        raise ConfigError(f"the post-hoc shortlist reranker ({cfg.backend}) loads {', '.join(cfg.model_names())}, "
+                          "which this machine does not have, and it has no offline stand-in",
+                          hint="name a local model: --set generate.posthoc_shortlist.model=DIR")
+    return ["--set", "generate.posthoc_shortlist=" + json.dumps(swapped(cfg, pairs) | {"k": cfg.k},
+                                                                separators=(",", ":"))]
+
+
+def _ground_overrides(settings: Settings, llm: str, grounding: bool) -> list[str]:
+    """Task A's own stages on this machine: a contradiction filter whose model is not here (SciFive-MedNLI) becomes
+    medcite's trained stance classifier reading the same sentences; with ``llm="none"`` the listwise LLM judge
+    becomes the stance stage and the question's LLM decomposition is left out (the question alone is searched)."""
+    g, out = settings.ground, []
+    f = g.contradict_filter
+    # swapped even where nothing grounds (a Task B run of a Task A preset): a --set that switches the flow to
+    # generate-then-ground must not reach for a model that is not here
+    if f is not None and any(not is_local_model(m) for m in f.model_names()):
+        swap = {"backend": "classifier", "model": "models:medcite-stance-healthver",
+                "whole_text_chars": f.whole_text_chars, "sentences": f.sentences}
+        out += ["--set", "ground.contradict_filter=" + json.dumps(swap, separators=(",", ":"))]
+    if not grounds(settings, grounding):
+        return out
+    if llm == "none":
+        if g.judge == "listwise":
+            out += ["--set", "ground.judge=stance"]
+        if g.contradict_from == "question" and any(q.llm_names() for q in g.contradict_queries):
+            kept = [q.model_dump(mode="json", exclude_defaults=True) | {"backend": q.backend}
+                    for q in g.contradict_queries if not q.llm_names()] or [{"backend": "original"}]
+            out += ["--set", "ground.contradict_queries=" + json.dumps(kept, separators=(",", ":"))]
     return out
 
 

@@ -208,16 +208,19 @@ class RetrievalPipeline:
         out: list[Hit] = self.reranker.rerank_variants(texts, hits, articles, k)
         return [Hit(h.pmid, h.score, h.rank, h.branches | found.get(h.pmid, frozenset())) for h in out]
 
-    def retrieve(self, topic: Topic) -> Retrieved:
-        """Run the whole retrieval stage for one topic."""
+    def retrieve(self, topic: Topic, *, query_set: QuerySet | None = None, keep: int | None = None) -> Retrieved:
+        """Run the whole retrieval stage for one topic. ``query_set`` replaces the settings' query set for this call
+        and ``keep`` both ``rerank.k`` and ``retrieve.keep`` (CLaC 2024 Task A's contradiction path: the question
+        and its decomposition, the best 30 after ColBERT)."""
         cfg = self.settings.retrieve
+        query_set, wanted = query_set or self.query_set, keep
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         if not " ".join(part or "" for part in (topic.question, topic.topic, topic.narrative)).strip():
             raise InputError(f"topic {topic.id} has an empty question: there is nothing to search for",
                              hint="give the question text, e.g. medcite ask \"Do statins lower LDL cholesterol?\" "
                              "--corpus STORE; in a topics file, fill in each topic's question")
-        queries = self.query_set.generate(topic)
+        queries = query_set.generate(topic)
         if not queries:
             raise ConfigError(
                 f"the query generators {cfg.queries} produced no query for topic {topic.id}",
@@ -226,11 +229,11 @@ class RetrievalPipeline:
         t1 = time.perf_counter()
         timings["querygen"] = t1 - t0
         runs = self._runs(queries)
-        if not runs and self.query_set.failed:
+        if not runs and query_set.failed:
             # the generators of the branches' stages failed (their LLM kept failing): each branch searches the
             # queries there are, the question at least, rather than the topic going unanswered
             log.warning("topic %s: the query generators %s failed; every branch searches %s instead", topic.id,
-                        self.query_set.failed, [q.text for q in queries])
+                        query_set.failed, [q.text for q in queries])
             runs = self._runs(queries, any_stage=True)
         if not runs:
             raise ConfigError(
@@ -251,7 +254,7 @@ class RetrievalPipeline:
         rankings = {"retrieval": fused}
         last = fused
         if self.reranker is not None:
-            k = self.settings.rerank.k
+            k = wanted or self.settings.rerank.k
             if cfg.rerank_per_query:
                 per_query = {
                     f"rerank/{q.id}": self._rerank(
@@ -266,7 +269,8 @@ class RetrievalPipeline:
                 last = self._rerank(rerank_query(topic, cfg.rerank_query), fused, k)
             rankings["rerank"] = last
             timings["rerank"] = time.perf_counter() - t2
-        final = last[: cfg.keep] if cfg.keep else list(last)
+        cut = wanted or cfg.keep
+        final = last[:cut] if cut else list(last)
         return Retrieved(topic, queries, rankings, final, runs, timings)
 
     def retrieve_many(self, topics: Iterable[Topic]) -> Iterator[Retrieved]:

@@ -58,6 +58,10 @@ class DecomposeConfig(_LLMQueryConfig):
 
     backend: Literal["llm_decompose"] = "llm_decompose"
     max_queries: int = Field(5, ge=1, description="Most sub-queries kept.")
+    prompt: Literal["decompose", "clac24_decompose"] = Field(
+        "decompose", description="The prompt file: medcite's 'decompose' or 'clac24_decompose' (CLaC 2024's "
+        "Appendix B question decomposition prompt, verbatim; its list follows 'query:')."
+    )
 
 
 def _question(topic: Topic, use_narrative: bool) -> str:
@@ -115,10 +119,11 @@ class LLMDecomposer:
     @classmethod
     def from_config(cls, cfg: DecomposeConfig, ctx: BuildContext) -> LLMDecomposer:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_decompose'")
-        return cls(llm, max_queries=cfg.max_queries, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens)
+        return cls(llm, max_queries=cfg.max_queries, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens,
+                   prompt=cfg.prompt)
 
     def __init__(self, llm: LLM, *, max_queries: int = 5, use_narrative: bool = False, max_tokens: int = 256,
-                 prompt_dir: str | Path | None = None) -> None:
+                 prompt_dir: str | Path | None = None, prompt: str = "decompose") -> None:
         if max_queries < 1:
             raise ValueError(f"max_queries={max_queries}: ask for at least one sub-query")
         self.llm = llm
@@ -126,9 +131,10 @@ class LLMDecomposer:
         self.use_narrative = use_narrative
         self.max_tokens = max_tokens
         self.prompt_dir = prompt_dir
+        self.prompt = prompt
 
     def generate(self, topic: Topic) -> list[Query]:
-        messages = render("decompose", self.prompt_dir, question=_question(topic, self.use_narrative))
+        messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
         with trace_context(topic_id=topic.id, stage=self.stage):
             completion = self.llm.complete(messages, max_tokens=self.max_tokens)
         texts = parse_decomposition(completion.text, self.max_queries)

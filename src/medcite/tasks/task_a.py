@@ -130,6 +130,8 @@ class TaskA:
         record = {"grounding": [
             {"sentence": i, "text": g.text, "existing": list(s.existing), "supported": g.supported,
              "contradicted": g.contradicted, "anchored": g.anchored,
+             "contradiction_queries": [q.text for q in g.contradiction_queries],
+             "contradiction_candidates": g.contradiction_candidates, "filtered": g.filtered,
              "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores), "span": [v.section, v.start, v.end]}
                           for p, v in g.verdicts.items()}}
             for i, (g, s) in enumerate(zip(found, item.sentences, strict=True))]}

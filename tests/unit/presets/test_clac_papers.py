@@ -200,13 +200,41 @@ def test_title_and_abstract_evidence() -> None:
 def test_clac24_task_a_systems_1_and_2(name: str) -> None:
     s = load_settings(name)
     assert [q.backend for q in s.retrieve.queries] == ["original"] and s.retrieve.k == 60  # the answer sentence
-    assert (s.rerank.backend, s.rerank.top_n, s.rerank.k) == ("colbert", 60, 10)  # type: ignore[attr-defined]
+    assert (s.rerank.backend, s.rerank.model, s.rerank.k) == ("colbert", "colbert-ir/colbertv2.0", 10)  # type: ignore
+    assert s.rerank.top_n >= 6 * 60  # type: ignore[attr-defined]  # the question and 5 sub-queries, 60 each
     g = s.ground
     assert (g.candidates, g.max_supported, g.max_contradicted) == (10, 3, 3)
-    assert s.llm.model == "mistralai/Mistral-7B-Instruct-v0.2"
-    assert s.stance.backend == ("llm" if name == "clac24-llm" else "nli")
+    assert (g.judge, g.llm, g.support_prompt, g.contradict_prompt) == ("listwise", None, "clac24_support",
+                                                                       "clac24_contradict")
+    assert (g.contradict_from, g.contradict_candidates) == ("question", 30)
+    q = g.contradict_queries
+    assert [x.backend for x in q] == ["original", "llm_decompose"]
+    assert (q[1].prompt, q[1].max_queries, q[1].llm) == ("clac24_decompose", 5, None)  # type: ignore[attr-defined]
+    assert s.llm.model == "mistralai/Mistral-7B-Instruct-v0.2"  # every LLM step (§2.2)
+    if name == "clac24-llm":
+        assert g.contradict_filter is None
+    else:
+        f = g.contradict_filter
+        assert f is not None and (f.backend, f.model) == ("t5-nli", "razent/SciFive-large-Pubmed_PMC-MedNLI")
+        assert f.template.startswith("mednli: sentence1: {premise}")  # type: ignore[attr-defined]
+    assert provenance.paper(name) == {"file": "003", "run": "System 1 (LLM.BM25)" if name == "clac24-llm"
+                                      else "System 2 (LLM.NLI.BM25)"}
     d = preset_description(name)
-    assert "CLaC 2024 BioGen Task A" in d and "Not reproduced" in d
+    assert "CLaC 2024 BioGen Task A" in d and "Offline" in d
+
+
+def test_clac24_task_a_offline_swaps() -> None:
+    from medcite.pipeline.offline import offline_overrides
+
+    nli = load_settings("clac24-llm-nli")
+    local = [o for o in offline_overrides(nli, "local", grounding=True) if o != "--set"]
+    swapped = load_settings("clac24-llm-nli", local)
+    f = swapped.ground.contradict_filter
+    assert f is not None and (f.backend, f.model) == ("classifier", "models:medcite-stance-healthver")
+    assert swapped.ground.judge == "listwise" and swapped.llm.backend == "local"  # the LLM still picks
+    bare = load_settings("clac24-llm-nli", [o for o in offline_overrides(nli, "none", grounding=True) if o != "--set"])
+    assert (bare.ground.judge, bare.stance.backend) == ("stance", "classifier")
+    assert [q.backend for q in bare.ground.contradict_queries] == ["original"]
 
 
 @pytest.mark.parametrize("name", CLAC24_B)
@@ -230,7 +258,18 @@ def test_clac24_simpleqa_retrieves_20_per_query_and_colbert_keeps_25(name: str, 
     assert [b.backend for b in s.retrieve.branches] == branches and s.retrieve.k == 20
     assert s.retrieve.rerank_query == "question+narrative+topic" and s.retrieve.keep == 25
     assert (s.rerank.backend, s.rerank.k) == ("colbert", 25)  # type: ignore[attr-defined]
-    assert s.generate.plain_prompt == "generate_plain"  # type: ignore[attr-defined]  # topic + narrative
+    assert s.generate.plain_prompt == "clac24_generate"  # type: ignore[attr-defined]  # Appendix C
+    assert {"topic", "narrative", "documents"} <= placeholders("clac24_generate")
+
+
+@pytest.mark.parametrize("name", CLAC24_B)
+def test_clac24_task_b_citations_come_from_system_1s_colbert_top_10(name: str) -> None:
+    g = load_settings(name).generate
+    short = g.posthoc_shortlist  # type: ignore[attr-defined]
+    assert short is not None and (short.backend, short.model, short.k) == ("colbert", "colbert-ir/colbertv2.0", 10)
+    assert short.top_n >= load_settings(name).evidence.docs  # type: ignore[attr-defined]  # every evidence abstract
+    assert g.posthoc_candidates == 10  # type: ignore[attr-defined]
+    assert g.posthoc_pick == "listwise"  # type: ignore[attr-defined]  # System 1's citation selection (§3.2)
 
 
 @pytest.mark.parametrize(("name", "branches", "k"), [("clac24-medhopqa-bm25", ["bm25"], 60),
@@ -242,3 +281,90 @@ def test_clac24_medhopqa_uses_only_the_question(name: str, branches: list[str], 
     assert s.generate.plain_prompt == "generate_plain_question"  # type: ignore[attr-defined]
     assert not {"topic", "narrative"} & placeholders("generate_plain_question")
     assert not {"topic", "narrative"} & placeholders("hop_first") and s.hops.docs == 60
+
+
+# -- CLaC 2024's prompts (003 Appendices A-C) ------------------------------------------------------------------
+def _body(prompt: str) -> list[str]:
+    return [line for m in load_prompt(prompt) for line in m["content"].splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(("prompt", "names"), [
+    ("clac24_decompose", {"question"}),
+    ("clac24_generate", {"documents", "topic", "narrative", "question"}),
+    ("clac24_condense", {"long_answer", "question"}),
+])
+def test_clac24_appendix_b_and_c_prompts_are_verbatim_line_by_line(prompt: str, names: set[str]) -> None:
+    paper = _paper("003")
+    assert placeholders(prompt) == names
+    missing = [line for line in _body(prompt) if provenance.normalise(line) not in paper]
+    assert not missing, f"{prompt}: lines not in the paper: {missing}"
+    assert [m["role"] for m in load_prompt(prompt)] == ["user"]  # the paper gives no system message
+
+
+@pytest.mark.parametrize("prompt", ["clac24_support", "clac24_contradict"])
+def test_clac24_appendix_a_prompts_are_verbatim_once_the_markdown_escapes_are_undone(prompt: str) -> None:
+    # the paper's text shows the listings' markdown escaped ("**\*\*CORE INSTRUCTIONS:\*\***", "PMID\_1"); undone,
+    # every line of the prompt file is in it, as is the "MUST provide at least one citation" rule
+    paper = provenance.normalise(_paper("003").replace("\\*", "*").replace("\\_", "_").replace("**", ""))
+    missing = [line for line in _body(prompt)
+               if provenance.normalise(line.replace("**", "")) not in paper
+               and not line.strip().startswith(("* PMID", "- *"))]
+    assert not missing, f"{prompt}: lines not in the paper: {missing}"
+    text = provenance.normalise(" ".join(_body(prompt)))
+    if prompt == "clac24_support":
+        assert "You ** MUST provide at least one citation **" in text
+        assert "**STRICTLY CITE A MAXIMUM OF 3 DOCUMENTS.**" in text
+        assert placeholders(prompt) == {"docs", "sentence"}
+    else:
+        assert "Your output must contain a **maximum of three** PMID citations." in text
+        assert placeholders(prompt) == {"docs", "question", "sentence"}
+
+
+def test_clac24_prompts_are_the_presets() -> None:
+    a = load_settings("clac24-llm").ground
+    assert (a.support_prompt, a.contradict_prompt) == ("clac24_support", "clac24_contradict")
+    for name in ("clac24-simpleqa", "clac24-simpleqa-hybrid"):
+        s = load_settings(name)
+        (decompose,) = [q for q in s.retrieve.queries if q.backend == "llm_decompose"]
+        g = s.generate
+        assert decompose.prompt == "clac24_decompose"  # type: ignore[attr-defined]
+        assert (g.plain_prompt, g.condense_prompt) == ("clac24_generate", "clac24_condense")  # type: ignore
+
+
+def test_pmid_list_reads_only_shown_pmids() -> None:
+    from medcite.llm.prompts import parse_pmid_list
+
+    shown = ["33659106", "101", "202", "303"]
+    assert parse_pmid_list("Supporting Citations: [202, 101]", shown) == ["202", "101"]
+    assert parse_pmid_list('["303", "999", "303", "101", "202", "33659106"]', shown) == ["303", "101", "202"]
+    assert parse_pmid_list("[]", shown) == [] and parse_pmid_list("none contradict", shown) == []
+    assert parse_pmid_list("<think>101 looks good</think>\n[202]", shown, 1) == ["202"]
+    assert parse_pmid_list("PMID 202.5 and 1010", shown) == []
+
+
+def test_clac24_output_label_is_taken_off() -> None:
+    from medcite.llm.prompts import parse_condensation
+    from medcite.llm.reply import prose
+
+    assert prose("output: Statins lower LDL. They are safe.") == "Statins lower LDL. They are safe."
+    assert parse_condensation("output: Statins lower LDL.", 250) == "Statins lower LDL."
+
+
+def test_clac24_decomposition_prompt_is_read() -> None:
+    from medcite.llm.base import BaseLLM, Completion
+    from medcite.retrieve.llm_queries import LLMDecomposer
+
+    class Reply(BaseLLM):
+        def __init__(self) -> None:
+            super().__init__("r")
+            self.seen: list[str] = []
+
+        def _generate(self, messages: list[dict[str, str]], params: dict[str, object]) -> Completion:
+            self.seen.append(messages[-1]["content"])
+            return Completion(text='query: ["COVID-19 ferritin", "SARS-CoV-2 iron"]', model="r")
+
+    llm = Reply()
+    got = LLMDecomposer(llm, prompt="clac24_decompose").generate(Topic("1", "Why is ferritin high?"))
+    assert [q.text for q in got] == ["COVID-19 ferritin", "SARS-CoV-2 iron"]
+    assert llm.seen[0].startswith("You are a biomedical queries extracting agent.")
+    assert llm.seen[0].rstrip().endswith("Question: Why is ferritin high?\n\noutput:")
