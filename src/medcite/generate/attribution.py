@@ -102,10 +102,7 @@ def attribute_judged(sentences: Sequence[str], evidence: Sequence[Evidence], jud
     ``max_citations``. One batch of judgements."""
     if not sentences or not evidence:
         return [DraftSentence(s) for s in sentences]
-    if shortlist is not None:
-        shortlists = [shortlist.shortlist(s, evidence, candidates) for s in sentences]
-    else:
-        shortlists = _tfidf_shortlists(sentences, evidence, candidates)
+    shortlists = _shortlists(sentences, evidence, candidates, shortlist)
     pairs = [(s, evidence[j].text) for s, short in zip(sentences, shortlists, strict=True) for j in short]
     verdicts = iter(judge.classify(pairs)) if pairs else iter(())
     drafts = []
@@ -113,6 +110,14 @@ def attribute_judged(sentences: Sequence[str], evidence: Sequence[Evidence], jud
         supported = [evidence[j].index for j in short if next(verdicts).label is Stance.SUPPORTS]
         drafts.append(DraftSentence(text, supported[:max_citations]))
     return drafts
+
+
+def _shortlists(sentences: Sequence[str], evidence: Sequence[Evidence], n: int,
+                shortlist: Shortlister | None) -> list[list[int]]:
+    """Each sentence's ``n`` candidate evidence positions: by ``shortlist`` when given, else by TF-IDF."""
+    if shortlist is not None:
+        return [shortlist.shortlist(s, evidence, n) for s in sentences]
+    return _tfidf_shortlists(sentences, evidence, n)
 
 
 def _tfidf_shortlists(sentences: Sequence[str], evidence: Sequence[Evidence], n: int) -> list[list[int]]:
@@ -136,10 +141,7 @@ def attribute_listwise(sentences: Sequence[str], evidence: Sequence[Evidence], p
     shortlisted item. Only the items the generator read can be shown, so only they can be cited."""
     if not sentences or not evidence:
         return [DraftSentence(s) for s in sentences]
-    if shortlist is not None:
-        shortlists = [shortlist.shortlist(s, evidence, candidates) for s in sentences]
-    else:
-        shortlists = _tfidf_shortlists(sentences, evidence, candidates)
+    shortlists = _shortlists(sentences, evidence, candidates, shortlist)
     drafts = []
     for text, short in zip(sentences, shortlists, strict=True):
         first: dict[str, int] = {}
