@@ -20,6 +20,7 @@ from pydantic import Field
 
 from ..errors import ConfigError
 from ..registry import require
+from ..rerank.scoring import load_t5
 from .base import PassageClassifier, StanceConfig
 
 if TYPE_CHECKING:
@@ -50,23 +51,6 @@ class T5NLIConfig(StanceConfig):
         return [self.model]
 
 
-def load_t5(name: str, device: str = "cpu") -> tuple[Any, Any]:
-    """(tokenizer, T5ForConditionalGeneration) from a folder or a hub name (offline: the HF cache)."""
-    from ..rerank.scoring import local_model_dir, not_available
-
-    transformers = require("transformers", "rerank", "the T5 NLI stance model")
-    folder = local_model_dir(name)
-    source = str(folder) if folder else name
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
-        model = transformers.T5ForConditionalGeneration.from_pretrained(source, local_files_only=folder is not None)
-    except OSError as exc:
-        raise not_available(name, "T5 NLI stance", exc) from exc
-    model.eval()
-    model.to(device)
-    return tokenizer, model
-
-
 class T5NLIStance(PassageClassifier):
     """Three-way stance from a text-to-text NLI model: softmax of the three label words' log-likelihoods."""
 
@@ -94,7 +78,7 @@ class T5NLIStance(PassageClassifier):
     @classmethod
     def from_config(cls, cfg: T5NLIConfig, ctx: BuildContext | None) -> T5NLIStance:
         def load() -> tuple[Any, Any]:
-            return load_t5(cfg.model, cfg.device)
+            return load_t5(cfg.model, cfg.device, "T5 NLI stance", "the T5 NLI stance model")
 
         tokenizer, model = ctx.models.get(("t5-nli", cfg.model, cfg.device), load) if ctx else load()
         return cls(tokenizer, model, template=cfg.template, labels=cfg.labels, max_length=cfg.max_length,

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
 from .base import MINILM_STAND_IN, RerankConfig
-from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
+from .scoring import PointwiseReranker, document_text, load_t5
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -45,21 +45,6 @@ class MonoT5Config(RerankConfig):
         return list(MINILM_STAND_IN)
 
 
-def load_monot5(name_or_path: str, device: str = "cpu") -> tuple[Any, Any]:
-    """(tokenizer, T5ForConditionalGeneration) from a folder or a hub name (offline: the HF cache)."""
-    transformers = require("transformers", "rerank", "the monoT5 reranker")
-    folder = local_model_dir(name_or_path)
-    source = str(folder) if folder else name_or_path
-    try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
-        model = transformers.T5ForConditionalGeneration.from_pretrained(source, local_files_only=folder is not None)
-    except OSError as exc:
-        raise not_available(name_or_path, "monoT5", exc) from exc
-    model.eval()
-    model.to(device)
-    return tokenizer, model
-
-
 def single_token_id(tokenizer: Any, word: str) -> int:
     ids = tokenizer(word, add_special_tokens=False).input_ids
     if len(ids) != 1:
@@ -79,7 +64,7 @@ class MonoT5Reranker(PointwiseReranker):
         super().__init__(top_n)
         self._torch = require("torch", "rerank", "the monoT5 reranker")
         self.model_name = model
-        self.tokenizer, self.model = loaded or load_monot5(model, device)
+        self.tokenizer, self.model = loaded or load_t5(model, device, "monoT5", "the monoT5 reranker")
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
@@ -92,7 +77,8 @@ class MonoT5Reranker(PointwiseReranker):
 
     @classmethod
     def from_config(cls, cfg: MonoT5Config, ctx: BuildContext) -> MonoT5Reranker:
-        loaded = ctx.models.get(("monot5", cfg.model, cfg.device), lambda: load_monot5(cfg.model, cfg.device))
+        loaded = ctx.models.get(("monot5", cfg.model, cfg.device),
+                                lambda: load_t5(cfg.model, cfg.device, "monoT5", "the monoT5 reranker"))
         return cls(cfg.model, batch_size=cfg.batch_size, max_length=cfg.max_length, top_n=cfg.top_n,
                    device=cfg.device, loaded=loaded)
 

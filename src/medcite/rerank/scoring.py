@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import ConfigError
 from ..types import Article, Hit, ranked
@@ -96,6 +96,24 @@ def not_available(name: str, what: str, exc: BaseException) -> ConfigError:
             "`medcite train reranker`"
         ),
     )
+
+
+def load_t5(name_or_path: str, device: str, what: str, purpose: str) -> tuple[Any, Any]:
+    """(tokenizer, T5ForConditionalGeneration) from a folder or a hub name (offline: the HF cache); ``what``
+    names the model in a not-available error, ``purpose`` in a missing-extra one."""
+    from ..registry import require
+
+    transformers = require("transformers", "rerank", purpose)
+    folder = local_model_dir(name_or_path)
+    source = str(folder) if folder else name_or_path
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
+        model = transformers.T5ForConditionalGeneration.from_pretrained(source, local_files_only=folder is not None)
+    except OSError as exc:
+        raise not_available(name_or_path, what, exc) from exc
+    model.eval()
+    model.to(device)
+    return tokenizer, model
 
 
 def article_key(article: Article) -> tuple[str, int]:
