@@ -284,3 +284,45 @@ def answer(**kw: Any) -> None:
     click.echo(json.dumps({"metrics": report["metrics"], "questions": report["questions"],
                            "seconds": report["seconds"]}, indent=2))
     click.echo(f"model written to {kw['out']}", err=True)
+
+
+@train.command("reader")
+@click.option("--bioasq", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="BioASQ Task b JSON (.json/.json.gz): relevance, yes/no and span examples from its questions and "
+                   "gold snippets (held back: the benchmarks' 30 %% split).")
+@click.option("--pubmedqa", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="PubMedQA ori_pqal.json-style file: yes/no/maybe examples (question + abstract sections).")
+@click.option("--healthver", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="HealthVer-style CSV (claim, evidence, label): stance examples, split by claim.")
+@click.option("--out", required=True, type=click.Path(file_okay=False),
+              help="Folder for reader.json, reader.safetensors and training.json (models:medcite-reader is "
+                   "~/.cache/medcite/models/medcite-reader).")
+@click.option("--heads", default="relevance,yesno,stance,span", show_default=True,
+              help="Comma-separated heads to train on one shared trunk.")
+@click.option("--base", default="minilm", show_default=True,
+              help="Base model: 'minilm' (the packaged all-MiniLM-L6-v2) or a local model folder.")
+@click.option("--epochs", default=2, show_default=True, type=Count(1))
+@click.option("--batch-size", default=16, show_default=True, type=Count(1))
+@click.option("--lr", default=8e-5, show_default=True, type=Finite(0, min_open=True),
+              help="Peak learning rate (AdamW, linear warm-up and decay).")
+@click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
+@click.option("--slice", "slice_", default=None, type=Count(1),
+              help="At most this many questions, items or claims per side and type (a quick rebuild).")
+@click.option("--pubmedqa-test", default=300, show_default=True, type=Count(1), help="PubMedQA items held back.")
+@click.option("--healthver-test", default=100, show_default=True, type=Count(1), help="HealthVer claims held back.")
+@click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
+@click.option("--device", default="cpu", show_default=True, help="Torch device to train on (cpu, cuda, mps).")
+def reader(**kw: Any) -> None:
+    """Fine-tune medcite's reader end to end: one trunk, heads for relevance, yes/no, stance and answer spans."""
+    from ..train.reader import ReaderTrainOptions, train_reader
+    from ..train.reader_data import DataOptions
+
+    heads = tuple(h.strip() for h in kw["heads"].split(",") if h.strip())
+    data = DataOptions(seed=kw["seed"], slice=kw["slice_"], pubmedqa_test=kw["pubmedqa_test"],
+                       healthver_test=kw["healthver_test"])
+    opts = ReaderTrainOptions(heads=heads, base=kw["base"], epochs=kw["epochs"], batch_size=kw["batch_size"],
+                              lr=kw["lr"], seed=kw["seed"], threads=kw["threads"], device=kw["device"], data=data)
+    report = train_reader(kw["out"], bioasq=kw["bioasq"], pubmedqa=kw["pubmedqa"], healthver=kw["healthver"],
+                          opts=opts)
+    click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"]}, indent=2, default=str))
+    click.echo(f"reader written to {kw['out']}", err=True)

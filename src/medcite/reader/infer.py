@@ -1,0 +1,161 @@
+"""Reading with a trained reader: calibrated probabilities per head, relevance scores and answer spans.
+
+:class:`Reader` batches (first, second) pairs by length, runs the network once per batch under
+``torch.inference_mode`` and returns numpy arrays. Class heads give temperature-scaled probabilities, the
+relevance head a Platt-scaled probability (and its raw logit, for ranking); the span head gives candidate
+answers as character spans of the passage (:mod:`.spans`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .model import HEAD_LABELS, ReaderNet, ReaderSpec, base_dir, load_net, sigmoid, softmax
+
+log = logging.getLogger(__name__)
+
+
+def encode_pairs(tokenizer: Any, first: Sequence[str], second: Sequence[str] | None, max_length: int,
+                 offsets: bool = False) -> Any:
+    """The reader's input, in training and at inference alike: ``[CLS] first [SEP] second [SEP]``, cut to
+    ``max_length`` tokens from the longer text first (``second`` None: the first texts alone)."""
+    return tokenizer(list(first), list(second) if second is not None else None,
+                     truncation="longest_first" if second is not None else True, max_length=max_length,
+                     padding=True, return_tensors="pt", return_offsets_mapping=offsets)
+
+
+def yes_probability(probs: np.ndarray) -> float:
+    """A question's P(yes) from its passages' (P(yes), P(no), P(maybe)): the mean of P(yes) / (P(yes) + P(no))
+    weighted by how much each passage settles the question (1 - P(maybe)); 0.5 without passages."""
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 3)
+    if not len(p):
+        return 0.5
+    ratio = p[:, 0] / np.clip(p[:, 0] + p[:, 1], 1e-9, None)
+    weight = np.clip(1.0 - p[:, 2], 1e-6, None)
+    return float((ratio * weight).sum() / weight.sum())
+
+
+class Reader:
+    """A loaded reader: ``probabilities(head, firsts, seconds)``, ``relevance(question, passages)``,
+    ``span_logits(question, passages)``."""
+
+    def __init__(self, net: ReaderNet, tokenizer: Any, spec: ReaderSpec, *, device: str = "cpu",
+                 batch_size: int = 32, folder: Path | None = None) -> None:
+        self.net, self.tokenizer, self.spec = net, tokenizer, spec
+        self.device, self.batch_size, self.folder = device, batch_size, folder
+        self._lock = threading.Lock()  # one forward pass at a time (a shared model in a web server)
+
+    def has(self, head: str) -> bool:
+        return head in self.spec.heads
+
+    def need(self, head: str) -> None:
+        if head not in self.spec.heads:
+            raise ConfigError(f"the reader at {self.folder} has no {head!r} head (it has {', '.join(self.spec.heads)})",
+                              hint="train one with that head: medcite train reader --heads ...")
+
+    def _encode(self, first: list[str], second: list[str] | None, max_length: int,
+                offsets: bool = False) -> Any:
+        return encode_pairs(self.tokenizer, first, second, max_length, offsets)
+
+    def _to(self, enc: Any) -> dict[str, Any]:
+        return {k: v.to(self.device) for k, v in enc.items() if k != "offset_mapping"}
+
+    def logits(self, head: str, firsts: Sequence[str], seconds: Sequence[str]) -> np.ndarray:
+        """Raw logits of a class or relevance head, one row per pair."""
+        import torch
+
+        self.need(head)
+        if head == "span":
+            raise ValueError("span logits are per token: use span_logits")
+        if len(firsts) != len(seconds):
+            raise ValueError("firsts and seconds differ in length")
+        width = len(HEAD_LABELS[head])
+        out = np.zeros((len(firsts), width), dtype=np.float32)
+        if not len(firsts):
+            return out
+        length = self.spec.length(head)
+        order = sorted(range(len(firsts)), key=lambda i: len(firsts[i]) + len(seconds[i]))
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start: start + self.batch_size]
+                f = [firsts[i] for i in idx]
+                s = [seconds[i] for i in idx]
+                pair = self._to(self._encode(f, s, length))
+                single = None
+                if head in self.spec.siamese:
+                    single = (self._to(self._encode(f, None, length)), self._to(self._encode(s, None, length)))
+                out[idx] = self.net(pair, head, single).float().cpu().numpy()
+        return out
+
+    def probabilities(self, head: str, firsts: Sequence[str], seconds: Sequence[str]) -> np.ndarray:
+        """Calibrated probabilities: (n, labels) for a class head, (n,) P(relevant) for ``relevance``."""
+        z = self.logits(head, firsts, seconds)
+        if head == "relevance":
+            a, b = self.spec.platt.get(head, (1.0, 0.0))
+            return sigmoid(a * z[:, 0] + b)
+        return softmax(z, self.spec.temperature.get(head, 1.0))
+
+    def relevance(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        """The relevance logit of each passage to ``question`` (for ranking; higher is more relevant)."""
+        return self.logits("relevance", [question] * len(passages), list(passages))[:, 0]
+
+    def span_logits(self, question: str, passages: Sequence[str]
+                    ) -> list[tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]]:
+        """Per passage: (start logits, end logits, character offsets) of its tokens; question and special
+        tokens get offsets (-1, -1), so no answer is ever taken from them."""
+        import torch
+
+        self.need("span")
+        out: list[tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]] = [
+            (np.zeros(0), np.zeros(0), []) for _ in passages]
+        length = self.spec.length("span")
+        order = sorted(range(len(passages)), key=lambda i: len(passages[i]))
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start: start + self.batch_size]
+                enc = self._encode([question] * len(idx), [passages[i] for i in idx], length, offsets=True)
+                logits = self.net(self._to(enc), "span").float().cpu().numpy()
+                for row, i in enumerate(idx):
+                    seq = enc.sequence_ids(row)
+                    offs = [(int(a), int(b)) if sid == 1 else (-1, -1)
+                            for sid, (a, b) in zip(seq, enc["offset_mapping"][row].tolist(), strict=True)]
+                    n = int(enc["attention_mask"][row].sum())
+                    out[i] = (logits[row, :n, 0], logits[row, :n, 1], offs[:n])
+        return out
+
+
+def quantize_int8(net: ReaderNet) -> ReaderNet:
+    """``net`` with its linear layers as torch dynamic int8 (for a CPU); torch's notices that this API moves to
+    torchao are silenced (it still works in the pinned torch, and a user cannot act on them)."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*quantiz.*", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*quantiz.*", category=UserWarning)
+        return torch.ao.quantization.quantize_dynamic(net, {torch.nn.Linear}, dtype=torch.qint8)
+
+
+def load_reader(folder: str | Path, *, device: str = "cpu", quantize: bool | None = None,
+                batch_size: int = 32) -> Reader:
+    """The reader in ``folder``; on a CPU its linear layers are quantised to int8 for speed (``quantize``:
+    None = on a CPU only)."""
+    from ..registry import require
+
+    transformers = require("transformers", "qa", "the reader's tokenizer")
+    net, spec = load_net(folder)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(base_dir(spec.base), local_files_only=True)
+    if quantize is None:
+        quantize = device == "cpu"
+    if quantize:
+        net = quantize_int8(net)
+    net.to(device)
+    return Reader(net, tokenizer, spec, device=device, batch_size=batch_size, folder=Path(folder))

@@ -1,0 +1,230 @@
+"""medcite's reader (medcite.reader): its stored form, the refusals that protect it, calibration, answer spans,
+and the data split it is trained and measured on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medcite.errors import ConfigError
+from medcite.reader import model as rm
+from medcite.reader.infer import yes_probability
+from medcite.reader.spans import SpanHit, aggregate, decode, is_generic, normalise
+
+# ------------------------------------------------------------------------------------------ stored form
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    """A reader with every head on the packaged MiniLM (its pretrained trunk, untrained heads), saved."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    spec = rm.ReaderSpec(("relevance", "yesno", "stance", "span"), max_length={"yesno": 64, "stance": 64,
+                                                                               "relevance": 64, "span": 64},
+                         temperature={"yesno": 1.5}, thresholds={"yesno": 0.6})
+    net = rm.build_net("minilm", spec).eval()
+    folder = tmp_path_factory.mktemp("reader")
+    rm.save_reader(net, spec, folder)
+    return folder, net
+
+
+@pytest.mark.slow  # loads the packaged MiniLM
+def test_a_saved_reader_stores_int8_weights_without_the_base_embeddings(saved: tuple[Path, object]) -> None:
+    folder, _ = saved
+    size = (folder / rm.WEIGHTS_FILE).stat().st_size
+    assert 5_000_000 < size < 20_000_000  # the fp32 trunk alone is ~90 MB; its int8 layers a quarter of that
+    spec = json.loads((folder / rm.SPEC_FILE).read_text())
+    assert spec["format"] == rm.FORMAT and spec["reader_version"] == rm.READER_VERSION
+    assert spec["labels"]["stance"] == ["supports", "contradicts", "neutral"]
+    assert len(spec["weights_sha256"]) == 64 and len(spec["embeddings_sha256"]) == 64
+
+
+@pytest.mark.slow  # loads the packaged MiniLM
+def test_a_loaded_reader_reads_as_the_saved_one(saved: tuple[Path, object]) -> None:
+    torch = pytest.importorskip("torch")
+    from medcite.reader.infer import encode_pairs, load_reader
+
+    folder, net = saved
+    reader = load_reader(folder, quantize=False)
+    q = ["Is aspirin an antiplatelet drug?", "Does metformin lower glucose?", "Is TP53 a tumour suppressor?"]
+    p = ["Aspirin irreversibly inhibits platelet COX-1.", "Metformin had no effect on glucose.",
+         "TP53 is mutated in half of cancers."]
+    got = reader.logits("yesno", q, p)
+    with torch.inference_mode():
+        want = net(encode_pairs(reader.tokenizer, q, p, 64), "yesno").numpy()
+    # the stored weights are int8 per row: the loaded reader reads within rounding of the trained one
+    assert np.corrcoef(got.ravel(), want.ravel())[0, 1] > 0.99
+    probs = reader.probabilities("yesno", q, p)
+    assert probs.shape == (3, 3) and np.allclose(probs.sum(1), 1)
+    assert np.allclose(probs, rm.softmax(got, 1.5), atol=1e-6)  # the stored temperature is applied
+    # on a CPU: torch dynamic int8 by default (activations quantised too: looser; its effect on the held-back
+    # measures is in training.json, measured with the int8 model)
+    quantised = load_reader(folder)
+    assert np.corrcoef(quantised.logits("yesno", q, p).ravel(), want.ravel())[0, 1] > 0.8
+    spans = reader.span_logits("Which protein?", ["TP53 is mutated."])
+    start, end, offsets = spans[0]
+    assert len(start) == len(end) == len(offsets)
+    assert all(o == (-1, -1) for o in offsets[:3])  # [CLS] and the question: never an answer
+
+
+@pytest.mark.slow  # loads the packaged MiniLM
+def test_a_reader_whose_weights_changed_is_refused_with_the_rebuild_command(saved: tuple[Path, object],
+                                                                            tmp_path: Path) -> None:
+    folder, _ = saved
+    copy = tmp_path / "medcite-reader"
+    copy.mkdir()
+    for f in (rm.SPEC_FILE, rm.WEIGHTS_FILE):
+        (copy / f).write_bytes((folder / f).read_bytes())
+    with open(copy / rm.WEIGHTS_FILE, "r+b") as fh:
+        fh.seek(-10, 2)
+        fh.write(b"0123456789")
+    with pytest.raises(ConfigError) as info:
+        rm.load_net(copy)
+    assert "SHA-256" in str(info.value) and "medcite models build medcite-reader" in info.value.hint
+
+
+@pytest.mark.slow  # loads the packaged MiniLM
+def test_a_reader_of_another_reader_version_is_refused_with_the_rebuild_command(saved: tuple[Path, object],
+                                                                               tmp_path: Path) -> None:
+    folder, _ = saved
+    copy = tmp_path / "my-reader"
+    copy.mkdir()
+    spec = json.loads((folder / rm.SPEC_FILE).read_text())
+    (copy / rm.SPEC_FILE).write_text(json.dumps(spec | {"reader_version": rm.READER_VERSION - 1}))
+    with pytest.raises(ConfigError) as info:
+        rm.read_spec(copy)
+    assert "stale reader" in str(info.value) and f"medcite train reader --out {copy}" in info.value.hint
+    (copy / rm.SPEC_FILE).write_text(json.dumps(spec | {"labels": {"stance": ["yes", "no", "maybe"]}}))
+    with pytest.raises(ConfigError, match="labels"):
+        rm.read_spec(copy)
+
+
+def test_a_spec_refuses_unknown_heads() -> None:
+    with pytest.raises(ConfigError, match="unknown reader heads"):
+        rm.ReaderSpec(("yesno", "summary"))
+    with pytest.raises(ConfigError, match="siamese"):
+        rm.ReaderSpec(("yesno", "span"), siamese=("span",))
+    spec = rm.ReaderSpec(("yesno",), thresholds={"yesno": 0.6}, platt={"relevance": (2.0, -1.0)})
+    assert rm.ReaderSpec.from_dict(json.loads(json.dumps(spec.as_dict()))) == spec
+
+
+@pytest.mark.slow  # loads the packaged MiniLM
+def test_the_stance_backend_reads_a_reader_folder(saved: tuple[Path, object]) -> None:
+    from medcite.attribute.classifier import ReaderStanceModel, load_classifier
+
+    folder, _ = saved
+    model = load_classifier(str(folder))
+    assert isinstance(model, ReaderStanceModel)
+    p = model.probabilities(["Masks reduce infection."], ["Masks did not reduce infection."], max_length=64,
+                            batch_size=4)
+    assert p.shape == (1, 3) and abs(p.sum() - 1) < 1e-6
+
+
+# ------------------------------------------------------------------------------------------ calibration
+
+
+def test_temperature_scaling_recovers_the_temperature_that_made_the_labels() -> None:
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 3, size=(4000, 3))
+    truth = rm.softmax(logits, 2.5)
+    labels = [int(rng.choice(3, p=row)) for row in truth]
+    assert abs(rm.fit_temperature(logits, labels) - 2.5) < 0.25
+    assert rm.fit_temperature(np.zeros((0, 3)), []) == 1.0
+
+
+def test_platt_scaling_and_the_reliability_curve() -> None:
+    rng = np.random.default_rng(1)
+    scores = rng.normal(0, 2, size=3000)
+    labels = (rng.random(3000) < rm.sigmoid(0.5 * scores - 1.0)).astype(int)
+    a, b = rm.fit_platt(scores, labels)
+    assert abs(a - 0.5) < 0.1 and abs(b + 1.0) < 0.15
+    p = rm.sigmoid(a * scores + b)
+    calibrated = rm.reliability(np.maximum(p, 1 - p), (p >= 0.5) == (labels == 1))
+    overconfident = rm.reliability(np.full(3000, 0.99), (p >= 0.5) == (labels == 1))
+    assert calibrated["ece"] < 0.05 < overconfident["ece"]
+    assert sum(b["count"] for b in calibrated["curve"]) == calibrated["predictions"] == 3000
+
+
+def test_a_question_is_settled_by_the_passages_that_settle_it() -> None:
+    # one passage says yes, two say "maybe": the verdict is the settling passage's
+    probs = np.array([[0.9, 0.05, 0.05], [0.2, 0.2, 0.6], [0.25, 0.15, 0.6]])
+    assert yes_probability(probs) > 0.75
+    assert yes_probability(np.array([[0.1, 0.8, 0.1]])) < 0.2
+    assert yes_probability(np.zeros((0, 3))) == 0.5
+
+
+# ------------------------------------------------------------------------------------------ answer spans
+
+
+def _offsets(text: str, question_tokens: int = 3) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = [(-1, -1)] * question_tokens
+    pos = 0
+    for word in text.split():
+        start = text.index(word, pos)
+        out.append((start, start + len(word)))
+        pos = start + len(word)
+    return out + [(-1, -1)]
+
+
+def test_decode_takes_whole_word_spans_of_the_passage_only() -> None:
+    text = "Ubrogepant (MK-1602) is a CGRP receptor antagonist."
+    offsets = _offsets(text)
+    start, end = np.full(len(offsets), -8.0), np.full(len(offsets), -8.0)
+    start[0] = end[0] = 9.0  # the question's token: never taken
+    start[3], end[3] = 4.0, 4.0  # "Ubrogepant"
+    hits = decode(text, start, end, offsets)
+    assert hits and hits[0].text == "Ubrogepant" and all(h.start >= 0 for h in hits)
+    assert text[hits[0].start: hits[0].end] == hits[0].text
+
+
+def test_aggregate_merges_an_abbreviation_with_its_definition_and_drops_generic_words() -> None:
+    passages = ["Tumor necrosis factor (TNF) drives inflammation.", "TNF harms most patients with tumours.",
+                "Blocking tumor necrosis factor helps."]
+    hits = [SpanHit(0, 0, 21, "Tumor necrosis factor", 0.6), SpanHit(1, 0, 3, "TNF", 0.5),
+            SpanHit(1, 10, 23, "most patients", 0.9), SpanHit(2, 9, 30, "tumor necrosis factor", 0.3)]
+    answers = aggregate(hits, passages, "Which cytokine drives inflammation?")
+    assert [a.key for a in answers] == ["tumor necrosis factor"]
+    assert abs(answers[0].score - (1 - 0.4 * 0.5 * 0.7)) < 1e-6  # noisy-or of its three spans
+    assert set(answers[0].synonyms) == {"Tumor necrosis factor", "TNF", "tumor necrosis factor"}
+    assert answers[0].passages == [0, 1, 2]
+    assert is_generic("inflammation", "Which cytokine drives inflammation?")
+    assert is_generic("the patients", "q") and not is_generic("ivermectin", "q")
+    assert normalise("  Receptor-Antagonists. ") == "receptor antagonist"
+
+
+# ------------------------------------------------------------------------------------------ the data split
+
+
+@pytest.mark.slow  # reads the shared BioASQ, PubMedQA and HealthVer files
+def test_the_split_keeps_questions_and_claims_on_one_side(shared_data: Path) -> None:
+    from medcite.train.qa_data import held_out_ids
+    from medcite.train.reader_data import DataOptions, build_data
+
+    bioasq = shared_data / "bioasq" / "bioasq_taskb_golden_7b-11b_dev.json.gz"
+    data = build_data(bioasq, shared_data / "pubmedqa" / "pqal_dev.json",
+                      shared_data / "healthver" / "healthver_dev.csv", DataOptions(slice=30))
+    held = held_out_ids(bioasq)
+    sides = (data.train, data.valid, data.test)
+    assert all(q.id in held for q in data.test.bioasq)  # the benchmarks' held-back questions, and only them
+    assert not any(q.id in held for s in sides[:2] for q in s.bioasq)
+    bodies = [{" ".join(q.body.lower().split()) for q in s.bioasq} for s in sides]
+    assert not (bodies[0] & bodies[2]) and not (bodies[1] & bodies[2])
+    claims = [{p.claim for p in s.healthver} for s in sides]
+    assert not (claims[0] & claims[2]) and not (claims[0] & claims[1]) and not (claims[1] & claims[2])
+    items = [{i.pmid for i in s.pubmedqa} for s in sides]
+    assert not (items[0] & items[2]) and not (items[1] & items[2])
+    for side in sides:  # every example belongs to a question or claim of its own side
+        groups = {q.id for q in side.bioasq} | {i.pmid for i in side.pubmedqa} | {p.claim for p in side.healthver}
+        # (the rule-negated copies of training claims, a training-only augmentation, are their own claims)
+        assert all(e.group in groups for ex in side.examples.values() for e in ex if e.source != "negation")
+    assert not any(e.source == "negation" for s in sides[1:] for e in s.examples.get("stance", []))
+    assert any(e.source == "negation" for e in data.train.examples["stance"])
+    spans = [e for e in data.train.examples["span"] if e.spans]
+    assert spans and all(0 <= a < b <= len(e.second) for e in spans for a, b in e.spans)
+    negatives = [e for e in data.train.examples["relevance"] if e.label == 0]
+    assert negatives and all(e.second not in {s for q in data.train.bioasq if q.id == e.group
+                                              for s in (sn.text for sn in q.snippets)} for e in negatives)
+    assert data.report["healthver"]["held_back_claims"] == 99  # 33 % of the file's 299 claims (the cap is 100)
