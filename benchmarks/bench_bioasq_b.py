@@ -2,15 +2,17 @@
 speed.
 
 The held-back questions are :func:`medcite.train.qa_data.held_out_ids` of the dev file, the same split the
-trainers (``medcite train yesno`` / ``ideal``) keep out of training. Every system answers from the gold
+trainers (``medcite train reader`` / ``ideal``) keep out of training. Every system answers from the gold
 snippets; measures are :func:`medcite.evaluate.bioasq.evaluate_phase_b` (ROUGE-2 F1 by rouge-score with its
 stemmer, best over the gold ideal answers). Baselines from the same run: the first gold snippet as the ideal
-answer, always "yes", and factoid / list entities in order of first occurrence. Ablation: the ideal answer
-with followers by MMR (``keep_ratio`` 0.8) instead of the lead alone. PubMedQA: 3-way accuracy of the yes/no
-head on its held-back items beside the majority class. Speed: wall time of the backend over the held-back
+answer, always "yes", and factoid / list entities in order of first occurrence; the frozen-feature answerer
+medcite shipped before the reader (entities ranked by how many snippets name them) when ``--entities``.
+Ablation: the ideal answer with followers by MMR (``keep_ratio`` 0.8) instead of the lead alone. PubMedQA:
+accuracy of the reader on the items its training held back (:mod:`medcite.train.reader_data`'s split), beside
+the majority class. Speed: wall time of the backend over the held-back
 questions, scaled to 400.
 
-    python benchmarks/bench_bioasq_b.py   # needs models:medcite-yesno and models:medcite-ideal
+    python benchmarks/bench_bioasq_b.py   # models:medcite-reader and models:medcite-ideal (both shipped)
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def main() -> None:
     from medcite.qa import entities as ent
     from medcite.qa.extractive import ExtractiveQA, ExtractiveQAConfig
     from medcite.tasks.bioasq import read_questions
-    from medcite.train.qa_data import held_out_ids, read_pubmedqa, split_pubmedqa
+    from medcite.train.qa_data import held_out_ids
     from medcite.types import QAAnswer
 
     held = held_out_ids(args.data)
@@ -81,29 +83,41 @@ def main() -> None:
         return QAAnswer(q.id, exact, q.snippets[0].text if q.snippets else "")
 
     systems["baseline: first snippet, always yes, first-seen entities"] = [first_snippet(q) for q in gold]
-    mmr = ExtractiveQA(qa.yesno, qa.scorer, ExtractiveQAConfig(keep_ratio=0.8))
+
+    def by_frequency(q: Any, a: QAAnswer) -> QAAnswer:
+        found = ent.extract(q.body, q.snippets)
+        names = ent.ranked(found, ent.frequency_scores(found), 5 if q.type == "factoid" else 10)
+        return QAAnswer(q.id, tuple(names) if q.type in ("factoid", "list") else a.exact, a.ideal)
+
+    systems["baseline: entities by snippet frequency (the answerer before the reader)"] = [
+        by_frequency(q, a) for q, a in zip(gold, answers, strict=True)]
+    mmr = ExtractiveQA(qa.reader, qa.scorer, ExtractiveQAConfig(keep_ratio=0.8))
     systems["ablation: ideal lead + MMR followers (keep_ratio 0.8)"] = [
         QAAnswer(q.id, a.exact, mmr.ideal_answer(q, q.snippets)[0]) for q, a in zip(gold, answers, strict=True)]
     results = {name: _measures(gold, ans) for name, ans in systems.items()}
 
     pq: dict[str, Any] = {}
     if args.pubmedqa.is_file():
-        from medcite.qa.yesno import LABELS
+        from medcite.reader.infer import yes_probability
+        from medcite.train.reader_data import DataOptions, build_data
 
-        train, held_pq = split_pubmedqa(read_pubmedqa(args.pubmedqa))
-        # judged as a BioASQ question is: one (question, context) pair per context, probabilities averaged
-        pairs = [(k, i.question, c) for k, i in enumerate(held_pq) for c in (i.contexts or ("",))]
-        per = qa.yesno.probabilities([q for _, q, _ in pairs], [c for _, _, c in pairs])
-        owner = np.array([k for k, _, _ in pairs])
-        probs = np.stack([per[owner == k].mean(0) for k in range(len(held_pq))])
-        majority = max(LABELS, key=lambda lab: sum(i.label == lab for i in train))
+        labels = ("yes", "no", "maybe")
+        split = build_data(None, args.pubmedqa, None, DataOptions())  # the reader's own held-back items
+        held_pq, train = split.test.pubmedqa, split.train.pubmedqa
+        # judged as a BioASQ question is: one (question, context) pair per context
+        probs, p_yes = [], []
+        for item in held_pq:
+            per = qa.yesno_probabilities(item.question, list(item.contexts) or [""])
+            probs.append(per.mean(0))
+            p_yes.append(yes_probability(per))
+        threshold = float(qa.reader.spec.thresholds.get("yesno", 0.5))
+        majority = max(labels, key=lambda lab: sum(i.label == lab for i in train))
         pq = {"items": len(held_pq),
-              "accuracy": round(float(np.mean([LABELS[int(k)] == i.label for k, i in zip(probs.argmax(1), held_pq,
-                                                                                          strict=True)])), 4),
-              # BioASQ's decision (never "maybe"): P(yes)/(P(yes)+P(no)) against the head's threshold
+              "accuracy": round(float(np.mean([labels[int(np.argmax(p))] == i.label
+                                               for p, i in zip(probs, held_pq, strict=True)])), 4),
+              # BioASQ's decision (never "maybe"): the reader's P(yes) against its threshold
               "accuracy_yes_no_by_threshold": round(float(np.mean([
-                  ("yes" if qa.yesno.head.p_yes(p[None, :]) >= qa.yesno.head.threshold else "no") == i.label
-                  for p, i in zip(probs, held_pq, strict=True)])), 4),
+                  ("yes" if p >= threshold else "no") == i.label for p, i in zip(p_yes, held_pq, strict=True)])), 4),
               "majority_class": majority,
               "majority_accuracy": round(float(np.mean([i.label == majority for i in held_pq])), 4)}
     result = {"data": str(args.data), "held_back_questions": len(gold), "threads": args.threads,
@@ -140,8 +154,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"- Ideal answer: {ratio:.2f}x the first-gold-snippet baseline (target {TARGETS['ideal_ratio']}x).",
         f"- Yes/no macro-F1 {sys_m['yesno']['macro_f1']:.4f} (target {TARGETS['yesno_macro_f1']}; always-yes "
         f"{base['yesno']['macro_f1']:.4f}).",
-        "- Factoid / list: entities ranked by how many snippets contain them, against the same candidates in "
-        "order of first occurrence.",
+        "- Factoid / list: the reader's answer spans (synonyms merged, noisy-or over snippets), against the "
+        "chunked entities in order of first occurrence and ranked by how many snippets name them.",
     ]
     if pq:
         lines.append(f"- PubMedQA held-back ({pq['items']} items, yes/no/maybe): accuracy {pq['accuracy']:.4f} "

@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("--runs", type=Path, default=common.REPO / "benchmarks" / "work" / "task_b",
                     help="Folder of run directories (bench_task_b.py --runs).")
     ap.add_argument("--suffix", default="-none", help="Only run directories whose name ends so.")
-    ap.add_argument("--stance", default="models:medcite-stance-healthver", help="Stance model (the judge).")
+    ap.add_argument("--stance", default="models:medcite-reader", help="Stance model (the judge).")
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
     if args.report_only:

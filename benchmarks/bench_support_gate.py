@@ -87,7 +87,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=common.REPO / "data" / "demo" / "store")
     ap.add_argument("--topics", type=Path, default=shared_data_dir() / "biogen" / "biogen2025_taskB_topics.json")
     ap.add_argument("--runs", type=Path, default=common.REPO / "benchmarks" / "work" / "support_gate")
-    ap.add_argument("--stance", default="models:medcite-stance-healthver", help="Stance model: judge and gate.")
+    ap.add_argument("--stance", default="models:medcite-reader", help="Stance model: judge and gate.")
     ap.add_argument("--set", dest="sets", action="append", default=[], help="Extra override for every run.")
     ap.add_argument("--healthver", type=Path, default=shared_data_dir() / "healthver" / "healthver_dev.csv")
     ap.add_argument("--healthver-only", action="store_true", help="Only the gate-as-classifier table.")

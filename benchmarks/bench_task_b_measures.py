@@ -8,7 +8,7 @@ documented swaps (`offline_overrides(settings, "none")`: no LLM, so LLM stages t
 generation is extractive; rerankers run through their stand-ins), like `benchmarks/bench_task_b.py`.
 
 Measures (`medcite.tasks.biogen_b_measures`, what `medcite eval biogen-b` reports): citation coverage and
-support / contradiction rates judged by medcite's stance model (`models:medcite-stance-healthver`, the offline
+support / contradiction rates judged by medcite's stance model (`models:medcite-reader`, the offline
 judge; three labels), nugget precision / recall / F1 against the question's first ideal answer (sentences aligned by
 packaged-MiniLM cosine >= the threshold). Completeness needs an LLM judge and is not measured here.
 
@@ -57,7 +57,7 @@ NAME = "task_b_measures"
 WORK = common.REPO / "benchmarks" / "work" / NAME
 PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "clac24-simpleqa",
            "clac24-simpleqa-hybrid"]
-JUDGE = "models:medcite-stance-healthver"
+JUDGE = "models:medcite-reader"
 
 
 def dev_questions(data_dir: Path, n: int) -> list[dict[str, Any]]:

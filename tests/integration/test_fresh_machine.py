@@ -75,7 +75,7 @@ def test_an_offline_run_is_scored_by_the_shipped_stance_judge(fresh: Path, share
     scored = CliRunner().invoke(cli, ["eval", "biogen-b", "--run", str(run_dir), "--no-completeness"])
     assert scored.exit_code == 0, scored.output
     report = json.loads((run_dir / "metrics_task_b.json").read_text())
-    assert report["judge"]["model"] == "models:medcite-stance-healthver"
+    assert report["judge"]["model"] == "models:medcite-reader"
     assert "support_rate" in report["citations"]["micro"]
     assert not any(fresh.iterdir()) if fresh.exists() else True
 

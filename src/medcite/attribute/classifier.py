@@ -2,8 +2,10 @@
 cross-encoder by Hugging Face name (``nli``, e.g. ``cross-encoder/nli-deberta-v3-base``; Dalhousie 2025 and
 CLaC 2024 judged support with NLI-style models).
 
-A folder written by ``medcite train stance`` holds a frozen encoder and a linear head over its features of
-the pair (:mod:`.probe`; its feature spec fixes the token limit). Any other folder or name is a
+medcite's reader (``models:medcite-reader``, written by ``medcite train reader``: the packaged MiniLM fine-tuned
+end to end, :mod:`medcite.reader`) judges with its stance head, reading (claim, passage) with the token limit it
+was trained with. A folder written by ``medcite train stance`` holds a frozen encoder and a linear head over its
+features of the pair (:mod:`.probe`; its feature spec fixes the token limit). Any other folder or name is a
 sequence-classification model that reads (evidence passage, claim) — premise first, as NLI models are
 trained — whose labels are mapped by name: entailment/supports -> supports, contradiction/refutes ->
 contradicts, neutral/not enough info -> neutral. A model whose labels cannot be mapped is refused with the
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TRAINED = "models:medcite-stance-healthver"
+TRAINED = "models:medcite-reader"
 NLI = "cross-encoder/nli-deberta-v3-base"
 _NAMES = {
     0: ("supports", "support", "supported", "entailment", "entails", "entail"),
@@ -44,8 +46,9 @@ class ClassifierStanceConfig(StanceConfig):
 
     backend: Literal["classifier", "nli"]
     model: str = Field(
-        TRAINED, description="Model name or folder: models:medcite-stance-healthver (trained by `medcite train "
-        "stance`), an NLI cross-encoder such as cross-encoder/nli-deberta-v3-base, or a local folder."
+        TRAINED, description="Model name or folder: models:medcite-reader (medcite's reader, its stance head; "
+        "`medcite train reader`), a head of `medcite train stance`, an NLI cross-encoder such as "
+        "cross-encoder/nli-deberta-v3-base, or a local folder."
     )
     max_length: int = Field(160, ge=16, description="Token limit of a (passage, claim) pair (a sequence-"
                             "classification model; a trained stance head keeps the limit it was trained with).")
@@ -113,19 +116,43 @@ class ProbeModel:
         return np.asarray(self.head.probabilities(feats), dtype=np.float64)
 
 
-def load_classifier(name: str, device: str = "cpu") -> SequenceClassifierModel | ProbeModel:
+class ReaderStanceModel:
+    """medcite's reader, its stance head over (claim, passage) (:mod:`medcite.reader`)."""
+
+    def __init__(self, reader: Any) -> None:
+        reader.need("stance")
+        self.reader = reader
+
+    def probabilities(self, claims: Sequence[str], passages: Sequence[str], *, max_length: int,
+                      batch_size: int) -> np.ndarray:
+        if not claims:
+            return np.zeros((0, 3))
+        return np.asarray(self.reader.probabilities("stance", list(claims), list(passages)), dtype=np.float64)
+
+
+StanceModel = SequenceClassifierModel | ProbeModel | ReaderStanceModel
+
+
+def load_classifier(name: str, device: str = "cpu") -> StanceModel:
     """The stance model in a folder, ``models:NAME`` or a hub name (offline: only from the HF cache).
 
-    A folder with ``stance_head.json`` (written by ``medcite train stance``) is a frozen encoder with a linear
-    head; any other is a sequence-classification model whose labels are mapped by name.
+    A reader folder (``reader.json``) is read by its stance head; a folder with ``stance_head.json`` (written by
+    ``medcite train stance``) is a frozen encoder with a linear head; any other is a sequence-classification
+    model whose labels are mapped by name.
     """
+    from ..reader.model import SPEC_FILE, is_reader_folder
     from ..rerank.scoring import local_model_dir, not_available
     from ..trained_models import resolve
     from .probe import HEAD_FILE, LinearHead, encoder_source, is_probe_folder
 
     transformers = require("transformers", "rerank", "the stance classifier")
-    folder = local_model_dir(resolve(name, "medcite train stance --data HEALTHVER.csv"), heads=(HEAD_FILE,))
+    folder = local_model_dir(resolve(name, "medcite train reader --healthver HEALTHVER.csv"),
+                             heads=(HEAD_FILE, SPEC_FILE))
     source = str(folder) if folder else name
+    if folder is not None and is_reader_folder(folder):
+        from ..reader.infer import load_reader
+
+        return ReaderStanceModel(load_reader(folder, device=device))
     try:
         if folder is not None and is_probe_folder(folder):
             head = LinearHead.load(folder)
@@ -152,14 +179,14 @@ class ClassifierStance(PassageClassifier):
     name = "classifier"
     Config = ClassifierStanceConfig
 
-    def __init__(self, model: SequenceClassifierModel | ProbeModel, *, max_length: int = 256,
+    def __init__(self, model: StanceModel, *, max_length: int = 256,
                  batch_size: int = 32, whole_text_chars: int = 1500, sentences: int = 3) -> None:
         super().__init__(whole_text_chars, sentences)
         self.model, self.max_length, self.batch_size = model, max_length, batch_size
 
     @classmethod
     def from_config(cls, cfg: ClassifierStanceConfig, ctx: BuildContext | None) -> ClassifierStance:
-        def load() -> SequenceClassifierModel | ProbeModel:
+        def load() -> StanceModel:
             return load_classifier(cfg.model, cfg.device)
 
         model = ctx.models.get(("stance", cfg.model, cfg.device), load) if ctx else load()

@@ -193,7 +193,7 @@ def biogen_a(run_path: Path, qrels: Path, average: str, json_out: Path | None) -
               help="Who judges each citation: 'llm' or 'llm:NAME' (BioACE's four labels: supports, contradicts, "
               "neutral, not relevant; the default LLM or llms.NAME), a stance backend name (classifier, nli), "
               "'backend:MODEL', or a classifier model folder / models:NAME (offline: "
-              "models:medcite-stance-healthver). Default: the settings' stance classifier.")
+              "models:medcite-reader). Default: the settings' stance classifier.")
 @click.option("--reference", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Reference answers (BioASQ JSON with ideal_answer, or JSON/JSONL {topic_id, reference}): "
               "adds nugget precision and recall.")

@@ -43,7 +43,7 @@ def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str 
     """Train into the models folder the models TARGETS need (presets, or models medcite trains by name), where
     they take precedence over the shipped ones. Resumable: models already trained here are skipped, an
     interrupted one is trained again. Examples: medcite models build best --corpus STORE;
-    medcite models build medcite-yesno"""
+    medcite models build medcite-reader"""
     from ..trained_models import CATALOGUE, data_path
     from ..workflows.model_builds import BuildData, build_models
 

@@ -61,8 +61,8 @@ class ExtractiveQAConfig(GenerateConfig):
 
     backend: Literal["extractive-qa"] = "extractive-qa"
     max_sentences: int = Field(4, ge=1, description="Most support sentences after the lead.")
-    yesno_model: str = Field("models:medcite-yesno", description="The yes/no head of the verdict (models:NAME "
-                             "or a folder), run by the qa stage's offline answerer.")
+    reader_model: str = Field("models:medcite-reader", description="The reader whose yes/no and span heads decide "
+                              "the lead (models:NAME or a folder), run by the qa stage's offline answerer.")
     mixed_margin: float = Field(0.02, ge=0, le=0.5, description="'The evidence is mixed.' when P(yes) is within "
                                 "this of the head's threshold.")
     min_entity_pmids: int = Field(2, ge=1, description="An entity leads a factoid/list answer only when this many "
@@ -108,7 +108,7 @@ class ExtractiveQAGenerator:
     def from_config(cls, cfg: ExtractiveQAConfig, ctx: BuildContext) -> ExtractiveQAGenerator:
         from ..registry import validate_config
 
-        qa_cfg = validate_config("qa", {"backend": "extractive", "yesno_model": cfg.yesno_model,
+        qa_cfg = validate_config("qa", {"backend": "extractive", "reader_model": cfg.reader_model,
                                         "device": cfg.device})
         answerer = ctx.build("qa", qa_cfg)
         if not isinstance(answerer, Answerer):  # the extractive qa backend has both abilities

@@ -36,7 +36,7 @@ PACKAGED: dict[str, tuple[str, str]] = {
 }
 #: the models commands name outside any preset's settings: command -> (role, model)
 COMMAND_MODELS: tuple[tuple[str, str, str], ...] = (
-    ("medcite eval biogen-b", "stance judge (--judge classifier)", "models:medcite-stance-healthver"),
+    ("medcite eval biogen-b", "stance judge (--judge classifier)", "models:medcite-reader"),
     ("medcite train ltr / models build", "LTR dense features (--encoders minilm)", "minilm"),
     ("medcite train * (--base minilm)", "base encoder", "minilm"),
 )

@@ -160,7 +160,7 @@ def offline_overrides(settings: Settings, llm: str = "local", grounding: bool = 
     stance = settings.stance
     if uses_stance(settings, grounding) and any(not is_local_model(m) for m in stance.model_names()):
         # an NLI cross-encoder from the hub (CLaC 2024 System 2) is not here: medcite's trained stance model judges
-        out += ["--set", "stance.backend=classifier", "--set", "stance.model=models:medcite-stance-healthver"]
+        out += ["--set", "stance.backend=classifier", "--set", "stance.model=models:medcite-reader"]
     out += _ground_overrides(settings, llm, grounding)
     if llm == "none":
         if settings.llm.backend != "none":
@@ -217,7 +217,7 @@ def _ground_overrides(settings: Settings, llm: str, grounding: bool) -> list[str
     # swapped even where nothing grounds (a Task B run of a Task A preset): a --set that switches the flow to
     # generate-then-ground must not reach for a model that is not here
     if f is not None and any(not is_local_model(m) for m in f.model_names()):
-        swap = {"backend": "classifier", "model": "models:medcite-stance-healthver",
+        swap = {"backend": "classifier", "model": "models:medcite-reader",
                 "whole_text_chars": f.whole_text_chars, "sentences": f.sentences}
         out += ["--set", "ground.contradict_filter=" + json.dumps(swap, separators=(",", ":"))]
     if not grounds(settings, grounding):

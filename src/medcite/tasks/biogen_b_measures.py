@@ -2,7 +2,7 @@
 
 - **citations**: every (answer sentence, cited PMID) judged against the cited abstract by a judge: an LLM
   with BioACE's four labels (``--judge llm``: supports, contradicts, neutral, not relevant), or medcite's
-  trained stance model offline (``--judge models:medcite-stance-healthver``; three labels). Counted by
+  trained stance model offline (``--judge models:medcite-reader``; three labels). Counted by
   :mod:`medcite.evaluate.citations`.
 - **nuggets** (with reference answers): answer and reference split into sentences by medcite's sentence
   splitter (syntok), embedded by a sentence encoder (default: the packaged all-MiniLM-L6-v2), every

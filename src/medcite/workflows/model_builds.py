@@ -111,6 +111,17 @@ def _train_yesno(spec: TrainedModel, preset: str, data: BuildData, store: Path |
     return train_yesno(files, out, base="minilm", opts=YesNoTrainOptions())
 
 
+def _train_reader(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
+    from ..train.reader import ReaderTrainOptions, train_reader
+
+    # the checkpoint lives beside the models folder (not in the temporary build folder), so a stopped build
+    # resumes after its last finished epoch
+    return train_reader(out, bioasq=data.file("bioasq", spec.name),
+                        pubmedqa=data.file("pubmedqa", spec.name) if "pubmedqa" in data.files else None,
+                        healthver=data.file("healthver", spec.name), opts=ReaderTrainOptions(),
+                        checkpoint=folder(spec.name).parent / f".{spec.name}.checkpoint.pt")
+
+
 def _train_ideal(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
     from ..train.qa import train_ideal
 
@@ -161,7 +172,8 @@ def _train_reranker(spec: TrainedModel, preset: str, data: BuildData, store: Pat
 
 
 RECIPES: dict[str, Callable[[TrainedModel, str, BuildData, Path | None, Path], JSONObject]] = {
-    "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal, "answer": _train_answer,
+    "reader": _train_reader, "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal,
+    "answer": _train_answer,
     "ltr": _train_ltr,
     "bi-encoder": _train_encoder, "cross-encoder": _train_reranker,
 }
@@ -293,4 +305,4 @@ def _record_command(model: Path, command: str) -> None:
 
     path = model / "training.json"
     report = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    write_json(path, {"command": command, **report})
+    write_json(path, {"command": command, **{k: v for k, v in report.items() if k != "command" or v}})

@@ -73,7 +73,7 @@ def test_missing_trained_model_names_the_training_command(tmp_path: Path, monkey
     monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
     with pytest.raises(ConfigError) as err:
         build_stage("stance", {"backend": "classifier"})
-    assert "medcite models build medcite-stance-healthver --healthver" in str(err.value) + (err.value.hint or "")
+    assert "medcite models build medcite-reader --bioasq" in str(err.value) + (err.value.hint or "")
 
 
 def test_llm_stance_parses_and_finds_the_quoted_span() -> None:

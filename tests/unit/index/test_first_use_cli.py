@@ -106,5 +106,5 @@ def test_ground_without_its_stance_model_stops_before_building_any_index(
                     '[{"text": "Insulin treats diabetes.", "existing_supported_citations": ["1"]}]}]')
     result = CliRunner().invoke(cli, ["ground", "--input", str(task), "--corpus", str(tmp_path / "store"),
                                       "--out", str(tmp_path / "run"), *HASH])
-    assert result.exit_code == 1 and "models:medcite-stance-healthver" in result.output
+    assert result.exit_code == 1 and "models:medcite-reader" in result.output
     assert "building" not in result.output and not (tmp_path / "store" / "indexes").exists()

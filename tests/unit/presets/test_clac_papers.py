@@ -230,7 +230,7 @@ def test_clac24_task_a_offline_swaps() -> None:
     local = [o for o in offline_overrides(nli, "local", grounding=True) if o != "--set"]
     swapped = load_settings("clac24-llm-nli", local)
     f = swapped.ground.contradict_filter
-    assert f is not None and (f.backend, f.model) == ("classifier", "models:medcite-stance-healthver")
+    assert f is not None and (f.backend, f.model) == ("classifier", "models:medcite-reader")
     assert swapped.ground.judge == "listwise" and swapped.llm.backend == "local"  # the LLM still picks
     bare = load_settings("clac24-llm-nli", [o for o in offline_overrides(nli, "none", grounding=True) if o != "--set"])
     assert (bare.ground.judge, bare.stance.backend) == ("stance", "classifier")

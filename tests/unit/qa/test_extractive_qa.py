@@ -3,6 +3,7 @@ entity candidates, the backend end to end with tiny models, and the fail-early m
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from medcite.errors import ConfigError
 from medcite.qa import entities as ent
 from medcite.qa import ideal
 from medcite.qa.extractive import ExtractiveQA, ExtractiveQAConfig
+from medcite.reader.model import ReaderSpec
 from medcite.train.qa import best_threshold
 from medcite.types import Question, Snippet
 
@@ -93,16 +95,31 @@ def test_best_threshold_separates_when_it_can(scores: list[float], gold: list[st
     assert all((s >= t) == (g == "yes") for s, g in zip(scores, gold, strict=True))
 
 
-class _FakeYesNo:
-    """Says yes when a snippet says 'inhibits' (stands in for the trained head, which is tested apart)."""
+class _FakeReader:
+    """Stands in for medcite's reader (tested apart, tests/unit/reader): a snippet saying 'inhibits' answers
+    yes; capitalised words ending in 'inib' are answer spans."""
 
-    def answer(self, question: str, snippets: list[str]) -> str:
-        return "yes" if any("inhibits" in s for s in snippets) else "no"
+    spec = ReaderSpec(("yesno", "span"), thresholds={"yesno": 0.5, "span_list": 0.3})
+
+    def need(self, head: str) -> None:
+        assert head in self.spec.heads
+
+    def probabilities(self, head: str, firsts: list[str], seconds: list[str]) -> np.ndarray:
+        return np.array([[0.9, 0.05, 0.05] if "inhibits" in s else [0.1, 0.8, 0.1] for s in seconds])
+
+    def span_logits(self, question: str, passages: list[str]) -> list[tuple[np.ndarray, np.ndarray, list]]:
+        out = []
+        for text in passages:
+            offsets = [(-1, -1)] + [(m.start(), m.end()) for m in re.finditer(r"\S+", text)] + [(-1, -1)]
+            hot = np.array([4.0 if a >= 0 and text[a:b].rstrip(".,").endswith("inib") else -6.0
+                            for a, b in offsets])
+            out.append((hot, hot.copy(), offsets))
+        return out
 
 
 @pytest.mark.parametrize(("qtype", "exact"), [("yesno", "yes"), ("summary", None)])
 def test_extractive_answers_every_type_within_caps(tmp_path: Path, qtype: str, exact: str | None) -> None:
-    qa = ExtractiveQA(_FakeYesNo(), _tiny_scorer(tmp_path), ExtractiveQAConfig(ideal_max_words=6))  # type: ignore[arg-type]
+    qa = ExtractiveQA(_FakeReader(), _tiny_scorer(tmp_path), ExtractiveQAConfig(ideal_max_words=6))  # type: ignore[arg-type]
     a = qa.answer(Question("q1", qtype, "Does imatinib inhibit BCR-ABL in leukemia?"), SNIPPETS)
     assert a.exact == exact
     assert 0 < len(a.ideal.split()) <= 6 and not a.ideal.startswith("CONCLUSIONS")
@@ -110,10 +127,10 @@ def test_extractive_answers_every_type_within_caps(tmp_path: Path, qtype: str, e
 
 
 def test_extractive_factoid_gives_at_most_five_and_list_at_most_list_max(tmp_path: Path) -> None:
-    qa = ExtractiveQA(_FakeYesNo(), _tiny_scorer(tmp_path), ExtractiveQAConfig(list_max=2))  # type: ignore[arg-type]
+    qa = ExtractiveQA(_FakeReader(), _tiny_scorer(tmp_path), ExtractiveQAConfig(list_max=2))  # type: ignore[arg-type]
     fact = qa.answer(Question("q", "factoid", "Which drug inhibits BCR-ABL?"), SNIPPETS)
     lst = qa.answer(Question("q", "list", "List drugs that inhibit BCR-ABL."), SNIPPETS)
-    assert isinstance(fact.exact, tuple) and 1 <= len(fact.exact) <= 5
+    assert isinstance(fact.exact, tuple) and 1 <= len(fact.exact) <= 5 and fact.exact[0] == "Imatinib"
     assert isinstance(lst.exact, tuple) and len(lst.exact) == 2
 
 
@@ -128,4 +145,4 @@ def test_missing_models_fail_early_with_the_train_command(tmp_path: Path, monkey
     monkeypatch.setattr(trained_models, "SHIPPED_DIR", tmp_path / "nothing-shipped")
     with pytest.raises(ConfigError) as err:
         ExtractiveQA.from_config(ExtractiveQAConfig(), None)
-    assert "medcite models build medcite-yesno --bioasq" in str(err.value.hint) and str(tmp_path) in str(err.value)
+    assert "medcite models build medcite-reader --bioasq" in str(err.value.hint) and str(tmp_path) in str(err.value)
