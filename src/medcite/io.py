@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import hashlib
 import json
 import os
 import tempfile
@@ -89,6 +90,15 @@ def remove_stale_temp_files(folder: str | Path) -> list[str]:
             except FileNotFoundError:
                 pass
     return removed
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 hex digest of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def write_json(path: str | Path, data: object) -> None:

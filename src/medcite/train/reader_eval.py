@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .qa import best_threshold
+from .qa import yesno_metrics as yesno_measures
 from .reader_data import Example, Side, distinct_snippets
 
 if TYPE_CHECKING:
@@ -100,22 +102,6 @@ def pubmedqa_probs(reader: Reader, items: Sequence[PubMedQAItem]) -> tuple[np.nd
     own = np.asarray(owner)
     mean = np.stack([probs[own == k].mean(0) for k in range(len(items))]) if items else np.zeros((0, 3))
     return mean, [yes_probability(probs[own == k]) for k in range(len(items))]
-
-
-def yesno_measures(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
-    from ..evaluate.bioasq import yesno_measures as official
-
-    return {k: round(v, 4) for k, v in official(list(zip(gold, predicted, strict=True))).items()}
-
-
-def best_threshold(scores: Sequence[float], gold: Sequence[str]) -> tuple[float, float]:
-    """(threshold, macro-F1) of "yes iff score >= threshold", best on these questions; ties: nearest 0.5."""
-    best = (0.5, -1.0)
-    for t in THRESHOLDS:
-        f1 = yesno_measures(gold, ["yes" if s >= t else "no" for s in scores])["macro_f1"]
-        if f1 > best[1] + 1e-12 or (abs(f1 - best[1]) <= 1e-12 and abs(t - 0.5) < abs(best[0] - 0.5)):
-            best = (t, f1)
-    return best
 
 
 def yesno_threshold(reader: Reader, side: Side) -> float:
@@ -241,7 +227,8 @@ def valid_measures(net: ReaderNet, spec: ReaderSpec, tokenizer: Any, side: Side,
         yn = [q for q in side.bioasq if q.type == "yesno" and q.exact_answer in ("yes", "no")]
         parts = []
         if yn:
-            parts.append(best_threshold(bioasq_yes_scores(reader, yn), [str(q.exact_answer) for q in yn])[1])
+            parts.append(best_threshold(bioasq_yes_scores(reader, yn), [str(q.exact_answer) for q in yn],
+                                        THRESHOLDS)[1])
         if side.pubmedqa:
             mean, _ = pubmedqa_probs(reader, side.pubmedqa)
             labels = ("yes", "no", "maybe")
