@@ -114,6 +114,7 @@ for _stage, _name, _target, _extra in (
     ("rerank", "llm-listwise", "medcite.rerank.llm_listwise:LLMListwiseReranker", "llm"),
     ("rerank", "cascade", "medcite.rerank.cascade:CascadeReranker", "core"),
     ("rerank", "ltr", "medcite.rerank.ltr:LTRReranker", "train"),
+    ("rerank", "reader", "medcite.rerank.reader:ReaderReranker", "qa"),
     ("evidence", "snippets", "medcite.evidence.snippets:SnippetSelector", "evidence"),
     ("evidence", "summaries", "medcite.evidence.summaries:SummarySelector", "evidence"),
     ("evidence", "abstracts", "medcite.evidence.abstracts:AbstractSelector", "core"),

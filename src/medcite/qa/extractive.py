@@ -75,8 +75,8 @@ class ExtractiveQA:
 
     @classmethod
     def from_config(cls, cfg: ExtractiveQAConfig, ctx: BuildContext | None) -> ExtractiveQA:
-        from ..reader.infer import load_reader
-        from .models import model_folder, reader_folder
+        from ..reader.infer import load_reader, reader_folder
+        from .models import model_folder
 
         # both folders are checked before anything heavy loads, so a missing model fails at once
         rd_folder = reader_folder(cfg.reader_model)

@@ -47,25 +47,6 @@ def model_folder(name: str, kind: str, head_file: str) -> Path:
     return folder
 
 
-def reader_folder(name: str) -> Path:
-    """``models:NAME`` (trained here or shipped) or a folder -> the folder of a reader (``reader.json``);
-    ConfigError with the command that makes it."""
-    from ..reader.model import SPEC_FILE
-    from ..trained_models import make_command, resolve
-
-    if name.startswith(MODELS_PREFIX):
-        folder = Path(resolve(name, "medcite train reader --bioasq BIOASQ.json.gz"))
-        how = make_command(name)
-    else:
-        folder = Path(name).expanduser()
-        how = ("medcite train reader --bioasq BIOASQ.json.gz --pubmedqa PQAL.json --healthver HEALTHVER.csv "
-               f"--out {folder}")
-    if not (folder / SPEC_FILE).is_file():
-        raise ConfigError(f"the reader {name!r} is not at {folder} (no {SPEC_FILE})",
-                          hint=f"make it with `{how}`, or set qa.reader_model to another reader")
-    return folder
-
-
 def read_head(folder: Path, head_file: str, fmt: str, kind: str, feature_version: int | None = None
               ) -> dict[str, Any]:
     """The JSON head in ``folder``; ConfigError naming the rebuild command if it is not of format ``fmt`` or was

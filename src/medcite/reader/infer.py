@@ -144,6 +144,26 @@ def quantize_int8(net: ReaderNet) -> ReaderNet:
         return torch.ao.quantization.quantize_dynamic(net, {torch.nn.Linear}, dtype=torch.qint8)
 
 
+def reader_folder(name: str, setting: str = "qa.reader_model") -> Path:
+    """``models:NAME`` (trained here or shipped) or a folder -> the folder of a reader (``reader.json``);
+    ConfigError with the command that makes it and the ``setting`` that names another."""
+    from ..paths import MODELS_PREFIX
+    from ..trained_models import make_command, resolve
+    from .model import SPEC_FILE
+
+    if name.startswith(MODELS_PREFIX):
+        folder = Path(resolve(name, "medcite train reader --bioasq BIOASQ.json.gz"))
+        how = make_command(name)
+    else:
+        folder = Path(name).expanduser()
+        how = ("medcite train reader --bioasq BIOASQ.json.gz --pubmedqa PQAL.json --healthver HEALTHVER.csv "
+               f"--out {folder}")
+    if not (folder / SPEC_FILE).is_file():
+        raise ConfigError(f"the reader {name!r} is not at {folder} (no {SPEC_FILE})",
+                          hint=f"make it with `{how}`, or set {setting} to another reader")
+    return folder
+
+
 def load_reader(folder: str | Path, *, device: str = "cpu", quantize: bool | None = None,
                 batch_size: int = 32) -> Reader:
     """The reader in ``folder``; on a CPU its linear layers are quantised to int8 for speed (``quantize``:
