@@ -109,6 +109,10 @@ def below_baseline(kind: str, report: dict) -> list[str]:
                 p = m["yesno"]["pubmedqa"]
                 # every item answered yes or no ("maybe" items count as wrong), against always the majority label
                 check("PubMedQA accuracy", p["accuracy_yes_no"], p["majority_accuracy"])
+        if "span" in m:  # the answer spans against naming the most frequent entity of the snippets
+            sp, base = m["span"], m["span"]["baseline_entity_frequency"]
+            check("factoid MRR", sp["factoid_mrr"], base["factoid_mrr"])
+            check("list F1", sp["list_f1"], base["list_f1"])
     elif kind == "stance":
         check("macro-F1", m["held_back"]["macro_f1"], m["majority_baseline"]["macro_f1"])
     elif kind == "yesno":

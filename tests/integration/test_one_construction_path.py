@@ -190,6 +190,7 @@ def variants(tiny: dict[str, str], server: str, milvus: str | None = None
                 {"backend": "cross-encoder", "model": tiny["ce"], "k": 5},
                 {"backend": "ensemble-weighted", "members": members, "weights": [0.125, 0.875], "k": 3}]})],
             "ltr": lambda b: [_set("rerank", {"backend": "ltr", "model": tiny["ltr"]})],
+            "reader": lambda b: [_set("rerank", {"backend": "reader", "model": "models:medcite-reader", "top_n": 5})],
         },
         "evidence": {"snippets": lambda b: ["evidence.backend=snippets"],
                      "summaries": lambda b: ["evidence.backend=summaries"],

@@ -82,6 +82,11 @@ def test_no_shipped_model_is_below_its_trivial_baseline() -> None:
         report = json.loads((tm.SHIPPED_DIR / name / "training.json").read_text())
         for s in report.get("accepted_shortfalls", []):
             assert f"shipped knowingly**: {s['figure']}" in models_md
+    # every head of the reader is checked, the answer spans too
+    span = {"factoid_mrr": 0.25, "list_f1": 0.30,
+            "baseline_entity_frequency": {"factoid_mrr": 0.26, "list_f1": 0.19}}
+    worse = ship.below_baseline("reader", {"metrics": {"span": span}})
+    assert worse == ["factoid MRR 0.2500 is not above its trivial baseline 0.2600"]
 
 
 def test_a_model_trained_here_takes_precedence(empty_models: Path) -> None:
