@@ -6,7 +6,9 @@ Without ``--runs`` it builds everything with the ``medcite`` command line, offli
 
 1. the demo corpus (``medcite.corpus.sample.demo_files``: NLM files pubmed20n0014 + pubmed21n1298, fetched
    once with pip and cached) ingested into ``WORK/store``;
-2. the first ``--topics`` (5) topics of TREC BioGen 2025 Task B (``shared/data/biogen``);
+2. the first ``--topics`` (5) topics of TREC BioGen 2025 Task B (``shared/data/biogen``) and the three
+   questions of ``medcite demo`` as topics 901-903 (the featured one, ``--topic 902``, is the demo's relaxation
+   therapy question, whose answer quotes the review that answers it);
 3. two runs over them: ``offline`` with the stance check of every citation recorded (``verify.citations=check``,
    the trained stance classifier) and ``clac25-a`` on the local stack of docs/TASK_B.md (the packaged
    SmolLM2-135M in-process, MiniLM instead of the hub reranker; a small answer budget so that it finishes
@@ -34,6 +36,7 @@ from pathlib import Path
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
+from medcite.cli.demo import QUESTIONS as DEMO_QUESTIONS
 from medcite.corpus.sample import demo_files
 from medcite.paths import shared_data_dir
 from medcite.viewer.server import serve_in_thread
@@ -69,6 +72,8 @@ def build_runs(work: Path, topics: int) -> Path:
     if not (work / "topics.json").exists():
         source = shared_data_dir() / "biogen" / "biogen2025_taskB_topics.json"
         chosen = json.loads(source.read_text(encoding="utf-8"))[:topics]
+        chosen += [{"id": 901 + i, "question": t.question, "narrative": "", "topic": t.question}
+                   for i, t in enumerate(DEMO_QUESTIONS)]
         (work / "topics.json").write_text(json.dumps(chosen, indent=1), encoding="utf-8")
     for name, options in RUNS.items():
         run = f"runs/{name}"
@@ -122,7 +127,7 @@ def main() -> None:
     ap.add_argument("--first", default=FIRST, help="The run of the topic page and the run summary.")
     ap.add_argument("--second", default=SECOND, help="The run compared with the first.")
     ap.add_argument("--topics", type=int, default=5, help="How many BioGen 2025 topics the built runs answer.")
-    ap.add_argument("--topic", default="183", help="The topic of the topic page and the comparison.")
+    ap.add_argument("--topic", default="902", help="The topic of the topic page and the comparison.")
     args = ap.parse_args()
     runs = args.runs if args.runs is not None else build_runs(args.work, args.topics)
     for png in shoot(runs, args.out, args.first, args.second, args.topic):

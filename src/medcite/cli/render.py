@@ -7,6 +7,7 @@ import textwrap
 import click
 
 from ..pipeline import TopicResult
+from ..types import Article
 
 
 def echo_result(result: TopicResult, *, width: int = 100) -> None:
@@ -21,6 +22,8 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             click.secho(f"     [{cites}]", fg="cyan")
         elif s.kind == "abstain":
             click.secho("     (no citation: the corpus holds nothing to cite)", fg="cyan")
+        elif s.kind == "verdict":
+            click.secho("     (no citation: no retrieved sentence settles it; the findings follow)", fg="cyan")
         else:
             click.secho("     []", fg="cyan")
     echo_provenance(result)
@@ -31,10 +34,17 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             a = result.articles.get(p)
             if a is None:
                 continue
-            meta = ", ".join(x for x in (a.journal_iso or a.journal, str(a.year) if a.year else None) if x)
-            mark = "[RETRACTED] " if a.retracted else ""
-            click.echo("   - " + textwrap.shorten(f"PMID {p}: {mark}{a.title} ({meta})", width=width + 16))
+            click.echo("   - " + textwrap.shorten(source_line(p, a), width=width + 16))
     click.echo()
+
+
+def source_line(pmid: str, article: Article) -> str:
+    """``PMID p: title (journal, year)``, saying which of them the record lacks instead of leaving a gap."""
+    title = article.title.strip() or "(no title in the record)"
+    journal = article.journal_iso or article.journal or "journal not recorded"
+    year = str(article.year) if article.year else "year not recorded"
+    mark = "[RETRACTED] " if article.retracted else ""
+    return f"PMID {pmid}: {mark}{title} ({journal}, {year})"
 
 
 #: how each generator name reads to a person
@@ -44,6 +54,8 @@ GENERATORS = {
     "llm+extractive-fallback": "extractive fallback (sentences taken from the abstracts): the LLM answer was "
     "discarded",
     "llm+grounded": "LLM, then grounded (each sentence cited by the stance check)",
+    "extractive-qa": "extractive-qa (no LLM: medcite's reader reads the abstracts for the answer; every other "
+    "sentence is quoted from them)",
 }
 
 

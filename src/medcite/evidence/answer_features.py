@@ -25,7 +25,7 @@ import numpy as np
 
 from ..types import Article, Hit
 from . import sentence_features as sf
-from .concepts import _NAME_LIKE, _norm_tokens, mentions, zipf
+from .concepts import _NAME_LIKE, _norm_tokens, mentions
 from .sentences import SentenceSpan, article_sentences, strip_label
 
 MIN_WORDS = 6
@@ -84,18 +84,67 @@ def negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
 
 
+def states_aim(text: str) -> bool:
+    """Whether a sentence states what a study set out to do ("We investigated ...", "The aim was ..."), not
+    what it found."""
+    return bool(_AIM.search(text.strip()))
+
+
 def usable(text: str) -> bool:
-    """Whether a sentence can stand in an answer: not a fragment (short, or starting mid-sentence with a
-    lower-case common word), list item, heading or metadata."""
+    """Whether a sentence can stand in an answer: not a fragment (short, starting mid-sentence with a lower-case
+    word, a word cut at a snippet's edge, or not ending as a sentence ends), list item, heading, metadata,
+    reference string ("... situation report-96.,].", "J Neurol. 2020;267:1-9") or glued pieces (unbalanced
+    brackets, "cohort.Results")."""
     words = text.split()
     if len(words) < MIN_WORDS or len(words) > MAX_WORDS:
         return False  # a fragment, or several sentences the splitter could not part (a run-on, not a sentence)
-    first = words[0].strip("([\"'")
-    if first[:1].islower() and first.isalpha() and zipf(first) >= 2.5 and not _NAME_LIKE.search(first):
-        return False
+    first = words[0].strip("([\"'").rstrip(",;:.)]\"'")
+    if first[:1].islower() and first.isalpha() and not _NAME_LIKE.search(first) and not _GREEK.match(first):
+        return False  # a sentence starts with a capital, a digit or a name ("mRNA", "p53", "α-synuclein")
+    if not _SENTENCE_END.search(text.rstrip()):
+        return False  # cut at the end (a snippet's edge) or a title-like line
     if _LIST_ITEM.match(text) or _HEADING.match(text.strip()):
         return False
+    if _REFERENCE.search(text) or _GLUED.search(text) or _JUNK_TOKEN.search(text) or not _balanced(text):
+        return False
+    if _repeats(text):
+        return False
     return not _METADATA.search(text)
+
+
+_GREEK = re.compile(r"^[\u0370-\u03ff]")
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
+#: reference strings and bibliographic fragments quoted into abstracts
+_REFERENCE = re.compile(
+    r"[.,;]\s*[,\]]\s*\.?$|\bsituation report\b|\bet al\.?,?\s*\(?(?:19|20)\d\d|\b(?:19|20)\d\d\s*;\s*\d+\s*[(:]|"
+    r"\bavailable (?:from|at|online)\b|\bhttps?://|\bwww\.|\[internet\]|\baccessed\b.*\b(?:19|20)\d\d\b",
+    re.IGNORECASE)
+#: two pieces run together: without a space ("cohort.Results"), a sentence's start after a cut one ("associated
+#: with increased The study demonstrated"), or a cut one after a sentence ("in clinical development. aches targeting")
+_GLUED = re.compile(r"[a-z]{3,}[.;:][A-Z][a-z]{2,}|\b[a-z]{3,} (?:The|This|These|We|Our|Here|In this) [a-z]|"
+                    r"\b[a-z]{4,}\. [a-z]{3,}\b")
+
+
+#: a long run without spaces mixing digits with / or ; (a figure or file reference glued to the text)
+_JUNK_TOKEN = re.compile(r"(?<!\S)(?=\S*\d)(?=\S*[/;])\S{25,}")
+
+
+def _repeats(text: str, width: int = 40) -> bool:
+    """Whether a run of ``width`` characters occurs twice: two copies of a passage glued together."""
+    return any(text.count(text[i: i + width]) > 1 for i in range(0, max(0, len(text) - width), 8))
+
+
+def _balanced(text: str) -> bool:
+    """Every bracket closed, none closed before it opened."""
+    for left, right in ("()", "[]"):
+        depth = 0
+        for ch in text:
+            depth += (ch == left) - (ch == right)
+            if depth < 0:
+                return False
+        if depth:
+            return False
+    return True
 
 
 def _unlabelled(span: SentenceSpan) -> SentenceSpan | None:

@@ -3,9 +3,11 @@ answer the question, each an exact span of its article.
 
 Candidates and features come from :mod:`.answer_features`; a LightGBM scorer (``models:medcite-answer``,
 trained on BioASQ questions with each candidate's ROUGE-2 F1 to the ideal answer as label) scores them.
-Sentences that mention a key concept of the question (:func:`medcite.evidence.concepts.key_concepts`) are
-preferred: only when none does are the others used. The best ones are taken by MMR (Carbonell & Goldstein
-1998), at most ``per_doc`` from one article.
+A sentence that, with its article's title, does not name the question's subject
+(:func:`medcite.evidence.concepts.subject`: the drug, gene, disease or population it is about) is never evidence
+(the topic guard). Sentences that mention a key concept of the question
+(:func:`medcite.evidence.concepts.key_concepts`) are preferred: only when none does are the others used. The
+best ones are taken by MMR (Carbonell & Goldstein 1998), at most ``per_doc`` from one article.
 
 When a key concept of the question occurs in none of the retrieved articles (title or abstract, typos within a
 difflib ratio of 0.85 forgiven), the corpus has nothing about it: the selector returns no evidence, and an
@@ -25,7 +27,16 @@ from pydantic import Field
 from ..types import Article, Evidence, Hit, Query
 from .answer_features import answer_candidates, answer_features, negated
 from .base import EvidenceConfig
-from .concepts import _norm_tokens, corpus_lookup, key_concepts, mentions, missing_concepts, question_type
+from .concepts import (
+    _norm_tokens,
+    corpus_lookup,
+    key_concepts,
+    mentions,
+    missing_concepts,
+    on_topic,
+    question_type,
+    subject_phrase,
+)
 from .tfidf_mmr import mmr
 
 if TYPE_CHECKING:
@@ -51,6 +62,9 @@ class AnswerSentencesConfig(EvidenceConfig):
                               "mentions (None: the retrieved articles decide alone).")
     max_overlap: float = Field(0.6, ge=0, le=1, description="Most TF-IDF cosine of an evidence sentence to one "
                                "already chosen.")
+    topic_guard: bool = Field(True, description="Keep only sentences that, with their article's title, name the "
+                              "question's subject (medcite.evidence.concepts.subject): a study of nurses is no "
+                              "evidence about survivors.")
 
 
 @dataclass
@@ -63,6 +77,7 @@ class AnswerSentenceSelector:
     lam: float = 0.8
     abstain_on_missing: bool = True
     max_overlap: float = 0.6
+    topic_guard: bool = True
     in_corpus: Callable[[str], bool] | None = None
     last: dict[str, object] = field(default_factory=dict)  # what the last call found (concepts, missing)
 
@@ -80,7 +95,7 @@ class AnswerSentenceSelector:
         scorer = load() if ctx is None else ctx.models.get(("answer-scorer", str(folder)), load)
         return cls(scorer, docs=cfg.docs, max_items=cfg.max_items, per_doc=cfg.per_doc, lam=cfg.lam,
                    abstain_on_missing=cfg.abstain_on_missing, max_overlap=cfg.max_overlap,
-                   in_corpus=corpus_lookup(ctx, cfg.index))
+                   topic_guard=cfg.topic_guard, in_corpus=corpus_lookup(ctx, cfg.index))
 
     def scores(self, question: str, qtype: str, cands: Sequence[AnswerCandidate], concepts: Sequence[str]
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -103,14 +118,25 @@ class AnswerSentenceSelector:
             log.info("no retrieved article mentions %s: no evidence", ", ".join(missing))
             return []
         cands = answer_candidates(hits, articles, self.docs)
+        if cands and self.topic_guard:
+            phrase = subject_phrase(question)
+            # a yes/no subject phrase whole; else any one word of the key concepts ("SPTBN1" of "pathogenic SPTBN1")
+            about = phrase if phrase is not None else list(dict.fromkeys(w for c in concepts for w in c.split()))
+            every = phrase is not None
+            guarded = [c for c in cands if on_topic(about, c.text, articles[c.span.pmid].title, every=every)]
+            self.last["subject"] = about
+            self.last["off_topic_sentences"] = len(cands) - len(guarded)
+            if not guarded:
+                log.info("no retrieved sentence is about %s: no evidence", " ".join(about))
+            cands = guarded
         if not cands:
             return []
         scores, sim = self.scores(question, qtype, cands, concepts)
         if concepts:
-            on_topic = [any(mentions(c, _norm_tokens(x.text)) for c in concepts) for x in cands]
-            if any(on_topic):  # sentences naming none of the key concepts only when none names one
-                scores = np.where(on_topic, scores, scores.min() - 1.0)
-                keep = [i for i, ok in enumerate(on_topic) if ok]
+            naming = [any(mentions(c, _norm_tokens(x.text)) for c in concepts) for x in cands]
+            if any(naming):  # sentences naming none of the key concepts only when none names one
+                scores = np.where(naming, scores, scores.min() - 1.0)
+                keep = [i for i, ok in enumerate(naming) if ok]
             else:
                 keep = list(range(len(cands)))
         else:

@@ -8,6 +8,12 @@
 - :func:`key_concepts`: the rare content words and phrases of a question, the words a relevant article must
   contain. Rare is a Zipf frequency under 3.0 in general English (wordfreq; Speer et al. 2018), or a token
   that looks like a name: digits, inner hyphens or capitals ("BRCA1", "IL-6", "HercepTest").
+- :func:`subject`: what the question is about, the words a sentence or its article's title must name to support
+  an answer (the topic guard): for a yes/no question the noun phrase after its auxiliary verb ("Are **COVID-19
+  survivors** at risk ...", "Does **relaxation** therapy lower ...": generic heads such as "therapy", "levels"
+  left out) with the key concepts in it, every word of which a sentence must name; for the others the key
+  concepts, one of which it must name. A study of nurses is no support for a question about survivors, one of
+  lithium none for a question about perampanel.
 - :func:`missing_concepts`: the key concepts no retrieved article mentions (a typo within a difflib ratio of
   0.85 still counts as a mention), or that the index holds no document for. A question about something the
   corpus never mentions is answered with an abstention, not with sentences that share its common words.
@@ -114,6 +120,127 @@ def key_concepts(question: str, threshold: float = RARE_ZIPF) -> list[str]:
     if run:
         out.append(" ".join(run))
     return list(dict.fromkeys(out))
+
+
+#: words that end the subject of a yes/no question: prepositions, articles, and the verbs and predicate adjectives
+#: that follow a subject ("Does X *reduce* ...", "Is X *effective* ...")
+_SUBJECT_END = frozenset(
+    "a an the in at on for to with by from than as into via versus vs among during after before within without "
+    "between against and or but if when while that which who whose because since not also still ever really "
+    "reduce reduces lower increase raise improve prevent cause affect treat protect lead induce inhibit promote "
+    "help decrease predict bind interact regulate alter worsen change influence modulate contribute result have "
+    "play carry confer delay slow mediate enhance impair trigger target cross require need cure relieve alleviate "
+    "extend shorten exist occur work act show correlate respond suppress activate block stimulate decrease elevate "
+    "remain differ depend undergo form localize localise express encode produce contain share cause exhibit "
+    "reverse stop halt restore rescue kill enter reach penetrate lengthen boost benefit harm bind recruit "
+    "effective efficacious safe useful able present necessary required common rare more less higher lower better "
+    "worse superior inferior linked related responsible essential important beneficial harmful toxic possible "
+    "likely approved recommended sufficient indicated available there considered known thought found expressed "
+    "correlated associated involved implicated used located mutated elevated reduced increased decreased "
+    "upregulated downregulated altered caused approved".split())
+#: heads of a subject phrase that name no subject of their own ("relaxation *therapy*", "vitamin D *levels*")
+_GENERIC_HEAD = frozenset(
+    "level levels expression use usage administration treatment treatments therapy therapies supplementation intake "
+    "exposure presence absence loss deficiency activity activation inhibition type types form forms dose doses "
+    "patient patients people individuals subjects number amount rate rates concentration concentrations status "
+    "any some all each most many addition combination role".split())
+
+
+def subject_phrase(question: str) -> list[str] | None:
+    """A yes/no question's subject words (module doc): the rare words of the noun phrase after its auxiliary verb
+    and the phrase's head (its only word, or its last when that looks like a noun); None when the question has no
+    such phrase."""
+    q = " ".join(question.split()).strip()
+    if question_type(q) != "yesno":
+        return None
+    toks = tokens(q)
+    # the auxiliary opens the question, or follows a leading clause ("In adults with X, does Y ...")
+    start = 1 if toks and re.fullmatch(_AUX, toks[0], re.IGNORECASE) else None
+    if start is None and "," in q:
+        after = tokens(q.split(",", 1)[1])
+        if after and re.fullmatch(_AUX, after[0], re.IGNORECASE):
+            toks, start = after, 1
+    if start is None or start >= len(toks) or toks[start].lower() in ("there", "it", "this", "that"):
+        return None  # "Are there drugs for X?", "yes or no?" endings: the key concepts say what it is about
+    copula = toks[0].lower() in ("is", "are", "was", "were", "am")
+    span: list[str] = []
+    for tok in toks[start:]:
+        low = tok.lower()
+        if low in ("the", "a", "an") and not span:
+            continue
+        if span and (low in _SUBJECT_END or (low.endswith("ed") and len(low) > 5 and not is_rare(tok))
+                     or (not copula and tok.islower() and _VERB_END.search(low))
+                     or (copula and tok.islower() and _ADJECTIVE_END.search(low))):
+            break  # a verb ("participate") or, after "Is", a predicate ("antimicrobial", "abundant")
+        span.append(tok)
+        if len(span) >= 6:
+            break
+    if not span:
+        return None
+    concepts = key_concepts(" ".join(span))
+    rare = [c for c in concepts if c.lower() not in _GENERIC_HEAD]
+    # the head: the last word naming something before "of" ("disruption of immune regulation" -> disruption;
+    # "relaxation therapy" -> relaxation, "therapy" being generic), kept when it looks like a noun
+    before_of = span[: next((i for i, t in enumerate(span) if t.lower() == "of"), len(span))]
+    words = [t for t in before_of if t.lower() not in _STOP and t.lower() not in _GENERIC_HEAD and len(t) > 1
+             and not t.isdigit()]
+    head = [w for w in words[-1:] if not any(w in c.split() for c in rare)
+            and (len(words) == 1 or _looks_like_noun(w))]
+    return list(dict.fromkeys(rare + head)) or None
+
+
+_VERB_END = re.compile(r"(?:ate|ize|ise|ify)$")
+_ADJECTIVE_END = re.compile(r"(?:ant|ent|ial|ical|ic|ous|ive|ible|able|ary|ful|less)$")
+_NOUN_END = re.compile(r"(?:tion|sion|ment|ness|ity|ism|ist|ance|ence|ure|age|ogy|er|or|ors|ers|ts|ns|rs|ls|ds|ks|"
+                       r"ms|ps|gs|cs|ys|es)$")
+
+
+def _looks_like_noun(word: str) -> bool:
+    """A name, or a word with a noun ending ("survivors", "relaxation", "smoking" is not one)."""
+    return is_rare(word) or bool(_NOUN_END.search(word.lower()))
+
+
+def subject(question: str) -> list[str]:
+    """The words an answer sentence (or its article's title) must name to be about the question (module doc):
+    the yes/no subject phrase when there is one, else the key concepts."""
+    phrase = subject_phrase(question)
+    return phrase if phrase is not None else key_concepts(" ".join(question.split()))
+
+
+def predicate_words(question: str) -> list[str]:
+    """The content words of a question besides its subject: what it asks about the subject ("Is hemoglobin
+    antimicrobial?" -> antimicrobial; "Are COVID-19 survivors at risk of anxiety and depression?" -> anxiety,
+    depression)."""
+    about = {w.lower() for c in subject(question) for w in c.split()}
+    out = []
+    for tok in tokens(question):
+        low = tok.lower()
+        if low in _STOP or low in about or len(low) < 3 or low.isdigit() or re.fullmatch(_AUX, low):
+            continue
+        if low in ("yes", "true", "false", "risk", "any"):
+            continue
+        out.append(tok)
+    return list(dict.fromkeys(out))
+
+
+def coverage(words: Sequence[str], text: str) -> float:
+    """The share of ``words`` that ``text`` names (1.0 for no words)."""
+    if not words:
+        return 1.0
+    vocabulary = _norm_tokens(text)
+    return sum(mentions(w, vocabulary) for w in words) / len(words)
+
+
+def on_topic(words: Sequence[str], *texts: str, every: bool = True) -> bool:
+    """Whether ``texts`` together (a sentence and its article's title) name every one of ``words`` (``every``
+    False: at least one; no words: True)."""
+    if not words:
+        return True
+    vocabulary: set[str] = set()
+    for text in texts:
+        vocabulary |= _norm_tokens(text)
+    found = (mentions(w, vocabulary) for w in words)
+    return all(found) if every else any(found)
 
 
 def _clean(token: str) -> str:

@@ -3,16 +3,28 @@
 No LLM. The question's type (the topic's BioASQ type, else :func:`medcite.evidence.concepts.question_type`)
 decides the lead sentence:
 
-- **yes/no**: "Yes." or "No." from medcite's yes/no head (the qa stage's offline answerer, ``models:medcite-
-  yesno``) applied to the chosen evidence, or "The evidence is mixed." when its P(yes) lies within
-  ``mixed_margin`` of its threshold; ``kind="verdict"``, citing the PMIDs of the support sentences;
-- **factoid / list**: the entities the answerer extracts (:mod:`medcite.qa.entities`) that at least
-  ``min_entity_pmids`` different articles of the evidence name; ``kind="entities"``, citing those articles;
+- **yes/no**: medcite's reader (``models:medcite-reader``, run by the qa stage's offline answerer) reads the
+  question with each evidence sentence: per sentence a calibrated (P(yes), P(no), P(maybe)), for the question
+  their settling-weighted mean P(yes). "Yes." only when P(yes) >= ``yes_from`` **and** some evidence sentence,
+  read alone, says yes (P(yes) / (P(yes) + P(no)) >= ``sentence_agree``, P(maybe) < 0.5) as a finding (no negation
+  cue, not an aim such as "We investigated ...", naming ``predicate_cover`` of what the question asks about its
+  subject, e.g. "antimicrobial" of "Is hemoglobin antimicrobial?"); "No." likewise (P(yes) <= ``no_below``, a
+  finding with a negation cue: "did not", "no significant"). The verdict cites the sentences that decide it (those
+  agreeing sentences, the clearest first), and they open the support. "The evidence is mixed." only when one
+  sentence clearly says yes and another clearly says no (both cited). Otherwise the lead is "The retrieved
+  abstracts do not settle this." and the most relevant findings follow. ``kind="verdict"``; ``Answer.verdict`` is
+  yes / no / mixed / unsettled. ``yes_from``, ``no_below`` and ``sentence_agree`` were chosen on held-back BioASQ
+  questions for precision (benchmarks/bench_offline_answer.py).
+- **factoid / list**: the answers the reader's span head extracts from the evidence sentences (synonyms and
+  abbreviations merged), each with P >= ``span_min``, none made of question words; each is named exactly as it
+  is written in an evidence sentence, which is cited and opens the support; ``kind="entities"``. No span that
+  sure: no lead.
 - **summary**: no lead.
 
 Then up to ``max_sentences`` support sentences, verbatim evidence sentences each citing its own PMID, in the
-evidence order (the selector's score), hedged ones ("may", "suggest", "further studies") last; the whole
-answer stays within ``max_words`` words and ``max_citations`` PMIDs per sentence.
+evidence order (the selector's score), hedged ones ("may", "suggest", "further studies") and aims ("We
+investigated ...") last, the sentences a lead cites first; the whole answer stays within ``max_words`` words and
+``max_citations`` PMIDs per sentence.
 
 Abstention: with no evidence, or when no evidence sentence mentions a key concept of the question (see
 :mod:`medcite.evidence.concepts`), the answer is the one sentence "The corpus holds no article about X."
@@ -27,32 +39,38 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
+import numpy as np
 from pydantic import Field
 
 from ..errors import ConfigError
+from ..evidence.answer_features import negated, states_aim
 from ..evidence.concepts import (
     _norm_tokens,
     corpus_lookup,
+    coverage,
     key_concepts,
     mentions,
     missing_concepts,
+    predicate_words,
     question_type,
-    zipf,
+    subject,
 )
-from ..types import QUESTION_TYPES, Answer, AnswerSentence, Dropped, Evidence, Query, Question, Snippet, Topic
+from ..types import QUESTION_TYPES, Answer, AnswerSentence, Dropped, Evidence, Query, Topic
 from .base import GenerateConfig
 from .citations import DraftSentence
 from .postprocess import finalize
 
 if TYPE_CHECKING:
     from ..context import BuildContext
+    from ..reader.spans import Answer as SpanAnswer
 
 log = logging.getLogger(__name__)
 
 _HEDGE = re.compile(r"\b(may|might|could|possibly|potential(?:ly)?|suggest(?:s|ed)?|appear(?:s|ed)? to|"
                     r"further (?:studies|research|investigation)|remains? (?:unclear|unknown|to be)|warrant)\b",
                     re.IGNORECASE)
-VERDICTS = {"yes": "Yes.", "no": "No.", "mixed": "The evidence is mixed."}
+VERDICTS = {"yes": "Yes.", "no": "No.", "mixed": "The evidence is mixed.",
+            "unsettled": "The retrieved abstracts do not settle this."}
 
 
 class ExtractiveQAConfig(GenerateConfig):
@@ -63,11 +81,25 @@ class ExtractiveQAConfig(GenerateConfig):
     max_sentences: int = Field(4, ge=1, description="Most support sentences after the lead.")
     reader_model: str = Field("models:medcite-reader", description="The reader whose yes/no and span heads decide "
                               "the lead (models:NAME or a folder), run by the qa stage's offline answerer.")
-    mixed_margin: float = Field(0.02, ge=0, le=0.5, description="'The evidence is mixed.' when P(yes) is within "
-                                "this of the head's threshold.")
-    min_entity_pmids: int = Field(2, ge=1, description="An entity leads a factoid/list answer only when this many "
-                                  "articles of the evidence name it.")
-    max_entities: int = Field(5, ge=1, description="Most entities named in the lead sentence.")
+    yes_from: float = Field(0.7, ge=0, le=1.01, description="'Yes.' only from this P(yes) of the question (and "
+                            "with an evidence sentence that says yes); above 1: never.")
+    no_below: float = Field(0.3, ge=-0.01, le=1, description="'No.' only under this P(yes) of the question (and with "
+                            "an evidence sentence that says no, with a negation cue); below 0: never.")
+    sentence_agree: float = Field(0.7, ge=0.5, le=1, description="A sentence says yes when, read alone, its "
+                                  "P(yes) / (P(yes) + P(no)) reaches this (no: 1 minus this) and P(maybe) < 0.5.")
+    min_agreeing: int = Field(1, ge=1, description="'Yes.'/'No.' only when sentences of this many different "
+                              "articles say it.")
+    predicate_cover: float = Field(0.0, ge=0, le=1, description="A deciding sentence names at least this share "
+                                   "of what the question asks about its subject (its other content words). The "
+                                   "verdict settings were chosen together on 60 held-out tuning yes/no questions: "
+                                   "the most right verdicts with 'Yes.' and 'No.' each right 85 % of the time "
+                                   "(docs/BENCHMARKS.md, offline_answer).")
+    span_min: float = Field(1.01, ge=0, le=1.01, description="An extracted answer leads a factoid/list answer from "
+                            "this reader probability; above 1: never. Default: never, because on 111 held-out tuning "
+                            "questions no setting named a right answer 85 % of the time (best: 10 of 14).")
+    span_pmids: int = Field(2, ge=1, description="An extracted answer leads only when sentences of this many "
+                            "different articles name it.")
+    max_entities: int = Field(5, ge=1, description="Most answers named in a list answer's lead sentence.")
     keep_ratio: float = Field(0.85, ge=0, le=1, description="Support sentences after the first must score at least "
                               "this share of the best evidence score (short answers of strong sentences score "
                               "better than padded ones).")
@@ -82,22 +114,26 @@ class ExtractiveQAConfig(GenerateConfig):
 class Answerer(Protocol):
     """The qa stage's offline answerer (:class:`medcite.qa.extractive.ExtractiveQA`), as used here."""
 
-    def yes_probability(self, question: str, texts: Sequence[str]) -> tuple[float, float]: ...
+    def yesno_probabilities(self, question: str, texts: Sequence[str]) -> np.ndarray: ...
 
-    def entities(self, question: Question, snippets: Sequence[Snippet]) -> list[str]: ...
+    def span_answers(self, question: str, texts: Sequence[str]) -> list[SpanAnswer]: ...
 
 
 @dataclass
 class ExtractiveQAGenerator:
-    #: the qa stage's answerer: ``yes_probability(question, texts) -> (p, threshold)`` and
-    #: ``entities(Question, snippets) -> names``
+    #: the qa stage's answerer: per-sentence yes/no probabilities and the reader's span answers
     answerer: Answerer
     name: str = "extractive-qa"
     max_sentences: int = 4
     max_words: int = 250
     max_citations: int = 3
-    mixed_margin: float = 0.02
-    min_entity_pmids: int = 2
+    yes_from: float = 0.7
+    no_below: float = 0.3
+    sentence_agree: float = 0.7
+    min_agreeing: int = 1
+    predicate_cover: float = 0.0
+    span_min: float = 1.01
+    span_pmids: int = 2
     max_entities: int = 5
     keep_ratio: float = 0.85
     in_corpus: Callable[[str], bool] | None = None
@@ -114,8 +150,10 @@ class ExtractiveQAGenerator:
         if not isinstance(answerer, Answerer):  # the extractive qa backend has both abilities
             raise ConfigError(f"generate.backend='extractive-qa' needs the extractive qa answerer, got {answerer!r}")
         return cls(answerer, max_sentences=cfg.max_sentences, max_words=cfg.max_words,
-                   max_citations=cfg.max_citations, mixed_margin=cfg.mixed_margin,
-                   min_entity_pmids=cfg.min_entity_pmids, max_entities=cfg.max_entities,
+                   max_citations=cfg.max_citations, yes_from=cfg.yes_from, no_below=cfg.no_below,
+                   sentence_agree=cfg.sentence_agree, min_agreeing=cfg.min_agreeing,
+                   predicate_cover=cfg.predicate_cover, span_min=cfg.span_min,
+                   span_pmids=cfg.span_pmids, max_entities=cfg.max_entities,
                    keep_ratio=cfg.keep_ratio, in_corpus=corpus_lookup(ctx, cfg.index))
 
     def generate(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence]) -> Answer:
@@ -124,90 +162,160 @@ class ExtractiveQAGenerator:
         usable = [e for e in evidence if e.text.strip()]
         concepts = key_concepts(question)
         if not usable:
-            return self.abstain(topic, qtype, missing_concepts(concepts, [], self.in_corpus))
+            return self.abstain(topic, qtype, missing_concepts(concepts, [], self.in_corpus), subject(question))
         # a key concept the corpus lacks (searched when an index is at hand; else one the evidence lacks while it
         # mentions no key concept at all): the evidence is about something else
         lacking = missing_concepts(concepts, [e.text for e in usable], self.in_corpus)
         if lacking and (self.in_corpus is not None
                         or not any(mentions(c, _norm_tokens(e.text)) for c in concepts for e in usable)):
             return self.abstain(topic, qtype, lacking)
-        support, dropped = self.support(usable)
+        lead, verdict, first = self.lead(question, qtype, usable)
+        room = self.max_words - (len(lead.text.split()) if lead is not None else 0)
+        support, dropped = self.support(usable, room, first)
         if not support:
             return self.abstain(topic, qtype, concepts)
-        lead, verdict = self.lead(question, qtype, usable, support)
         if lead is not None:
-            room = self.max_words - len(lead.text.split())
-            support, dropped = self.support(usable, room)
-            lead = _restrict(lead, support)
+            restricted = _restrict(lead, support)
+            if restricted.pmids != lead.pmids and lead.kind == "entities" and not restricted.pmids:
+                lead = None  # its sentences did not fit: an answer no quoted sentence shows is not stated
+            elif lead.kind == "verdict" and lead.pmids and (
+                    not restricted.pmids or (verdict == "mixed" and len(restricted.pmids) < 2)):
+                # the sentences that decide it did not fit in the answer: a verdict nothing quoted shows is unsaid
+                lead, verdict = AnswerSentence(VERDICTS["unsettled"], kind="verdict"), "unsettled"
+            else:
+                lead = restricted
         sentences = ([lead] if lead is not None else []) + support
         return Answer(topic.id, sentences, dropped, self.name, qtype, verdict, False)
 
-    def abstain(self, topic: Topic, qtype: str, missing: Sequence[str]) -> Answer:
-        """The one-sentence abstention, naming the key concepts the corpus lacks (when known)."""
-        text = f"The corpus holds no article about {_or(list(missing))}." if missing else \
-            "The corpus holds no article that answers this question."
+    def abstain(self, topic: Topic, qtype: str, missing: Sequence[str], about: Sequence[str] = ()) -> Answer:
+        """The one-sentence abstention: the key concepts the corpus lacks when known, else what the question is
+        about that no retrieved sentence names."""
+        if missing:
+            text = f"The corpus holds no article about {_or(list(missing))}."
+        elif about:
+            text = f"No sentence of the retrieved abstracts is about {' '.join(about)}."
+        else:
+            text = "The corpus holds no article that answers this question."
         return Answer(topic.id, [AnswerSentence(text, kind="abstain")], [], self.name, qtype, None, True)
 
-    def support(self, evidence: Sequence[Evidence], max_words: int | None = None
+    def support(self, evidence: Sequence[Evidence], max_words: int | None = None, first: Sequence[int] = ()
                 ) -> tuple[list[AnswerSentence], list[Dropped]]:
-        """Verbatim support sentences in evidence order, hedged ones last, each citing its own PMID."""
+        """Verbatim support sentences: the evidence items ``first`` (a lead's deciding sentences) in that order,
+        then the others in evidence order, hedged ones and aims ("We investigated ...") last, each citing its own
+        PMID."""
         seen: set[str] = set()
+        lead: list[Evidence] = []
         firm: list[Evidence] = []
         hedged: list[Evidence] = []
-        for e in evidence:
+        by_index = {e.index: e for e in evidence}
+        for e in [by_index[i] for i in first if i in by_index] + list(evidence):
             key = " ".join(e.text.lower().split())
             if key in seen:
                 continue
             seen.add(key)
-            (hedged if _HEDGE.search(e.text) else firm).append(e)
+            later = _HEDGE.search(e.text) or states_aim(e.text)  # hedges and aims say less than findings
+            (lead if e.index in first else hedged if later else firm).append(e)
         top = max((e.score for e in evidence), default=0.0)
         floor = self.keep_ratio * top if top > 0 else -float("inf")
-        firm = firm[:1] + [e for e in firm[1:] if e.score >= floor]
-        hedged = [e for e in hedged if e.score >= floor or not firm]
-        order = (firm + hedged)[: self.max_sentences]
+        firm = firm[:1] + [e for e in firm[1:] if e.score >= floor] if not lead else \
+            [e for e in firm if e.score >= floor]
+        hedged = [e for e in hedged if e.score >= floor or not (firm or lead)]
+        order = (lead + firm + hedged)[: max(self.max_sentences, len(lead))]
         drafts = [DraftSentence(_as_sentence(e.text), [e.index]) for e in order]
         return finalize(drafts, evidence, max_citations=self.max_citations,
                         max_words=self.max_words if max_words is None else max_words)
 
-    def lead(self, question: str, qtype: str, evidence: Sequence[Evidence], support: Sequence[AnswerSentence]
-             ) -> tuple[AnswerSentence | None, str | None]:
+    def lead(self, question: str, qtype: str, evidence: Sequence[Evidence]
+             ) -> tuple[AnswerSentence | None, str | None, list[int]]:
+        """(the lead sentence, the verdict, the evidence indices it rests on, which open the support)."""
         if qtype == "yesno":
-            texts = [e.text for e in evidence]
-            p, threshold = self.answerer.yes_probability(question, texts)
-            verdict = "mixed" if abs(p - threshold) < self.mixed_margin else ("yes" if p >= threshold else "no")
-            pmids = list(dict.fromkeys(p for s in support for p in s.pmids))[: self.max_citations]
-            index = {e.pmid: e.index for e in reversed(evidence)}
-            return AnswerSentence(VERDICTS[verdict], tuple(pmids), tuple(index[p] for p in pmids),
-                                  kind="verdict"), verdict
+            return self.verdict(question, evidence)
         if qtype in ("factoid", "list"):
-            snippets = [Snippet(e.pmid, e.text) for e in evidence]
-            names = self.answerer.entities(Question("q", qtype, question), snippets)
-            chosen: list[tuple[str, list[str]]] = []
-            for name in names:
-                if all(w.islower() and zipf(w) >= 4.0 for w in name.split()):
-                    continue  # a common word ("clinical", "patients") names no answer
-                vocab_hits = [e.pmid for e in evidence if mentions(name, _norm_tokens(e.text))]
-                pmids = list(dict.fromkeys(vocab_hits))
-                if len(pmids) >= self.min_entity_pmids:
-                    chosen.append((name, pmids))
-                if len(chosen) >= (1 if qtype == "factoid" else self.max_entities):
-                    break
-            if not chosen:
-                return None, None
-            cited = list(dict.fromkeys(p for _, ps in chosen for p in ps))[: self.max_citations]
-            index = {e.pmid: e.index for e in reversed(evidence)}
-            named = _join([n for n, _ in chosen])
-            text = f"The answer most articles name: {named}." if qtype == "factoid" else \
-                f"Named in several articles: {named}."
-            return AnswerSentence(text, tuple(cited), tuple(index[p] for p in cited), kind="entities"), None
-        return None, None
+            lead, first = self.entities(question, qtype, evidence)
+            return lead, None, first
+        return None, None, []
+
+    def verdict(self, question: str, evidence: Sequence[Evidence]
+                ) -> tuple[AnswerSentence, str, list[int]]:
+        """The selective verdict of the module doc."""
+        from ..reader.infer import yes_probability
+
+        probs = np.asarray(self.answerer.yesno_probabilities(question, [e.text for e in evidence]),
+                           dtype=np.float64).reshape(-1, 3)
+        p = yes_probability(probs)
+        ratio = probs[:, 0] / np.clip(probs[:, 0] + probs[:, 1], 1e-9, None)
+        # a sentence decides only when, read alone, it says so and states a finding: "yes" without a negation cue,
+        # "no" with one ("did not", "no significant"); never an aim ("We investigated ...")
+        asks = predicate_words(question)
+        finding = [probs[i, 2] < 0.5 and not states_aim(e.text) and coverage(asks, e.text) >= self.predicate_cover
+                   for i, e in enumerate(evidence)]
+        neg = [negated(e.text) for e in evidence]
+        says_yes = [int(i) for i in np.argsort(-ratio, kind="stable")
+                    if finding[i] and not neg[i] and ratio[i] >= self.sentence_agree]
+        says_no = [int(i) for i in np.argsort(ratio, kind="stable")
+                   if finding[i] and neg[i] and ratio[i] <= 1 - self.sentence_agree]
+        def articles(idx: list[int]) -> int:
+            return len({evidence[i].pmid for i in idx})
+
+        if p >= self.yes_from and says_yes and articles(says_yes) >= self.min_agreeing:
+            verdict, deciding = "yes", says_yes
+        elif p <= self.no_below and says_no and articles(says_no) >= self.min_agreeing:
+            verdict, deciding = "no", says_no
+        elif says_yes and says_no:
+            verdict, deciding = "mixed", [says_yes[0], says_no[0]]
+        else:
+            return AnswerSentence(VERDICTS["unsettled"], kind="verdict"), "unsettled", []
+        chosen: list[Evidence] = []
+        for i in deciding[: self.max_citations]:  # the clearest few; at most max_citations articles
+            if len({e.pmid for e in chosen} | {evidence[i].pmid}) > self.max_citations:
+                break
+            chosen.append(evidence[i])
+        pmids = tuple(dict.fromkeys(e.pmid for e in chosen))
+        index = {e.pmid: e.index for e in reversed(chosen)}
+        return (AnswerSentence(VERDICTS[verdict], pmids, tuple(index[p] for p in pmids), kind="verdict"), verdict,
+                [e.index for e in chosen])
+
+    def entities(self, question: str, qtype: str, evidence: Sequence[Evidence]
+                 ) -> tuple[AnswerSentence | None, list[int]]:
+        """The lead naming the reader's answers, each as written in the evidence sentence it cites."""
+        texts = [e.text for e in evidence]
+        about = {w.lower() for c in key_concepts(question) + subject(question) for w in c.split()}
+        named: list[str] = []
+        cited: list[Evidence] = []
+        for ans in self.answerer.span_answers(question, texts):
+            if ans.score < self.span_min:
+                break  # ranked by score: no later one is surer
+            if len({evidence[h.passage].pmid for h in ans.spans}) < self.span_pmids:
+                continue
+            pmids = {e.pmid for e in cited}
+            # the surest span in a sentence already cited, or in one that can still be cited
+            spans = [h for h in sorted(ans.spans, key=lambda h: -h.p)
+                     if evidence[h.passage] in cited or len(pmids | {evidence[h.passage].pmid}) <= self.max_citations]
+            if not spans:
+                continue
+            best = spans[0]
+            surface = texts[best.passage][best.start: best.end]
+            words = {w.lower() for w in re.findall(r"[^\W_]+", surface)}
+            if not surface.strip() or words & about or surface.lower() in (n.lower() for n in named):
+                continue  # the question's own subject (or a name of it) is no answer to it
+            if evidence[best.passage] not in cited:
+                cited.append(evidence[best.passage])
+            named.append(surface)
+            if len(named) >= (1 if qtype == "factoid" else self.max_entities):
+                break
+        if not named:
+            return None, []
+        cited_pmids = tuple(dict.fromkeys(e.pmid for e in cited))
+        index = {e.pmid: e.index for e in reversed(cited)}
+        text = f"The abstracts name {_join(named)}."
+        return (AnswerSentence(text, cited_pmids, tuple(index[p] for p in cited_pmids), kind="entities"),
+                [e.index for e in cited])
 
 
 def _restrict(lead: AnswerSentence, support: Sequence[AnswerSentence]) -> AnswerSentence:
-    """A verdict cites only PMIDs its support sentences cite (entities cite the articles that name them)."""
-    if lead.kind != "verdict":
-        return lead
-    kept = [(p, e) for p, e in zip(lead.pmids, lead.evidence, strict=True) if any(p in s.pmids for s in support)]
+    """A lead cites only PMIDs its support sentences cite: what it states is shown by a quoted sentence."""
+    kept = [(p, e) for p, e in zip(lead.pmids, lead.evidence, strict=True)
+            if any(e in s.evidence and p in s.pmids for s in support)]
     return AnswerSentence(lead.text, tuple(p for p, _ in kept), tuple(e for _, e in kept), kind=lead.kind)
 
 

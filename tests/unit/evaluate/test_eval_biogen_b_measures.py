@@ -122,7 +122,7 @@ def run_dir(tmp_path: Path) -> Path:
         tx.upsert([Article("1", "Statins", "Statins lowered LDL cholesterol in adults."),
                    Article("2", "Exercise", "Aerobic exercise lowered blood pressure.")], FileStats("x"))
     with Pipeline(load_settings("offline", ["evidence.docs=1"]), tmp_path / "store") as pipe:
-        pipe.run([Topic("t1", "Do statins lower LDL cholesterol?")], tmp_path / "run")
+        pipe.run([Topic("t1", "What is the effect of statins on LDL cholesterol?")], tmp_path / "run")
     return tmp_path / "run"
 
 

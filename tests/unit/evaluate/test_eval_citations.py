@@ -41,7 +41,7 @@ def test_eval_biogen_b_judges_a_real_run(tmp_path: Path) -> None:
         tx.upsert([Article("1", "Statins", "Statins lowered LDL cholesterol in adults."),
                    Article("2", "Exercise", "Aerobic exercise lowered blood pressure.")], FileStats("x"))
     with Pipeline(load_settings("offline"), tmp_path / "store") as pipe:
-        pipe.run([Topic("t1", "Do statins lower LDL cholesterol?")], tmp_path / "run")
+        pipe.run([Topic("t1", "What is the effect of statins on LDL cholesterol?")], tmp_path / "run")
     result = CliRunner().invoke(cli, ["eval", "biogen-b", "--run", str(tmp_path / "run"), "--stance", "words"])
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "run" / "metrics_task_b.json").read_text())

@@ -19,9 +19,11 @@ ABSTRACT = ("BACKGROUND: Zorbalene is a new kinase inhibitor. "
             "Results. "
             "Copyright 2020 Elsevier Ltd. All rights reserved. "
             "Trial registration: ClinicalTrials.gov NCT01234567 registered the trial in 2018 for adults.")
-OTHER = ("Aspirin lowers the risk of myocardial infarction in older men with diabetes. "
-         "Zorbalene infusion reversed quellitis in 70% of adults compared with 20% on placebo in the trial. "
-         "ent options that target the classical complement pathway are under development for adults.")
+# the cut fragment opens the abstract: after a sentence, the splitter would glue it to that sentence (which the
+# glue check then drops whole)
+OTHER = ("ent options that target the classical complement pathway are under development for adults. "
+         "Aspirin lowers the risk of myocardial infarction in older men with diabetes. "
+         "Zorbalene infusion reversed quellitis in 70% of adults compared with 20% on placebo in the trial.")
 
 
 def arts() -> dict[str, Article]:
@@ -38,6 +40,51 @@ def test_usable_drops_fragments_list_items_headings_and_metadata() -> None:
     assert not usable("Trial registration: ClinicalTrials.gov NCT01234567 registered in 2018.")
     assert not usable("ent options that target the classical complement pathway are under development.")
     assert not usable(" ".join(["Toripalimab was approved for melanoma in China."] * 12))  # a run-on of 84 words
+
+
+def test_usable_drops_reference_strings_glued_pieces_and_words_cut_at_an_edge() -> None:
+    # the sentence `make demo` once quoted from PMID 32494854's abstract
+    assert not usable("Coronavirus disease 2019 (COVID-19) situation report-96.,].")
+    assert not usable("World Health Organization. Available from: https://www.who.int/emergencies/diseases.")
+    assert not usable("Smith J, et al. 2020;12(3):45-52 reported the same association in adults.")
+    assert not usable("tion of the receptor was observed in all treated patients.")  # cut at the start
+    assert not usable("The cohort of 45 patients showed an improvement in the")  # cut at the end
+    assert not usable("Outcomes improved in the treated cohort.Results were similar in the controls.")  # glued
+    assert not usable("Patients were treated with zorbalene (n = 20 and improved.")  # bracket never closed
+    assert not usable("Approaches targeting it are currently in clinical development. aches targeting pGlu3 by QC.")
+    assert not usable("Aramchol downregulated SCD1, a key enzyme involved in triglyceride biosynthesis wh Aramchol "
+                      "downregulated SCD1, a key enzyme involved in triglyceride biosynthesis whose loss helps.")
+    assert usable("Two antibodies, fremanezumab and galcanezumab, were approved by the FDA in September 2018.")
+    assert not usable("1p/19q co-deletion is associated with increased The study demonstrated that it is poor.")
+    # found in the shared NLM update file: a figure reference glued to the sentence after it
+    assert not usable("plantcell;31/10/tpc.119.tt0819/FIG1F1fig1The age of big data includes sophisticated imaging.")
+    assert usable("mRNA levels of IL-6 were increased in the treated tumours.")  # a name may start lower-case
+    assert usable("α-Synuclein aggregates were found in all samples tested.")
+    assert usable("p53 was mutated in half of the tumours examined (n = 40).")
+
+
+@pytest.mark.slow  # parses the shared PubMed XML sample
+def test_no_candidate_from_real_pubmed_xml_is_a_label_reference_or_fragment(shared_data) -> None:
+    import re
+
+    from medcite.corpus.pubmed_xml import iter_pubmed_xml
+
+    path = shared_data / "pubmed_xml" / "pubmed21n1298_first300_plus_deletecitation.xml.gz"
+    with open(path, "rb") as fh:
+        articles = {a.pmid: a for a in iter_pubmed_xml(fh, path.name) if isinstance(a, Article) and a.abstract}
+    hits = [Hit(p, 1.0, i + 1) for i, p in enumerate(articles)]
+    cands = answer_candidates(hits, articles, docs=len(hits))
+    assert len(cands) > 1000 and any(a.sections for a in articles.values())  # structured abstracts among them
+    label = re.compile(r"^(?:[A-Z][A-Z /&-]{2,}|Background|Methods?|Results?|Conclusions?|Objectives?):")
+    for c in cands:
+        t = c.text
+        assert articles[c.span.pmid].abstract[c.span.start:c.span.end] == t  # an exact span of the abstract
+        assert not label.match(t), t  # no structured-abstract label left at its start
+        starts = t[0].isupper() or t[0].isdigit() or not t[0].isalpha() or "\u0370" <= t[0] <= "\u03ff"
+        assert starts or re.match(r"[a-z]+-?[A-Z0-9]", t), t  # a capital, a digit, a Greek letter or a name
+        assert t.rstrip()[-1] in ".!?)]\"'\u201d", t  # ends as a sentence ends
+        assert t.count("(") == t.count(")") and t.count("[") == t.count("]"), t
+        assert "http" not in t and ".,]" not in t, t
 
 
 def test_candidates_are_abstract_spans_without_labels_or_near_copies() -> None:

@@ -1,35 +1,47 @@
-"""The answer-first generator (generate backend ``extractive-qa``): verdict or entities first, support after,
-abstention when the evidence is about none of the question's key concepts."""
+"""The answer-first generator (generate backend ``extractive-qa``): a verdict only when a cited sentence says it,
+"not settled" otherwise; answers named as written in the sentences cited; support after; abstention when the
+evidence is about none of the question's key concepts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pytest
 
 from medcite.generate.extractive_qa import ExtractiveQAGenerator
+from medcite.reader.spans import Answer as SpanAnswer
+from medcite.reader.spans import SpanHit
 from medcite.tasks.biogen import biogen25_line
-from medcite.types import Evidence, Question, Snippet, Topic
+from medcite.types import Evidence, Topic
 
 pytest.importorskip("wordfreq")
 
 
 @dataclass
 class FakeAnswerer:
-    """A stand-in for the qa stage's offline answerer: a fixed P(yes) and fixed entity names."""
+    """A stand-in for the qa stage's offline answerer: per sentence a fixed (P(yes), P(no), P(maybe)) (by a word
+    it contains, else ``default``), and fixed span answers."""
 
-    p_yes: float = 0.8
-    threshold: float = 0.5
-    names: list[str] = field(default_factory=list)
+    default: tuple[float, float, float] = (0.85, 0.1, 0.05)
+    by_word: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    spans: list[tuple[str, float]] = field(default_factory=list)  # (answer text, probability), ranked
     seen: list[Sequence[str]] = field(default_factory=list)
 
-    def yes_probability(self, question: str, texts: Sequence[str]) -> tuple[float, float]:
+    def yesno_probabilities(self, question: str, texts: Sequence[str]) -> np.ndarray:
         self.seen.append(list(texts))
-        return self.p_yes, self.threshold
+        rows = [next((v for w, v in self.by_word.items() if w in t), self.default) for t in texts]
+        return np.asarray(rows, dtype=np.float64).reshape(-1, 3)
 
-    def entities(self, question: Question, snippets: Sequence[Snippet]) -> list[str]:
-        return list(self.names)
+    def span_answers(self, question: str, texts: Sequence[str]) -> list[SpanAnswer]:
+        out = []
+        for text, p in self.spans:
+            hits = [SpanHit(i, t.find(text), t.find(text) + len(text), text, p) for i, t in enumerate(texts)
+                    if text in t]
+            if hits:
+                out.append(SpanAnswer(text, text.lower(), p, [text], hits))
+        return out
 
 
 EV = [
@@ -39,30 +51,83 @@ EV = [
     Evidence(4, "44", "Zorbalene was well tolerated by adults with quellitis in two trials of infusions.", score=0.75),
     Evidence(5, "55", "Zorbalene lowered quellitis scores in adults treated for twelve weeks in hospital.", score=0.7),
 ]
+Q = Topic("t", "Does zorbalene infusion reverse quellitis in adults?")
 
 
-def test_yes_no_question_opens_with_a_cited_verdict() -> None:
-    gen = ExtractiveQAGenerator(FakeAnswerer(p_yes=0.8), keep_ratio=0)
-    answer = gen.generate(Topic("t", "Does zorbalene infusion reverse quellitis in adults?"), [], EV)
+def test_a_verdict_is_stated_only_with_a_sentence_that_says_it_and_cites_that_sentence() -> None:
+    fake = FakeAnswerer(by_word={"reversed": (0.95, 0.03, 0.02)}, default=(0.5, 0.4, 0.1))
+    gen = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.5)
+    answer = gen.generate(Q, [], EV)
     lead, *support = answer.sentences
-    assert lead.text == "Yes." and lead.kind == "verdict"
-    assert answer.verdict == "yes" and answer.question_type == "yesno" and not answer.abstained
-    assert lead.pmids and set(lead.pmids) <= {p for s in support for p in s.pmids}  # cites its support
+    assert lead.text == "Yes." and lead.kind == "verdict" and answer.verdict == "yes"
+    assert lead.pmids == ("11",) and lead.evidence == (1,)  # the one sentence that says yes decides it
+    assert support[0].pmids == ("11",) and support[0].text == EV[0].text  # and opens the support
+    assert answer.question_type == "yesno" and not answer.abstained
     assert 1 <= len(support) <= 4 and all(s.kind == "" for s in support)
     assert all(len(s.pmids) == 1 for s in support)  # each support sentence cites its own source
     assert {s.text for s in support} <= {e.text for e in EV}  # verbatim quotes
-    assert "may also help" not in " ".join(s.text for s in support)  # 4 firm sentences fill the 4 places
-    assert gen.answerer.seen  # the head read the evidence
-    fewer = gen.generate(Topic("t", "Does zorbalene infusion reverse quellitis in adults?"), [], EV[:4])
-    assert "may also help" in fewer.sentences[-1].text  # a hedged sentence comes last, after the firm ones
-    assert "may also help" in EV[2].text and EV[2].score > EV[3].score
+    assert fake.seen  # the reader read the evidence
 
 
-def test_no_and_mixed_verdicts() -> None:
-    q = Topic("t", "Does zorbalene infusion reverse quellitis in adults?")
-    assert ExtractiveQAGenerator(FakeAnswerer(p_yes=0.2)).generate(q, [], EV).sentences[0].text == "No."
-    mixed = ExtractiveQAGenerator(FakeAnswerer(p_yes=0.51), mixed_margin=0.03).generate(q, [], EV)
-    assert mixed.sentences[0].text == "The evidence is mixed." and mixed.verdict == "mixed"
+def test_a_confident_question_without_an_agreeing_sentence_is_not_settled() -> None:
+    # P(yes) of the question is high, but no sentence read alone says yes clearly: no verdict
+    gen = ExtractiveQAGenerator(FakeAnswerer(default=(0.62, 0.3, 0.08)), keep_ratio=0, yes_from=0.6,
+                                sentence_agree=0.7)
+    answer = gen.generate(Q, [], EV)
+    lead, *support = answer.sentences
+    assert answer.verdict == "unsettled" and lead.text == "The retrieved abstracts do not settle this."
+    assert lead.pmids == () and support  # no citation for the lead; the most relevant findings follow
+    assert "may also help" in support[-1].text or len(support) == 4  # hedged findings last
+
+
+def test_a_deciding_sentence_must_name_what_the_question_asks() -> None:
+    # "Is hemoglobin antimicrobial?": a sentence on hemoglobin that never says antimicrobial decides nothing
+    q = Topic("t", "Is hemoglobin antimicrobial?")
+    ev = [Evidence(1, "11", "Hemoglobin of rhesus monkeys migrates like human hemoglobin A on cellulose acetate.",
+                   score=0.9),
+          Evidence(2, "22", "Hemoglobin-derived peptides showed antimicrobial activity against Escherichia coli.",
+                   score=0.8)]
+    gen = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.6,
+                                predicate_cover=0.75)
+    answer = gen.generate(q, [], ev)
+    assert answer.verdict == "yes" and answer.sentences[0].pmids == ("22",)
+    assert gen.generate(q, [], ev[:1]).verdict == "unsettled"
+
+
+def test_a_verdict_whose_deciding_sentences_do_not_fit_is_not_stated() -> None:
+    # "mixed" rests on two sentences; when the word cap leaves room for only the first, it is not stated
+    long = "Zorbalene infusion reversed quellitis in adults " + " ".join(["in the trial"] * 15) + "."
+    ev = [Evidence(1, "11", long, score=0.9),
+          Evidence(2, "22", "Zorbalene infusion did not reverse quellitis in adults in a second trial.", score=0.8)]
+    fake = FakeAnswerer(by_word={"did not": (0.05, 0.9, 0.05), "reversed": (0.95, 0.03, 0.02)})
+    roomy = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.9, no_below=0.1).generate(Q, [], ev)
+    assert roomy.verdict == "mixed" and set(roomy.sentences[0].pmids) == {"11", "22"}
+    tight = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.9, no_below=0.1, max_words=60).generate(Q, [], ev)
+    assert tight.verdict == "unsettled" and tight.sentences[0].pmids == ()  # no verdict without its quotes
+    assert all("did not" not in s.text for s in tight.sentences)
+
+
+def test_a_yes_sentence_must_state_a_finding_without_negation() -> None:
+    aim = [Evidence(1, "11", "We investigated whether zorbalene infusion reverses quellitis in adults.", score=0.9),
+           Evidence(2, "22", "Zorbalene infusion did not reverse quellitis in adults in a trial.", score=0.8)]
+    gen = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.5)
+    answer = gen.generate(Q, [], aim)
+    assert answer.verdict == "unsettled"  # an aim and a negated sentence: neither says yes
+
+
+def test_no_needs_a_negated_finding_and_mixed_needs_both_sides() -> None:
+    neg = [Evidence(1, "11", "Zorbalene infusion did not reverse quellitis in adults in a trial.", score=0.9),
+           Evidence(2, "22", "Zorbalene infusion reversed quellitis in 70% of adults in a cohort.", score=0.8)]
+    no = ExtractiveQAGenerator(FakeAnswerer(by_word={"did not": (0.05, 0.9, 0.05)}, default=(0.3, 0.6, 0.1)),
+                               keep_ratio=0, no_below=0.4).generate(Q, [], neg)
+    assert no.verdict == "no" and no.sentences[0].text == "No." and no.sentences[0].pmids == ("11",)
+    # a negation-free sentence the reader reads as "no" cannot decide "No."
+    plain = ExtractiveQAGenerator(FakeAnswerer(default=(0.05, 0.9, 0.05)), keep_ratio=0, no_below=0.4)
+    assert plain.generate(Q, [], neg[1:]).verdict == "unsettled"
+    both = FakeAnswerer(by_word={"did not": (0.05, 0.9, 0.05), "reversed": (0.95, 0.03, 0.02)})
+    mixed = ExtractiveQAGenerator(both, keep_ratio=0, yes_from=0.9, no_below=0.1).generate(Q, [], neg)
+    assert mixed.verdict == "mixed" and mixed.sentences[0].text == "The evidence is mixed."
+    assert set(mixed.sentences[0].pmids) == {"11", "22"}  # one sentence of each side, both cited
 
 
 def test_invented_entity_abstains_without_citation() -> None:
@@ -80,16 +145,25 @@ def test_invented_entity_abstains_without_citation() -> None:
         "The corpus holds no article about quellitis."
 
 
-def test_factoid_names_only_entities_several_articles_name() -> None:
+def test_a_lead_names_sure_spans_as_written_in_a_cited_sentence_and_never_the_question_subject() -> None:
     ev = [Evidence(1, "11", "The drug zorbalene targets the kinase QLK1 in adults with quellitis.", score=0.9),
           Evidence(2, "22", "Inhibition of QLK1 by zorbalene reduced quellitis in mice and adults.", score=0.8),
           Evidence(3, "33", "Zorbalene also binds ZRP9 weakly in quellitis tissue of adults.", score=0.7)]
-    gen = ExtractiveQAGenerator(FakeAnswerer(names=["ZRP9", "clinical", "QLK1"]), keep_ratio=0)
+    fake = FakeAnswerer(spans=[("zorbalene", 0.99), ("QLK1", 0.9), ("ZRP9", 0.4)])
+    gen = ExtractiveQAGenerator(fake, keep_ratio=0, span_min=0.5, span_pmids=1)
     answer = gen.generate(Topic("t", "Which kinase does zorbalene target in quellitis?"), [], ev)
     lead = answer.sentences[0]
     assert answer.question_type == "factoid" and lead.kind == "entities"
-    assert "QLK1" in lead.text and "ZRP9" not in lead.text and "clinical" not in lead.text
-    assert set(lead.pmids) == {"11", "22"}
+    assert lead.text == "The abstracts name QLK1."  # not the question's own drug, not the unsure ZRP9
+    assert lead.pmids == ("11",)
+    cited = next(s for s in answer.sentences[1:] if lead.evidence[0] in s.evidence)
+    assert "QLK1" in cited.text  # the named answer is written in the sentence the lead cites
+    listed = ExtractiveQAGenerator(fake, keep_ratio=0, span_min=0.3, span_pmids=1).generate(
+        Topic("t", "List the kinases that zorbalene binds in quellitis."), [], ev)
+    assert listed.sentences[0].text == "The abstracts name QLK1 and ZRP9."
+    unsure = ExtractiveQAGenerator(fake, keep_ratio=0, span_min=0.95, span_pmids=1).generate(
+        Topic("t", "Which kinase does zorbalene target in quellitis?"), [], ev)
+    assert all(s.kind != "entities" for s in unsure.sentences)  # nothing that sure: no lead
 
 
 def test_caps_hold_and_every_pmid_is_in_the_evidence() -> None:
@@ -103,27 +177,33 @@ def test_caps_hold_and_every_pmid_is_in_the_evidence() -> None:
     assert answer.sentences[0].kind == "verdict"
 
 
-def test_biogen_task_b_lines_of_a_verdict_and_an_abstention_are_valid(tmp_path) -> None:
+def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
     import json
 
     from medcite.tasks.validate import validate_biogen25
 
-    gen = ExtractiveQAGenerator(FakeAnswerer())
+    gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
+    unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
     answers = [gen.generate(Topic("1", "Does zorbalene infusion reverse quellitis in adults?"), [], EV),
-               gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV)]
+               gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV),
+               unsure.generate(Topic("3", "Does zorbalene infusion reverse quellitis in adults?"), [], EV)]
+    assert [a.verdict for a in answers] == ["yes", None, "unsettled"]
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(biogen25_line(a, "team", "run")) + "\n" for a in answers))
     report = validate_biogen25(path)
     assert report.ok, report.errors
 
 
-def test_biogen_2024_answers_of_a_verdict_and_an_abstention_are_valid(tmp_path) -> None:
+def test_biogen_2024_answers_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
     from medcite.tasks.biogen import write_biogen24
     from medcite.tasks.validate import validate_biogen24
 
-    gen = ExtractiveQAGenerator(FakeAnswerer())
+    gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
+    unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
     answers = [gen.generate(Topic("1", "Does zorbalene infusion reverse quellitis in adults?"), [], EV),
-               gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV)]
+               gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV),
+               unsure.generate(Topic("3", "Does zorbalene infusion reverse quellitis in adults?"), [], EV)]
+    assert [a.verdict for a in answers] == ["yes", None, "unsettled"]
     path = tmp_path / "run24.json"
     write_biogen24(path, answers, team_id="team", run_name="run", contact_email="team@example.org")
     report = validate_biogen24(path)

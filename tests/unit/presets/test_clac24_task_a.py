@@ -17,8 +17,8 @@ from medcite.corpus.store import DocumentStore, FileStats
 from medcite.llm.base import BaseLLM
 from medcite.llm.completion import Completion, Message
 from medcite.pipeline import Pipeline
-from medcite.tasks.biogen_a import GroundingItem, GroundingSentence
 from medcite.tasks.base import RunContext
+from medcite.tasks.biogen_a import GroundingItem, GroundingSentence
 from medcite.tasks.task_a import TaskA
 from medcite.types import Article
 

@@ -205,17 +205,27 @@ def test_lead_sentences_verdict_and_abstention_round_trip_and_show(tmp_path: Pat
                  [], "extractive-qa", question_type="yesno", verdict="yes")
     no_article = Answer("t2", [AnswerSentence("The corpus holds no article about zorbalene.", kind="abstain")], [],
                         "extractive-qa", question_type="yesno", abstained=True)
+    unsettled = Answer("t3", [AnswerSentence("The retrieved abstracts do not settle this.", kind="verdict"),
+                              AnswerSentence("Statins lowered LDL cholesterol in older adults.", ("111",), (1,))],
+                       [], "extractive-qa", question_type="yesno", verdict="unsettled")
     w.write_topic(Topic("t1", "Do statins lower LDL?"), queries=[], rankings={}, evidence=ev, answer=yes,
                   articles=[], timings={})
     w.write_topic(Topic("t2", "Does zorbalene cure quellitis?"), queries=[], rankings={}, evidence=[],
                   answer=no_article, articles=[], timings={})
+    w.write_topic(Topic("t3", "Do statins lower triglycerides?"), queries=[], rankings={}, evidence=ev,
+                  answer=unsettled, articles=[], timings={})
     w.close()
     back = {a.topic_id: a for a in read_answers(run)}
+    assert set(back) == {"t1", "t2", "t3"}
     assert back["t1"].verdict == "yes" and back["t1"].question_type == "yesno" and not back["t1"].abstained
     assert [s.kind for s in back["t1"].sentences] == ["verdict", ""]
     assert back["t2"].abstained and back["t2"].sentences[0].kind == "abstain" and back["t2"].sentences[0].pmids == ()
     client = client_for(tmp_path / "runs")
     page = client.get("/run/lead/topic/t1").text
     assert "verdict: yes" in page and '<span class="lead verdict"' in page
+    assert "verdict · decided by</span>" in page  # the evidence the verdict cites is what decides it
     page2 = client.get("/run/lead/topic/t2").text
     assert "abstained" in page2 and "no citation (abstention)" in page2
+    page3 = client.get("/run/lead/topic/t3").text
+    assert "no citation: no retrieved sentence settles it" in page3 and "decided by" not in page3
+    assert back["t3"].verdict == "unsettled"
