@@ -4,8 +4,8 @@ answer the question, each an exact span of its article.
 Candidates and features come from :mod:`.answer_features`; a LightGBM scorer (``models:medcite-answer``,
 trained on BioASQ questions with each candidate's ROUGE-2 F1 to the ideal answer as label) scores them.
 A sentence that, with its article's title, does not name the question's subject
-(:func:`medcite.evidence.concepts.subject`: the drug, gene, disease or population it is about) is never evidence
-(the topic guard). Sentences that mention a key concept of the question
+(:func:`medcite.evidence.concepts.guard_words`: the drug, gene, disease or population it is about) is never
+evidence (the topic guard). Sentences that mention a key concept of the question
 (:func:`medcite.evidence.concepts.key_concepts`) are preferred: only when none does are the others used. The
 best ones are taken by MMR (Carbonell & Goldstein 1998), at most ``per_doc`` from one article.
 
@@ -30,12 +30,12 @@ from .base import EvidenceConfig
 from .concepts import (
     _norm_tokens,
     corpus_lookup,
+    guard_words,
     key_concepts,
     mentions,
     missing_concepts,
     on_topic,
     question_type,
-    subject_phrase,
 )
 from .tfidf_mmr import mmr
 
@@ -119,10 +119,7 @@ class AnswerSentenceSelector:
             return []
         cands = answer_candidates(hits, articles, self.docs)
         if cands and self.topic_guard:
-            phrase = subject_phrase(question)
-            # a yes/no subject phrase whole; else any one word of the key concepts ("SPTBN1" of "pathogenic SPTBN1")
-            about = phrase if phrase is not None else list(dict.fromkeys(w for c in concepts for w in c.split()))
-            every = phrase is not None
+            about, every = guard_words(question)
             guarded = [c for c in cands if on_topic(about, c.text, articles[c.span.pmid].title, every=every)]
             self.last["subject"] = about
             self.last["off_topic_sentences"] = len(cands) - len(guarded)

@@ -11,8 +11,9 @@
 - :func:`subject`: what the question is about, the words a sentence or its article's title must name to support
   an answer (the topic guard): for a yes/no question the noun phrase after its auxiliary verb ("Are **COVID-19
   survivors** at risk ...", "Does **relaxation** therapy lower ...": generic heads such as "therapy", "levels"
-  left out) with the key concepts in it, every word of which a sentence must name; for the others the key
-  concepts, one of which it must name. A study of nurses is no support for a question about survivors, one of
+  left out) with the key concepts in it, every word of which a sentence must name; for the others the names among
+  the key concepts (a digit or two capitals: "LAMA1", "AML"), every one, else one key-concept word
+  (:func:`guard_words`). A study of nurses is no support for a question about survivors, one of
   lithium none for a question about perampanel.
 - :func:`missing_concepts`: the key concepts no retrieved article mentions (a typo within a difflib ratio of
   0.85 still counts as a mention), or that the index holds no document for. A question about something the
@@ -229,6 +230,18 @@ def coverage(words: Sequence[str], text: str) -> float:
         return 1.0
     vocabulary = _norm_tokens(text)
     return sum(mentions(w, vocabulary) for w in words) / len(words)
+
+
+def guard_words(question: str) -> tuple[list[str], bool]:
+    """What a sentence (with its article's title) must name to be about ``question``, and whether every one of
+    them: the yes/no subject phrase (every word); else the names among the key concepts, words with a digit or
+    two capitals ("LAMA1", "CD38", "AML": every one); else any one word of the key concepts."""
+    phrase = subject_phrase(question)
+    if phrase is not None:
+        return phrase, True
+    words = list(dict.fromkeys(w for c in key_concepts(" ".join(question.split())) for w in c.split()))
+    names = [w for w in words if any(ch.isdigit() for ch in w) or sum(ch.isupper() for ch in w) >= 2]
+    return (names, True) if names else (words, False)
 
 
 def on_topic(words: Sequence[str], *texts: str, every: bool = True) -> bool:

@@ -81,21 +81,22 @@ class ExtractiveQAConfig(GenerateConfig):
     max_sentences: int = Field(4, ge=1, description="Most support sentences after the lead.")
     reader_model: str = Field("models:medcite-reader", description="The reader whose yes/no and span heads decide "
                               "the lead (models:NAME or a folder), run by the qa stage's offline answerer.")
-    yes_from: float = Field(0.7, ge=0, le=1.01, description="'Yes.' only from this P(yes) of the question (and "
+    yes_from: float = Field(0.65, ge=0, le=1.01, description="'Yes.' only from this P(yes) of the question (and "
                             "with an evidence sentence that says yes); above 1: never.")
     no_below: float = Field(0.3, ge=-0.01, le=1, description="'No.' only under this P(yes) of the question (and with "
                             "an evidence sentence that says no, with a negation cue); below 0: never.")
-    sentence_agree: float = Field(0.7, ge=0.5, le=1, description="A sentence says yes when, read alone, its "
+    sentence_agree: float = Field(0.8, ge=0.5, le=1, description="A sentence says yes when, read alone, its "
                                   "P(yes) / (P(yes) + P(no)) reaches this (no: 1 minus this) and P(maybe) < 0.5.")
     min_agreeing: int = Field(1, ge=1, description="'Yes.'/'No.' only when sentences of this many different "
                               "articles say it.")
-    predicate_cover: float = Field(0.0, ge=0, le=1, description="A deciding sentence names at least this share "
-                                   "of what the question asks about its subject (its other content words). The "
-                                   "verdict settings were chosen together on 60 held-out tuning yes/no questions: "
+    predicate_cover: float = Field(0.5, ge=0, le=1, description="A deciding sentence names at least this share "
+                                   "of what the question asks about its subject (its other content words): at least "
+                                   "half, so that the sentence a verdict cites says what the verdict says. The "
+                                   "verdict settings were chosen together on 59 held-out tuning yes/no questions: "
                                    "the most right verdicts with 'Yes.' and 'No.' each right 85 % of the time "
                                    "(docs/BENCHMARKS.md, offline_answer).")
     span_min: float = Field(1.01, ge=0, le=1.01, description="An extracted answer leads a factoid/list answer from "
-                            "this reader probability; above 1: never. Default: never, because on 111 held-out tuning "
+                            "this reader probability; above 1: never. Default: never, because on 109 held-out tuning "
                             "questions no setting named a right answer 85 % of the time (best: 10 of 14).")
     span_pmids: int = Field(2, ge=1, description="An extracted answer leads only when sentences of this many "
                             "different articles name it.")
@@ -127,11 +128,11 @@ class ExtractiveQAGenerator:
     max_sentences: int = 4
     max_words: int = 250
     max_citations: int = 3
-    yes_from: float = 0.7
+    yes_from: float = 0.65
     no_below: float = 0.3
-    sentence_agree: float = 0.7
+    sentence_agree: float = 0.8
     min_agreeing: int = 1
-    predicate_cover: float = 0.0
+    predicate_cover: float = 0.5
     span_min: float = 1.01
     span_pmids: int = 2
     max_entities: int = 5

@@ -63,3 +63,36 @@ def test_missing_concepts_against_texts_and_the_corpus() -> None:
     # the corpus holds what retrieval missed: not reported missing
     assert missing_concepts(["quellitis"], texts, in_corpus=lambda w: w == "quellitis") == []
     assert missing_concepts(["quellitis"], texts, in_corpus=lambda w: False) == ["quellitis"]
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Are COVID-19 survivors at risk of anxiety and depression?", ["COVID-19", "survivors"]),
+    ("Does relaxation therapy lower blood pressure in essential hypertension?", ["relaxation"]),  # generic head
+    ("Is perampanel effective for ALS?", ["perampanel"]),
+    ("Is hemoglobin antimicrobial?", ["hemoglobin"]),  # the predicate is not the subject
+    ("Does TIMELESS-TIPIN participate in replisome disassembly?", ["TIMELESS-TIPIN"]),
+    ("Is the expression of miR-21 increased in breast cancer?", ["miR-21"]),
+    ("Does aspirin reduce the risk of myocardial infarction?", ["aspirin"]),
+    ("Are there any drugs for ALS?", None),  # no subject phrase: the key concepts decide
+    ("What are the neurological manifestations of COVID-19?", None),
+])
+def test_the_subject_of_a_yes_no_question(question: str, expected: list[str] | None) -> None:
+    from medcite.evidence.concepts import subject_phrase
+
+    assert subject_phrase(question) == expected
+
+
+def test_the_topic_guard_words_and_what_a_question_asks() -> None:
+    from medcite.evidence.concepts import coverage, guard_words, on_topic, predicate_words
+
+    assert guard_words("Which syndromes are caused by LAMA1 mutations?") == (["LAMA1"], True)
+    assert guard_words("Describe the N6-methyladenosine RNA modification in AML") == (
+        ["N6-methyladenosine", "AML"], True)
+    assert guard_words("What is the brand name for erenumab?") == (["erenumab"], False)
+    words, every = guard_words("Are COVID-19 survivors at risk of anxiety and depression?")
+    nurses = "Anxiety and depression were higher in nurses working with COVID-19 patients."
+    assert not on_topic(words, nurses, "Anxiety among hospital nurses", every=every)
+    assert on_topic(words, "Anxiety was common among survivors.", "Mental health after COVID-19", every=every)
+    assert predicate_words("Is hemoglobin antimicrobial?") == ["antimicrobial"]
+    assert coverage(["antimicrobial"], "Hemoglobin peptides were antimicrobial.") == 1.0
+    assert coverage(["antimicrobial"], "Hemoglobin migrates on acetate.") == 0.0
