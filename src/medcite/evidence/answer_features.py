@@ -122,7 +122,7 @@ _REFERENCE = re.compile(
 #: two pieces run together: without a space ("cohort.Results"), a sentence's start after a cut one ("associated
 #: with increased The study demonstrated"), or a cut one after a sentence ("in clinical development. aches targeting")
 _GLUED = re.compile(r"[a-z]{3,}[.;:][A-Z][a-z]{2,}|\b[a-z]{3,} (?:The|This|These|We|Our|Here|In this) [a-z]|"
-                    r"\b[a-z]{4,}\. [a-z]{3,}\b")
+                    r"\b(?!(?:subsp|approx|resp|incl|spp|var|strain|nov|comb|syn|cv|ssp)\.)[a-z]{4,}\. [a-z]{3,}\b")
 
 
 #: a long run without spaces mixing digits with / or ; (a figure or file reference glued to the text)

@@ -55,6 +55,7 @@ def test_usable_drops_reference_strings_glued_pieces_and_words_cut_at_an_edge() 
     assert not usable("Aramchol downregulated SCD1, a key enzyme involved in triglyceride biosynthesis wh Aramchol "
                       "downregulated SCD1, a key enzyme involved in triglyceride biosynthesis whose loss helps.")
     assert usable("Two antibodies, fremanezumab and galcanezumab, were approved by the FDA in September 2018.")
+    assert usable("Salmonella enterica subsp. enterica serovar Typhimurium grew in approx. half of the cultures.")
     assert not usable("1p/19q co-deletion is associated with increased The study demonstrated that it is poor.")
     # found in the shared NLM update file: a figure reference glued to the sentence after it
     assert not usable("plantcell;31/10/tpc.119.tt0819/FIG1F1fig1The age of big data includes sophisticated imaging.")
