@@ -36,7 +36,7 @@ from medcite.paths import shared_data_dir
 from medcite.pipeline.retrieval import RetrievalPipeline
 from medcite.progress import progress
 from medcite.reader.infer import load_reader, reader_folder
-from medcite.rerank.reader import ReaderRerankConfig, minmax, windows
+from medcite.rerank.reader import ReaderRerankConfig, blend, windows
 from medcite.train.qa_data import held_out_ids, read_bioasq
 from medcite.types import Hit, Topic
 
@@ -59,8 +59,8 @@ def reranked(ltr: list[Hit], windows_logits: list[list[float]], top_n: int, weig
     ``max_windows`` windows, blended with the LTR score by ``weight``), the rest after it in LTR order."""
     n = min(top_n, len(ltr))
     head = ltr[:n]
-    read = np.asarray([max(w[:max_windows]) if w else -1e9 for w in windows_logits[:n]])
-    blended = (1 - weight) * minmax(read) + weight * minmax([h.score for h in head]) if weight > 0 else read
+    read = [max(w[:max_windows]) if w else -np.inf for w in windows_logits[:n]]
+    blended = blend(read, [h.score for h in head], weight)
     order = sorted(range(n), key=lambda i: (-blended[i], i))
     pmids = [head[i].pmid for i in order] + [h.pmid for h in ltr[n:]]
     return [Hit(p, float(len(pmids) - r), r + 1) for r, p in enumerate(pmids)]

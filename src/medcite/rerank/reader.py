@@ -88,6 +88,17 @@ def minmax(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return (v - v.min()) / span if span > 0 else np.zeros_like(v)
 
 
+def blend(read: Sequence[float], inputs: Sequence[float], weight: float) -> np.ndarray:
+    """``(1 - weight) * reader + weight * input``, both min-max normalised (``weight`` 0: the reader's scores as they
+    are); an article the reader could not read (-inf) counts as the least relevant one read."""
+    r = np.asarray(read, dtype=np.float64)
+    if weight <= 0:
+        return r
+    finite = np.isfinite(r)
+    r = np.where(finite, r, r[finite].min() if finite.any() else 0.0)
+    return (1.0 - weight) * minmax(r) + weight * minmax(inputs)
+
+
 class ReaderReranker(PointwiseReranker):
     """Scores each candidate by the reader's best relevance logit over its windows (MaxP), optionally blended
     with the input order's score."""
@@ -132,11 +143,5 @@ class ReaderReranker(PointwiseReranker):
         pool = candidates(hits, articles, self.top_n)
         if not pool or k <= 0:
             return []
-        read = np.asarray(self.cached_scores(query, [articles[h.pmid] for h in pool]), dtype=np.float64)
-        w = self.cfg.input_weight
-        if w <= 0:
-            return rescored(pool, list(read), k)
-        finite = np.where(np.isfinite(read), read, np.nan)
-        low = np.nanmin(finite) if np.isfinite(finite).any() else 0.0
-        blended = (1.0 - w) * minmax(np.where(np.isfinite(read), read, low)) + w * minmax([h.score for h in pool])
-        return rescored(pool, list(blended), k)
+        read = self.cached_scores(query, [articles[h.pmid] for h in pool])
+        return rescored(pool, list(blend(read, [h.score for h in pool], self.cfg.input_weight)), k)

@@ -254,6 +254,18 @@ def _split_bioasq(path: Path, opts: DataOptions) -> tuple[list[QAQuestion], list
     return train, valid, test, gold_of, counts
 
 
+def held_back_sizes(total: int, test: int, valid: int, test_share: float, valid_share: float, what: str,
+                    flag: str) -> tuple[int, int]:
+    """(held-back, validation) counts of ``total`` items: at most ``test`` / ``valid``, and the given shares of a
+    small file, so a slice holds back what the full file does; InputError when too few would be left to train."""
+    n_test = min(test, round(test_share * total))
+    n_valid = min(valid, max(1, round(valid_share * total)))
+    if total < n_test + n_valid + 10:
+        raise InputError(f"{what}, too few to hold back {n_test} and validate on {n_valid}",
+                         hint=f"give a smaller {flag}")
+    return n_test, n_valid
+
+
 def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver: str | Path | None,
                opts: DataOptions | None = None) -> ReaderData:
     """The reader's examples from whichever of the three files are given (see the module doc)."""
@@ -275,11 +287,8 @@ def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver
         order = sorted(items, key=lambda i: i.pmid)
         random.Random(opts.seed).shuffle(order)
         # a small file (a slice) holds back the same shares as the shared file: 300 and 50 of its 651 items
-        n_test = min(opts.pubmedqa_test, round(0.46 * len(order)))
-        n_valid = min(opts.pubmedqa_valid, max(1, round(0.08 * len(order))))
-        if len(order) < n_test + n_valid + 10:
-            raise InputError(f"{pubmedqa}: {len(order)} labelled items, too few to hold back {n_test} and validate "
-                             f"on {n_valid}", hint="give a smaller --pubmedqa-test")
+        n_test, n_valid = held_back_sizes(len(order), opts.pubmedqa_test, opts.pubmedqa_valid, 0.46, 0.08,
+                                          f"{pubmedqa}: {len(order)} labelled items", "--pubmedqa-test")
         test.pubmedqa, valid.pubmedqa = order[:n_test], order[n_test: n_test + n_valid]
         train.pubmedqa = order[n_test + n_valid:]
         if opts.slice:
@@ -294,11 +303,8 @@ def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver
         claims = sorted({p.claim for p in pairs})
         random.Random(opts.seed).shuffle(claims)
         # a small file (a slice) holds back the same shares as the shared file: 100 and 30 of its 299 claims
-        n_test = min(opts.healthver_test, round(0.33 * len(claims)))
-        n_valid = min(opts.healthver_valid, max(1, round(0.1 * len(claims))))
-        if len(claims) < n_test + n_valid + 10:
-            raise InputError(f"{healthver}: {len(claims)} claims, too few to hold back {n_test} and validate on "
-                             f"{n_valid}", hint="give a smaller --healthver-test")
+        n_test, n_valid = held_back_sizes(len(claims), opts.healthver_test, opts.healthver_valid, 0.33, 0.1,
+                                          f"{healthver}: {len(claims)} claims", "--healthver-test")
         held, val = set(claims[:n_test]), set(claims[n_test: n_test + n_valid])
         if opts.slice:
             keep = set(claims[:opts.slice]) | set(claims[n_test: n_test + opts.slice]) | \
