@@ -113,7 +113,7 @@ def run_one(preset: str, stack: str, topics: list[Any], corpus: Path, out: Path,
               **check_run(out, [t.id for t in topics], corpus)}
     trace = out / "trace.jsonl"
     if trace.exists():
-        calls = [json.loads(x) for x in trace.read_text().splitlines()]
+        calls = [row for row in map(json.loads, trace.read_text().splitlines()) if "event" not in row]  # no rejections
         result["llm_calls"] = len(calls)
         result["llm_cache_hits"] = sum(bool(c.get("cache_hit")) for c in calls)
     return result

@@ -52,6 +52,17 @@ def _reset_medcite_logging() -> Iterator[None]:
     set_quiet(False)
 
 
+@pytest.fixture(autouse=True)
+def _forget_device_placements() -> Iterator[None]:
+    """Where stages ran is recorded per process (medcite.devices, written to a run's devices.json): start each
+    test with an empty record, so a run directory holds only the stages its own test built."""
+    import sys
+
+    if "medcite.devices" in sys.modules:
+        sys.modules["medcite.devices"].forget_placements()
+    yield
+
+
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URI of a loopback Milvus Lite server (``milvus-lite server`` on 127.0.0.1, a free port, a temporary

@@ -43,6 +43,8 @@ __all__ = [
     "parse_override",
     "preset_names",
     "preset_description",
+    "replacing",
+    "settings_data",
     "settings_hash",
     "DEFAULT_INDEXES",
 ]
@@ -188,6 +190,14 @@ class GroundSettings(Section):
     order: Literal["retrieval", "stance"] = Field(
         "retrieval", description="Order of the kept citations (and so which are kept when more pass): the "
         "retrieval's ranking, or the stance probability."
+    )
+    candidate_lists: Literal["fused", "per_side"] = Field(
+        "fused", description="Task A: where each kind of citation is looked for. 'fused': the retrieval's final "
+        "ranking is one candidate list for both kinds. 'per_side' (Dalhousie 2025 §III-A1, one rewrite per "
+        "stance): supporting citations come from what the query set's support queries (stage 'support') found and "
+        "contradicting ones from what its contradict queries found, each list in its own search's order and cut "
+        "to `candidates`; every candidate of either list is judged once. A side with no query (an offline swap, "
+        "an unreadable rewrite) falls back to the fused ranking, and the run log says so."
     )
     persona: Literal["expert", "emotional", "emotionprompt"] = Field(
         "expert", description="Voice of LLM-written text in the answer-first flow (Dalhousie 2025 runs expd / "
@@ -566,8 +576,8 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     return path, value
 
 
-def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Settings:
-    """Resolve a preset (with its ``extends`` chain) and dotted overrides into validated Settings."""
+def settings_data(preset: str = "offline", overrides: Sequence[str] = ()) -> JSONObject:
+    """The preset (with its ``extends`` chain) and dotted overrides merged, not yet validated."""
     data = _read_preset(preset)
     data["preset"] = preset
     for item in overrides:
@@ -579,6 +589,40 @@ def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Set
             data = merge(data, nested)
         except ConfigError as exc:
             raise ConfigError(f"override {item!r}: {exc.message}", hint=exc.hint) from None
+    return data
+
+
+def replacing(preset: str, overrides: Sequence[str], where: str, value: object) -> list[str]:
+    """Overrides that put the backend config ``value`` (a dict or a shorthand string) at the dotted path ``where``
+    (``indexes.dense.encoder``) in place of the one there, for a command option such as ``--encoder DIR``.
+
+    What the option names replaces the model's own settings (a preset's prefixes for another model do not follow
+    it); what says where and how the model runs (the old config's ``runtime_fields``: device, dtype, batch size)
+    and every field the user set under ``where`` with ``--set`` are kept, where the new backend has them and
+    ``value`` does not set them. Append the result after the user's overrides.
+    """
+    path = tuple(where.split("."))
+    stage = _stage_at(path)
+    if stage is None:
+        raise ConfigError(f"{where} holds no backend config",
+                          hint="name a stage's settings, e.g. indexes.dense.encoder")
+    old: Any = settings_data(preset, overrides)
+    for part in path:
+        old = old.get(part) if isinstance(old, dict) else None
+    if isinstance(old, str):
+        old = registry.shorthand(stage, old)
+    user: list[str] = []  # the fields the user set under ``where``
+    for item in overrides:
+        keys, given = parse_override(item)
+        if tuple(keys[: len(path)]) == path:
+            user += [keys[len(path)]] if len(keys) > len(path) else list(given) if isinstance(given, dict) else []
+    spec = registry.runtime_kept(stage, value, old if isinstance(old, dict) else None, also=user)
+    return [f"{where}=null", f"{where}={json.dumps(spec)}"]
+
+
+def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Settings:
+    """Resolve a preset (with its ``extends`` chain) and dotted overrides into validated Settings."""
+    data = settings_data(preset, overrides)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

@@ -82,3 +82,17 @@ class DiskFullError(MedciteError):
         )
         self.path = path
         self.device = device
+
+
+class BusyError(MedciteError):
+    """Another process holds what this command needs (an index it is building) longer than the wait allowed.
+
+    Trying again later can succeed: ``retryable`` is True. ``lock``: the lock file; ``holder``: its holder's pid.
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, hint: str | None = None, *, lock: str, holder: int | None) -> None:
+        super().__init__(message, hint)
+        self.lock = lock
+        self.holder = holder

@@ -14,6 +14,9 @@ Every long loop of medcite (index builds, dense encoding, ingest, training and f
 A loop started inside another one of the same unit (the encoder's batches of 32 abstracts inside a dense
 build's chunk of 10,000) is part of its parent's work: it shows no bar of its own and moves its parent's
 count, so the parent's rate and time left are measured within seconds, not once per chunk.
+
+Another process can follow a loop too: :func:`watched` hands the counts of the outermost loops of a block to a
+callback, which an index build uses to publish its progress to the jobs waiting for it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ clock: Callable[[], float] = time.monotonic
 
 _quiet = False
 _announced: ContextVar[bool] = ContextVar("medcite_progress_announced", default=False)
+#: told ``(desc, done, total)`` at each count of the outermost loops started in a :func:`watched` block
+Watcher = Callable[[str, float, float | None], None]
+_watchers: ContextVar[tuple[Watcher, ...]] = ContextVar("medcite_progress_watchers", default=())
 _local = threading.local()  # .open: the loops of this thread not yet closed, innermost last
 
 
@@ -67,6 +73,18 @@ def announced() -> Iterator[None]:
         yield
     finally:
         _announced.reset(token)
+
+
+@contextmanager
+def watched(callback: Watcher) -> Iterator[None]:
+    """``callback(desc, done, total)`` hears every count of the outermost loops started in this block (the loops
+    inside them move their count, as for the bar), whether or not a bar or lines show, ``--quiet`` included. It
+    is called at every update: it throttles itself."""
+    token = _watchers.set((*_watchers.get(), callback))
+    try:
+        yield
+    finally:
+        _watchers.reset(token)
 
 
 @overload
@@ -187,6 +205,7 @@ class Progress(Generic[T]):
         self._silent = silent or self._parent is not None  # a part of its parent's work: the parent reports
         self._lines = not bar  # no bar: periodic lines
         self._announced = _announced.get() and self._parent is None
+        self._watchers = _watchers.get() if outer is None and not silent else ()
         self.total = total
         self._committed = float(kwargs.get("initial", 0) or 0)
         self._credit = 0.0  # what the loops inside reported since this loop's last update
@@ -257,6 +276,8 @@ class Progress(Generic[T]):
             self._bar.update(shown - self._shown)
             self._shown = shown
         self.rate.done = shown - self.rate.initial
+        for watcher in self._watchers:
+            watcher(self.desc, shown, self.total)
         if self._silent or _quiet or not (self._lines or self._announced):
             return
         now = clock()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Annotated, Any
@@ -283,6 +283,41 @@ def stage_field(stage_name: str) -> object:
         return check_config(stage_name, value)
 
     return Annotated[SerializeAsAny[BackendConfig], WrapValidator(validate)]
+
+
+def runtime_kept(stage_name: str, new: object, old: BackendConfig | Mapping[str, object] | None,
+                 also: Sequence[str] = ()) -> dict[str, object]:
+    """The config dict ``new`` (a dict or a shorthand string of ``stage_name``) names, with the runtime fields of
+    ``old`` (device, dtype, batch size: its backend's ``runtime_fields``) and the fields ``also`` names carried over
+    where the new backend has them and ``new`` does not set them.
+
+    A command option that names another model (``--encoder DIR``, ``--model DIR``) replaces the model's own settings
+    (a preset's prefixes for another model do not follow it) but keeps where and how the user asked it to run.
+    """
+    spec = dict(new) if isinstance(new, Mapping) else shorthand(stage_name, str(new))
+    if old is None:
+        return spec
+    if isinstance(old, BackendConfig):
+        old_data: dict[str, object] = old.model_dump(mode="json")
+        runtime = set(old.runtime_fields)
+    else:
+        old_data = dict(old)
+        try:
+            runtime = set(config_class(stage_name, str(old_data.get("backend") or default_backend(stage_name)))
+                          .runtime_fields)
+        except ConfigError:
+            runtime = set()
+    try:
+        fields = config_class(stage_name, str(spec.get("backend") or default_backend(stage_name))).model_fields
+    except ConfigError:
+        return spec  # an unknown backend: validating ``spec`` says so, naming the choices
+    keep = {k: v for k, v in old_data.items() if (k in runtime or k in also) and k in fields and k not in spec}
+    return {**keep, **spec}
+
+
+def default_backend(stage_name: str) -> str:
+    """The name of the stage's default backend."""
+    return str(default_config(stage_name).backend)
 
 
 def default_config(stage_name: str, **values: object) -> BackendConfig:

@@ -5,7 +5,7 @@ file by file, each file flushed and fsynced once, and ``answers.jsonl`` last: a 
 when its answer line is complete. Re-opening a run directory resumes it: every row of a topic without an
 answer (the one a crash interrupted), every torn or unreadable line, in every per-topic file, is dropped,
 so the resumed run ends with the same files as one that was never interrupted.
-Whole-run files (config.json, metrics.json, submissions) are written atomically.
+Whole-run files (config.json, summary.json, metrics.json, submissions) are written atomically.
 """
 
 from __future__ import annotations
@@ -24,18 +24,19 @@ from . import __version__
 from .config import Settings
 from .errors import InputError
 from .io import atomic_write, disk_full, is_disk_full, remove_stale_temp_files, write_json
-from .rundir_read import read_answers, read_articles
+from .rundir_read import llm_call_counts, read_answers, read_articles, read_notes, read_queries
 from .trec import format_run
-from .types import Answer, Article, Evidence, Hit, Topic
+from .types import Answer, Article, Evidence, Hit, Query, Topic
 
 __all__ = ["ANSWERS", "PER_TOPIC_FILES", "RunWriter", "answer_json", "article_json", "check_run_target",
-           "drop_unfinished_topics", "evidence_json", "is_run_dir", "new_run_dir", "new_run_id", "read_answers",
-           "read_articles", "topic_json"]
+           "drop_unfinished_topics", "evidence_json", "is_run_dir", "llm_call_counts", "new_run_dir", "new_run_id",
+           "query_json", "read_answers", "read_articles", "read_notes", "read_queries", "topic_json"]
 
 log = logging.getLogger(__name__)
 
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ANSWERS = "answers.jsonl"
+DEVICES = "devices.json"
 PER_TOPIC_FILES = ("topics.jsonl", "queries.jsonl", "evidence.jsonl", ANSWERS, "articles.jsonl",
                    "timings.jsonl", "verification.jsonl", "trace.jsonl")
 
@@ -91,6 +92,12 @@ def check_run_target(path: str | Path) -> None:
 
 def topic_json(t: Topic) -> dict[str, object]:
     return {k: v for k, v in asdict(t).items() if v is not None}
+
+
+def query_json(q: Query) -> dict[str, object]:
+    """A query as ``queries.jsonl`` records it: ``stage`` the stage that first produced its text, ``stages`` every
+    stage it belongs to (a later stage that gave the same text shares the query)."""
+    return {"id": q.id, "text": q.text, "stage": q.stage, "stages": list(q.stages)}
 
 
 def evidence_json(e: Evidence, rank: int | None = None) -> dict[str, object]:
@@ -217,11 +224,13 @@ class RunWriter:
         articles: Iterable[Article],
         timings: dict[str, float],
         verification: Mapping[str, object] | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         """Record everything about one finished topic; answers.jsonl is written last (it marks done).
 
         ``verification`` (stance checks of citations, loop rounds, grounding details) goes to
-        ``verification.jsonl`` when given.
+        ``verification.jsonl`` when given; ``notes`` (what did not go as configured for the topic's queries: a
+        generator left out, a branch that searched the question instead) go with its ``queries.jsonl`` row.
 
         Every line is made before any file is touched (a value a file cannot hold raises first). Each file
         is then appended to, flushed and fsynced once; the answer line follows only when all of them (and
@@ -232,7 +241,8 @@ class RunWriter:
         tag = f"medcite-{self.settings.preset}"
         batches: list[tuple[str, list[str]]] = [
             ("topics.jsonl", [_jsonl(topic_json(topic))]),
-            ("queries.jsonl", [_jsonl({"topic_id": topic.id, "queries": list(queries)})]),
+            ("queries.jsonl", [_jsonl({"topic_id": topic.id, "queries": list(queries),
+                                       **({"notes": list(notes)} if notes else {})})]),
             *((f"{name}.trec", list(format_run({topic.id: hits}, f"{tag}-{name}"))) for name, hits in rankings.items()),
             ("evidence.jsonl", [_jsonl({"topic_id": topic.id, "evidence": [evidence_json(e) for e in evidence]})]),
             ("articles.jsonl", [_jsonl({"topic_id": topic.id, **article_json(a)}) for a in articles]),
@@ -258,9 +268,36 @@ class RunWriter:
 
     def close(self) -> None:
         self.sync()
+        self.write_devices()
+
+    def write_devices(self) -> None:
+        """Record where the model stages of this process ran (``devices.json``: the machine, what ``auto``
+        resolves to there, and per stage the device, dtype and batch size resolved from its settings;
+        :mod:`medcite.devices`). Rewritten at each close: a resumed run records the machine it ran on last."""
+        from .devices import auto_summary, machine, placements
+
+        stages = placements()
+        if not stages:  # no model stage was built (BM25 and LLM-over-HTTP runs): no torch to import
+            return
+        write_json(self.path / DEVICES, {"machine": machine().describe(), "auto": auto_summary(),
+                                         "stages": stages})
 
     def write_metrics(self, metrics: Mapping[str, object]) -> None:
         write_json(self.path / "metrics.json", metrics)
+
+    def write_summary(self) -> dict[str, object]:
+        """Write ``summary.json`` when the run's topics are done: the topics answered and the LLM calls of the
+        whole run, resumed sessions included (``llm_calls``: total, from_cache, failed, rejected; counted from
+        ``trace.jsonl``). Returns what it wrote."""
+        self.sync()
+        calls = llm_call_counts(self.path)
+        summary: dict[str, object] = {"topics": len(self.done_topics()), "llm_calls": calls}
+        write_json(self.path / "summary.json", summary)
+        if calls["total"]:
+            log.info("%s: %d LLM call(s), %d from the cache, %d failed, %d repl%s rejected", self.path,
+                     calls["total"], calls["from_cache"], calls["failed"], calls["rejected"],
+                     "y" if calls["rejected"] == 1 else "ies")
+        return summary
 
     def _append(self, name: str, lines: Sequence[str], *, sync: bool = False) -> None:
         try:

@@ -1,4 +1,4 @@
-"""Reading a run directory back: its answers and the articles it recorded (docs/RUNDIR.md).
+"""Reading a run directory back: its answers, the articles it recorded and its summary (docs/RUNDIR.md).
 
 A line that is not a JSON object, or a row missing a field, is an :class:`InputError` naming the file and line.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .types import Answer, AnswerSentence, Article, Dropped, Section, Stance
+from .types import Answer, AnswerSentence, Article, Dropped, Query, Section, Stance
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -55,6 +55,85 @@ def read_answers(run_dir: str | Path) -> list[Answer]:
                               row.get("question_type"), row.get("verdict"), bool(row.get("abstained", False))))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise _malformed(path, n, exc) from None
+    return out
+
+
+def llm_call_counts(run_dir: str | Path) -> dict[str, int]:
+    """The LLM calls of a run, counted from its ``trace.jsonl``: ``total`` calls, those answered ``from_cache``,
+    those that ``failed``, and the replies medcite ``rejected`` (lines ``"event": "rejected"``). A line that
+    cannot be read is skipped: the trace is a record, not an input."""
+    counts = {"total": 0, "from_cache": 0, "failed": 0, "rejected": 0}
+    path = Path(run_dir) / "trace.jsonl"
+    if not path.exists():
+        return counts
+    with open(path, "rb") as fh:
+        for raw in fh:
+            try:
+                row = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(row, dict):
+                continue
+            if row.get("event") == "rejected":
+                counts["rejected"] += 1
+            elif "event" not in row:
+                counts["total"] += 1
+                counts["from_cache"] += row.get("cache_hit") is True
+                counts["failed"] += "error" in row
+    return counts
+
+
+def read_summary(run_dir: str | Path) -> dict[str, Any]:
+    """``summary.json`` (written when a run ends: topics answered, LLM calls); for a run without one (older, or
+    interrupted) the same counts from its files."""
+    path = Path(run_dir) / "summary.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("llm_calls"), dict):
+        return value
+    answers = Path(run_dir) / "answers.jsonl"
+    topics = sum(1 for _ in _rows(answers)) if answers.exists() else 0
+    return {"topics": topics, "llm_calls": llm_call_counts(run_dir)}
+
+
+def read_queries(run_dir: str | Path) -> dict[str, list[Query]]:
+    """topic id -> the queries the run searched for it (``queries.jsonl``; a row of an older run without
+    ``stages`` belongs to its ``stage`` only). The last row of a topic wins."""
+    out: dict[str, list[Query]] = {}
+    path = Path(run_dir) / "queries.jsonl"
+    if not path.exists():
+        return out
+    for n, row in _rows(path):
+        try:
+            queries = []
+            for q in row["queries"]:
+                stage = str(q.get("stage") or "original")
+                stages = [str(s) for s in q.get("stages") or ()]
+                queries.append(Query(str(q["id"]), str(q["text"]), stage, tuple(s for s in stages if s != stage)))
+            out[str(row["topic_id"])] = queries
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise _malformed(path, n, exc) from None
+    return out
+
+
+def read_notes(run_dir: str | Path) -> dict[str, list[str]]:
+    """topic id -> the notes of its queries (``queries.jsonl`` ``notes``: a query generator left out, a branch that
+    searched the question because its stages produced no query); topics without notes are absent."""
+    out: dict[str, list[str]] = {}
+    path = Path(run_dir) / "queries.jsonl"
+    if not path.exists():
+        return out
+    for n, row in _rows(path):
+        notes = row.get("notes") or []
+        if not isinstance(notes, list):
+            raise _malformed(path, n, TypeError(f"'notes' is {type(notes).__name__}, not a list"))
+        tid = str(row.get("topic_id"))
+        if notes:
+            out[tid] = [str(x) for x in notes]
+        else:
+            out.pop(tid, None)
     return out
 
 

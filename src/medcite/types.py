@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -63,11 +63,23 @@ class Topic:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One query of a topic's query set. ``stage`` says what produced it (original, reformulation, ...)."""
+    """One query of a topic's query set. ``stage`` says what produced it (original, reformulation, ...); ``also``
+    names the later stages that produced the same text (a keyword rewrite that repeats the question): the query is
+    searched once and belongs to every one of its :attr:`stages`."""
 
     id: str
     text: str
     stage: str = "original"
+    also: tuple[str, ...] = ()
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """Every stage this query belongs to, the first that produced it first."""
+        return (self.stage, *(s for s in self.also if s != self.stage))
+
+    def belongs_to(self, stages: Collection[str]) -> bool:
+        """Whether any stage of this query is one of ``stages`` (a branch's ``queries`` selection)."""
+        return any(s in stages for s in self.stages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +242,8 @@ class QAAnswer:
 
     ``exact``: ``"yes"``/``"no"`` (yesno), a ranked list of entity names (factoid: at most 5; list), None
     (summary). ``ideal``: a paragraph of at most 200 words. ``sources`` are the snippets the answer was
-    built from, for the run directory and the viewer; ``notes`` say how (e.g. the LLM's repaired JSON).
+    built from, for the run directory and the viewer; ``notes`` say how (e.g. the LLM's repaired JSON);
+    ``examples`` are the ids of the training questions shown as few-shot examples (recorded in the run directory).
     """
 
     question_id: str
@@ -238,6 +251,7 @@ class QAAnswer:
     ideal: str
     sources: tuple[Snippet, ...] = ()
     notes: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
 
 
 def ranked(hits: Sequence[Hit]) -> list[Hit]:

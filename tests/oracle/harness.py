@@ -45,18 +45,19 @@ def snippet_store(folder: Path, qs: list[Any] | None = None) -> Path:
 
 def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tuple[str, ...] = (),
                fault: str | None = None, rate: float = 0.0, styles: tuple[str, ...] = STYLES,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, degraded: str | None = None) -> dict[str, Any]:
     """Run Task B preset ``preset`` on ``qs`` against the oracle (offline swaps for the other models) and count:
     sentences the oracle wrote in each topic's first answer and those that reached the final answers, extractive
     fallbacks, planted sentences found in a final answer, cited PMIDs outside the evidence shown, sentences over
-    3 PMIDs and answers over 250 words."""
+    3 PMIDs and answers over 250 words. ``degraded``: the server plays a weak model (:class:`OracleServer`)."""
     from medcite.config import load_settings
     from medcite.pipeline import Pipeline, offline_overrides
     from medcite.rundir import read_answers
     from medcite.tasks.validate import evidence_by_topic
     from medcite.types import Topic
 
-    server = OracleServer(load(qs), styles=styles, fault=fault, rate=rate, seed=seed, timeout_s=2.0)
+    server = OracleServer(load(qs), styles=styles, fault=fault, rate=rate, seed=seed, timeout_s=2.0,
+                          degraded=degraded)
     base = load_settings(preset)
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
@@ -150,9 +151,11 @@ def gold_answers(qs: list[Any]) -> list[Any]:
     return [QAAnswer(q.id, exact(q), q.ideal_answers[0] if q.ideal_answers else "") for q in qs]
 
 
-def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], OracleServer, float]:
+def run_phase_b(preset: str, qs: list[Any], out: Path, *, degraded: str | None = None
+                ) -> tuple[list[Any], OracleServer, float]:
     """BioASQ Phase B of ``preset`` from the gold snippets of ``qs`` against the oracle (offline swaps for the
-    other models, zero-shot): (the answers read back from the submission, the server, seconds)."""
+    other models, zero-shot): (the answers read back from the submission, the server, seconds). ``degraded``: the
+    server plays a weak model (:class:`OracleServer`)."""
     from medcite.config import load_settings
     from medcite.pipeline import offline_overrides
     from medcite.pipeline.context import Context
@@ -160,7 +163,7 @@ def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], Oracl
     from medcite.tasks.bioasq import read_phase_b_run
     from medcite.tasks.bioasq_phases import PhaseB
 
-    server = OracleServer(load(qs), styles=STYLES)
+    server = OracleServer(load(qs), styles=STYLES, degraded=degraded)
     base = load_settings(preset)
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
@@ -175,13 +178,33 @@ def run_phase_b(preset: str, qs: list[Any], out: Path) -> tuple[list[Any], Oracl
     return read_phase_b_run(result.submission), server, time.perf_counter() - started
 
 
-def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tuple[str, ...] = ()
-                  ) -> dict[str, Any]:
+def run_phase_a_plus(preset: str, qs: list[Any], store: Path, out: Path, *, degraded: str | None = None
+                     ) -> tuple[Any, OracleServer, float]:
+    """BioASQ Phase A+ of ``preset`` on ``qs`` over ``store`` against the oracle (offline swaps for the other
+    models): retrieval, snippets and answers. (the task's result, the server, seconds)."""
+    from medcite.config import load_settings
+    from medcite.pipeline import Pipeline, offline_overrides
+    from medcite.tasks.base import RunContext
+    from medcite.tasks.bioasq_phases import PhaseAPlus
+
+    server = OracleServer(load(qs), styles=STYLES, degraded=degraded)
+    base = load_settings(preset)
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.perf_counter()
+    with server.running() as url:
+        sets = [o for o in offline_overrides(base, "local") if o != "--set"]
+        with Pipeline(load_settings(preset, [*sets, *llm_overrides(url, list(base.llms))]), store) as pipeline:
+            result = PhaseAPlus().run(qs, RunContext(pipeline.context, out, pipeline=pipeline))
+    return result, server, time.perf_counter() - started
+
+
+def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tuple[str, ...] = (),
+                  degraded: str | None = None) -> dict[str, Any]:
     """Task A of ``preset`` through ``medcite ground`` against the oracle (offline swaps for the other models):
     each question's ideal-answer sentences are the answer to ground. Counts the supported citations that are
     gold evidence of the sentence's question (the oracle's stance judge says SUPPORTS only for those, so the
     ceiling is 1.0), contradicted citations, and, as the trivial baseline, the same share for BM25's top 3 of
-    each sentence cited blindly."""
+    each sentence cited blindly. ``degraded``: the server plays a weak model (:class:`OracleServer`)."""
     from click.testing import CliRunner
 
     from medcite.cli.main import cli
@@ -191,7 +214,7 @@ def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: t
     from medcite.pipeline.context import Context
 
     gold = load(qs)
-    server = OracleServer(gold, styles=STYLES)
+    server = OracleServer(gold, styles=STYLES, degraded=degraded)
     base = load_settings(preset)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -239,6 +262,6 @@ def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: t
             "grounded_sentences": grounded, "supported_citations": cited,
             "precision": round(correct / cited, 4) if cited else None,
             "bm25_top3_precision": round(baseline_correct / baseline_cited, 4) if baseline_cited else None,
-            "contradicted_citations": contradicted, "framings": framings,
+            "items": len(rows), "contradicted_citations": contradicted, "framings": framings,
             "calls": dict(server.counts()), "unrecognised": server.counts().get("UNRECOGNISED", 0),
             "seconds": round(seconds, 1)}

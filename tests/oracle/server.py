@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from .answers import Oracle
@@ -49,7 +50,12 @@ class Request:
 class OracleServer:
     """The server's settings and what it saw. ``styles``: the styles requests are written in (each request
     picks one by a hash of its messages); ``fault``/``rate``: the fault class planted and the share of the
-    requests it can break that it breaks (seeded); ``timeout_s``: how long a ``timeout`` fault sleeps."""
+    requests it can break that it breaks (seeded); ``timeout_s``: how long a ``timeout`` fault sleeps.
+    ``degraded`` plays a weak or broken model instead of a capable one (it may be changed while the server runs,
+    to play a server that is fixed between two runs): ``"ok"`` answers every prompt with the line "ok";
+    ``"plain"`` answers every prompt with one plain line, the gold question itself for half of the prompts (by a
+    hash of the messages; the prompt's own question when the oracle knows none) and "I cannot help with that."
+    for the rest. A degraded reply is logged with the fault ``degraded``."""
 
     gold: Gold
     styles: Sequence[str] = ("plain",)
@@ -57,11 +63,14 @@ class OracleServer:
     rate: float = 0.0
     seed: int = 0
     timeout_s: float = 3.0
+    degraded: str | None = None
     log: list[Request] = field(default_factory=list)
     planted: list[Planted] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.styles if s not in STYLES]
+        if self.degraded not in DEGRADED:
+            raise ValueError(f"unknown degraded mode {self.degraded!r}: one of {DEGRADED}")
         if unknown or (self.fault is not None and self.fault not in CONTENT + REPLY):
             raise ValueError(f"unknown style {unknown} or fault {self.fault!r}")
         self.oracle = Oracle(self.gold)
@@ -79,6 +88,12 @@ class OracleServer:
         style = self.styles[digest[0] % len(self.styles)]
         entry = Request(found.name, style, retry=found.retry is not None, framing=found.framing)
         meaning = self.oracle.answer(found.name, found.values)
+        if self.degraded is not None:
+            entry.fault = "degraded"
+            entry.topic = meaning.question.id if meaning.question is not None else ""
+            with self._lock:
+                self.log.append(entry)
+            return 200, degraded_reply(self.degraded, meaning, found.values, digest), entry
         entry.topic = meaning.question.id if meaning.question is not None else ""
         entry.sentences = len(meaning.sentences) if meaning.kind == "prose" else 0
         if meaning.kind == "prose" and meaning.cited and meaning.question is not None:
@@ -182,6 +197,19 @@ class OracleServer:
             httpd.server_close()
 
 
+DEGRADED = (None, "ok", "plain")
+PLAIN_LINE = "I cannot help with that."
+
+
+def degraded_reply(mode: str, meaning: Any, values: dict[str, Any], digest: bytes) -> str:
+    """What a ``degraded`` server answers (see :class:`OracleServer`)."""
+    if mode == "ok":
+        return "ok"
+    question = meaning.question.body if meaning.question is not None else str(values.get("question") or "")
+    question = " ".join(question.split())
+    return question if question and digest[1] % 2 == 0 else PLAIN_LINE
+
+
 def completion(text: str, model: str | None) -> dict[str, Any]:
     return {"id": "oracle-1", "object": "chat.completion", "created": int(time.time()), "model": model or MODEL,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -189,12 +217,14 @@ def completion(text: str, model: str | None) -> dict[str, Any]:
 
 
 def llm_overrides(url: str, llm_names: Sequence[str] = (), *, timeout_s: float = 60.0,
-                  max_retries: int = 2) -> list[str]:
+                  max_retries: int = 2, cache_dir: str | Path | None = None) -> list[str]:
     """``--set`` values pointing the default LLM and each named one at the oracle (no cache: every call is
-    answered by the server, so what it planted is what the run read)."""
+    answered by the server, so what it planted is what the run read; ``cache_dir``: the LLM cache on, in that
+    folder)."""
+    cache = ["cache=false"] if cache_dir is None else ["cache=true", f"cache_dir={cache_dir}"]
     out = []
     for prefix in ("llm", *(f"llms.{n}" for n in llm_names)):
         out += [f"{prefix}.backend=openai", f"{prefix}.base_url={url}", f"{prefix}.model={MODEL}",
-                f"{prefix}.cache=false", f"{prefix}.timeout_s={timeout_s}", f"{prefix}.max_retries={max_retries}",
-                f"{prefix}.backoff_s=0.05"]
+                *(f"{prefix}.{c}" for c in cache), f"{prefix}.timeout_s={timeout_s}",
+                f"{prefix}.max_retries={max_retries}", f"{prefix}.backoff_s=0.05"]
     return out

@@ -86,7 +86,9 @@ class Recognised:
     framing: str | None = None  # "expert" / "emotionprompt" when medcite framed the request (llm.personas.frame)
 
 
-_FEEDBACK = ("retry", "retry_plain", "bioasq_repair")
+#: prompts said after the model's answer, about the prompt before it: its recognised values go to ``retry`` and the
+#: oracle answers the prompt before them (a format reminder of a query prompt is answered with that prompt's answer)
+_FEEDBACK = ("retry", "retry_plain", "bioasq_repair", "format_reminder")
 
 
 def _fits(template: Template, messages: list[dict[str, Any]], start: int) -> tuple[int, dict[str, str]] | None:
@@ -115,11 +117,12 @@ def unframe(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str |
         else:
             out.remove(system)
         framing = "expert"
-    user = next((m for m in reversed(out) if m.get("role") == "user"), None)
     suffix = f"\n\n{EMOTION_STIMULUS}"
-    if user is not None and str(user.get("content") or "").endswith(suffix):
-        user["content"] = str(user["content"])[: -len(suffix)]
-        framing = "emotionprompt"
+    # the stimulus ends the framed request; a retry conversation asks again after it (a format reminder, unframed)
+    for user in (m for m in out if m.get("role") == "user"):
+        if str(user.get("content") or "").endswith(suffix):
+            user["content"] = str(user["content"])[: -len(suffix)]
+            framing = "emotionprompt"
     return out, framing
 
 

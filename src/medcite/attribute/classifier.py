@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from .base import PassageClassifier, StanceConfig
@@ -42,7 +43,7 @@ _NAMES = {
 class ClassifierStanceConfig(StanceConfig):
     """A sequence-classification model over (evidence passage, claim) pairs."""
 
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
 
     backend: Literal["classifier", "nli"]
     model: str = Field(
@@ -52,8 +53,11 @@ class ClassifierStanceConfig(StanceConfig):
     )
     max_length: int = Field(160, ge=16, description="Token limit of a (passage, claim) pair (a sequence-"
                             "classification model; a trained stance head keeps the limit it was trained with).")
-    batch_size: int = Field(32, ge=1, description="Pairs per forward pass.")
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Pairs per forward pass; None: by device (32 on the CPU, 64 on a GPU)."
+    )
+    device: Device = device_field("the stance model")
+    dtype: Dtype = dtype_field("the stance model")
 
     def model_names(self) -> list[str]:
         return [self.model]
@@ -80,6 +84,7 @@ class SequenceClassifierModel:
     """A Hugging Face sequence-classification model over (passage, claim) pairs, labels mapped by name."""
 
     def __init__(self, tokenizer: Any, model: Any, columns: Sequence[int], device: str = "cpu") -> None:
+        # ``device``: where ``model`` already is (load_classifier placed it)
         self._torch = require("torch", "rerank", "the stance classifier")
         self.tokenizer, self.model, self.columns, self.device = tokenizer, model, list(columns), device
 
@@ -133,7 +138,13 @@ class ReaderStanceModel:
 StanceModel = SequenceClassifierModel | ProbeModel | ReaderStanceModel
 
 
-def load_classifier(name: str, device: str = "cpu") -> StanceModel:
+def stance_placement(name: str, device: str = "auto", dtype: str = "auto", batch_size: int | None = None
+                     ) -> Placement:
+    """Where a stance model runs (:func:`medcite.devices.place`)."""
+    return place(f"stance {name}", device, dtype, setting="stance", batch_size=batch_size, batch_defaults=(32, 64))
+
+
+def load_classifier(name: str, device: str = "auto", dtype: str = "auto") -> StanceModel:
     """The stance model in a folder, ``models:NAME`` or a hub name (offline: only from the HF cache).
 
     A reader folder (``reader.json``) is read by its stance head; a folder with ``stance_head.json`` (written by
@@ -152,7 +163,8 @@ def load_classifier(name: str, device: str = "cpu") -> StanceModel:
     if folder is not None and is_reader_folder(folder):
         from ..reader.infer import load_reader
 
-        return ReaderStanceModel(load_reader(folder, device=device))
+        return ReaderStanceModel(load_reader(folder, device=device, dtype=dtype, setting="stance"))
+    placed = stance_placement(name, device, dtype)  # before loading: a device this machine lacks fails here
     try:
         if folder is not None and is_probe_folder(folder):
             head = LinearHead.load(folder)
@@ -161,16 +173,16 @@ def load_classifier(name: str, device: str = "cpu") -> StanceModel:
             tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=True)
             encoder = transformers.AutoModel.from_pretrained(source, local_files_only=True)
             encoder.eval()
-            encoder.to(device)
-            return ProbeModel(tokenizer, encoder, head, device)
+            placed.to(encoder)
+            return ProbeModel(tokenizer, encoder, head, placed.device)
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=folder is not None)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
             source, local_files_only=folder is not None)
     except OSError as exc:
         raise not_available(name, "stance", exc) from exc
     model.eval()
-    model.to(device)
-    return SequenceClassifierModel(tokenizer, model, label_columns(dict(model.config.id2label)), device)
+    placed.to(model)
+    return SequenceClassifierModel(tokenizer, model, label_columns(dict(model.config.id2label)), placed.device)
 
 
 class ClassifierStance(PassageClassifier):
@@ -186,11 +198,13 @@ class ClassifierStance(PassageClassifier):
 
     @classmethod
     def from_config(cls, cfg: ClassifierStanceConfig, ctx: BuildContext | None) -> ClassifierStance:
-        def load() -> StanceModel:
-            return load_classifier(cfg.model, cfg.device)
+        placed = stance_placement(cfg.model, cfg.device, cfg.dtype, cfg.batch_size)
 
-        model = ctx.models.get(("stance", cfg.model, cfg.device), load) if ctx else load()
-        return cls(model, max_length=cfg.max_length, batch_size=cfg.batch_size,
+        def load() -> StanceModel:
+            return load_classifier(cfg.model, cfg.device, cfg.dtype)
+
+        model = ctx.models.get(("stance", cfg.model, placed.device, placed.dtype), load) if ctx else load()
+        return cls(model, max_length=cfg.max_length, batch_size=int(placed.batch_size or 32),
                    whole_text_chars=cfg.whole_text_chars, sentences=cfg.sentences)
 
     def probabilities(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:

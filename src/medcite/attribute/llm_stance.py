@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
+from ..llm.base import reject
 from ..llm.personas import frame
-from ..llm.prompts import parse_citation_label, parse_stance, render
+from ..llm.prompts import names_stance_label, parse_citation_label, parse_stance, render
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Article, Stance, StanceVerdict
@@ -66,7 +67,11 @@ class LLMStance:
                  for claim, title, text in items]
         with trace_context(stage="stance"):
             answers = self.llm.complete_many(chats, max_tokens=self.max_tokens) if chats else []
-        parse = parse_citation_label if self.prompt == "bioace_citation" else parse_stance
+        four = self.prompt == "bioace_citation"
+        for a in answers:
+            if not names_stance_label(a.text, four):  # read as neutral by default, not the model's verdict
+                reject(self.llm, a, "names no stance label (read as neutral)")
+        parse = parse_citation_label if four else parse_stance
         return [parse(a.text) for a in answers]
 
     @staticmethod

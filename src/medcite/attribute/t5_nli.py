@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ..devices import Device, Dtype, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from ..rerank.scoring import load_t5
@@ -32,7 +33,7 @@ SCIFIVE_MEDNLI = "razent/SciFive-large-Pubmed_PMC-MedNLI"
 class T5NLIConfig(StanceConfig):
     """A T5 model fine-tuned on NLI as text to text (SciFive-MedNLI)."""
 
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
 
     backend: Literal["t5-nli"] = "t5-nli"
     model: str = Field(SCIFIVE_MEDNLI, description="T5 NLI model: Hugging Face name or folder (CLaC 2024: "
@@ -44,8 +45,11 @@ class T5NLIConfig(StanceConfig):
         ("entailment", "contradiction", "neutral"), description="The words the model writes for supports, "
         "contradicts and neutral (MedNLI's labels).")
     max_length: int = Field(256, ge=16, description="Input tokens (SciFive-MedNLI's card: 256).")
-    batch_size: int = Field(16, ge=1, description="Pairs per forward pass.")
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Pairs per forward pass; None: by device (16 on the CPU, 32 on a GPU)."
+    )
+    device: Device = device_field("the T5 NLI model")
+    dtype: Dtype = dtype_field("the T5 NLI model (never float16 by default: T5 overflows it)")
 
     def model_names(self) -> list[str]:
         return [self.model]
@@ -60,6 +64,7 @@ class T5NLIStance(PassageClassifier):
     def __init__(self, tokenizer: Any, model: Any, *, template: str = T5NLIConfig.model_fields["template"].default,
                  labels: Sequence[str] = ("entailment", "contradiction", "neutral"), max_length: int = 256,
                  batch_size: int = 16, device: str = "cpu", whole_text_chars: int = 1500, sentences: int = 3) -> None:
+        # ``device``: where ``model`` already is (from_config placed it when it was loaded)
         super().__init__(whole_text_chars, sentences)
         if "{premise}" not in template or "{hypothesis}" not in template:
             raise ConfigError(f"the T5 NLI template {template!r} must hold {{premise}} and {{hypothesis}}",
@@ -77,12 +82,17 @@ class T5NLIStance(PassageClassifier):
 
     @classmethod
     def from_config(cls, cfg: T5NLIConfig, ctx: BuildContext | None) -> T5NLIStance:
-        def load() -> tuple[Any, Any]:
-            return load_t5(cfg.model, cfg.device, "T5 NLI stance", "the T5 NLI stance model")
+        placed = place(f"stance t5-nli {cfg.model}", cfg.device, cfg.dtype, setting="stance", half=False,
+                       batch_size=cfg.batch_size, batch_defaults=(16, 32))
 
-        tokenizer, model = ctx.models.get(("t5-nli", cfg.model, cfg.device), load) if ctx else load()
+        def load() -> tuple[Any, Any]:
+            return load_t5(cfg.model, placed, "T5 NLI stance", "the T5 NLI stance model")
+
+        key = ("t5-nli", cfg.model, placed.device, placed.dtype)
+        tokenizer, model = ctx.models.get(key, load) if ctx else load()
         return cls(tokenizer, model, template=cfg.template, labels=cfg.labels, max_length=cfg.max_length,
-                   batch_size=cfg.batch_size, device=cfg.device, whole_text_chars=cfg.whole_text_chars,
+                   batch_size=int(placed.batch_size or 16), device=placed.device,
+                   whole_text_chars=cfg.whole_text_chars,
                    sentences=cfg.sentences)
 
     def probabilities(self, claims: Sequence[str], passages: Sequence[str]) -> np.ndarray:

@@ -20,9 +20,38 @@ def config_group() -> None:
 @config_group.command("show")
 @settings_options
 def show(preset: str, overrides: tuple[str, ...]) -> None:
-    """Print the fully resolved settings as JSON (with their hash)."""
+    """Print the fully resolved settings as JSON (with their hash), and beside them what each torch stage's device
+    and dtype settings resolve to on this machine (``devices``; ``auto``: CUDA, then MPS, else the CPU)."""
+    from ..devices import auto_summary, machine
+
     settings = resolve(preset, overrides)
-    click.echo(json.dumps({"hash": settings.hash(), "settings": settings.model_dump(mode="json")}, indent=2))
+    dumped = settings.model_dump(mode="json")
+    m = machine()
+    devices = {"machine": m.describe(), "auto": auto_summary(m), "settings": device_settings(dumped)}
+    click.echo(json.dumps({"hash": settings.hash(), "settings": dumped, "devices": devices}, indent=2))
+
+
+#: backends whose model overflows float16 (dtype auto stays float32 on a GPU without bfloat16)
+_NO_HALF = ("monot5", "t5-nli")
+
+
+def device_settings(tree: object, path: str = "") -> dict[str, str]:
+    """Each settings section with a ``device`` (dotted path) -> how its device and dtype resolve here:
+    ``{"rerank": "auto -> cpu, dtype auto -> float32"}``; a device this machine lacks says so."""
+    from ..devices import explain
+
+    out: dict[str, str] = {}
+    if isinstance(tree, dict):
+        if isinstance(tree.get("device"), str):
+            dtype = tree.get("dtype")
+            out[path or "."] = explain(tree["device"], dtype if isinstance(dtype, str) else None,
+                                       half=tree.get("backend") not in _NO_HALF)
+        for key, value in tree.items():
+            out.update(device_settings(value, f"{path}.{key}" if path else str(key)))
+    elif isinstance(tree, list):
+        for i, value in enumerate(tree):
+            out.update(device_settings(value, f"{path}[{i}]"))
+    return out
 
 
 @config_group.command("presets")

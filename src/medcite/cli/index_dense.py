@@ -22,7 +22,8 @@ from .options import settings_options
               help="Which entry of the settings' `indexes` to build (a vector one).")
 @click.option("--encoder", default=None,
               help="Article/symmetric encoder: minilm (default, offline), minilm-onnx, medcpt, a Hugging Face "
-                   "name or a local model folder.")
+                   "name or a local model folder. It replaces only the model: --set indexes.NAME.encoder.device=..., "
+                   "dtype and batch_size stay (device default: auto, a GPU when there is one).")
 @click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
 @click.option("--index-type", type=click.Choice(["flat", "hnsw", "ivfpq"]), default=None,
               help="FAISS layout (default from settings: flat). On an existing index: re-layout it.")
@@ -30,7 +31,8 @@ from .options import settings_options
               help="Import precomputed embeddings: a folder of embeds_chunk_N.npy + pmids_chunk_N.json (NCBI's "
                    "MedCPT layout). Repeat it to merge the N shard folders of `medcite index dense encode`: all "
                    "N must be there, from one store state and one encoder, each PMID once.")
-@click.option("--batch-size", type=Count(1), default=None, help="Texts per encoder batch.")
+@click.option("--batch-size", type=Count(1), default=None,
+              help="Texts per encoder batch (default: by device, 32 on the CPU, 128 on a GPU).")
 @click.option("--chunk-size", type=Count(1), default=None,
               help="Articles per build chunk (memory bound and resume unit).")
 @click.option("--rebuild", is_flag=True, help="Discard what --out holds and build from scratch.")
@@ -81,7 +83,8 @@ def dense(
               help="Which entry of the settings' `indexes` gives the encoder and chunk size.")
 @click.option("--encoder", default=None, help="Article/symmetric encoder (as for `medcite index dense`).")
 @click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
-@click.option("--batch-size", type=Count(1), default=None, help="Texts per encoder batch.")
+@click.option("--batch-size", type=Count(1), default=None,
+              help="Texts per encoder batch (default: by device, 32 on the CPU, 128 on a GPU).")
 @click.option("--chunk-size", type=Count(1), default=None,
               help="Articles per chunk file (memory bound and resume unit).")
 @click.option("--rebuild", is_flag=True, help="Discard what --out holds and encode the shard from scratch.")

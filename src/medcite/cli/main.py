@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "models": "models:models_group",
     "bioasq": "bioasq:bioasq_group",
     "pubmed": "pubmed:pubmed_group",
+    "cache": "cache:cache_group",
 }
 
 

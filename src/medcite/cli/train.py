@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from ..train.common import TrainOptions
 
 
+DEVICE_HELP = ("Torch device to train on: auto (a CUDA GPU when there is one, then Apple MPS, else the CPU), cpu, "
+               "cuda, cuda:N or mps.")
+
+
 def _common(f: Decorated) -> Decorated:
     options = [
         click.option("--data", required=True, type=click.Path(exists=True, dir_okay=False),
@@ -49,6 +53,7 @@ def _common(f: Decorated) -> Decorated:
         click.option("--max-dev", default=None, type=Count(1),
                      help="Evaluate on at most this many held-back questions."),
         click.option("--threads", default=None, type=Count(1), help="Torch CPU threads."),
+        click.option("--device", default="auto", show_default=True, help=DEVICE_HELP),
         click.option("--negatives-from", default="bm25", show_default=True, type=click.Choice(["bm25", "dense"]),
                      help="Hard negatives from the store's BM25 hits, or from its nearest documents by a "
                           "bi-encoder (sentence-transformers' mine_hard_negatives; embeds the whole store once)."),
@@ -70,6 +75,7 @@ def _options(kw: dict[str, Any], negatives: int) -> TrainOptions:
         dev_fraction=kw["dev_fraction"],
         max_dev=kw["max_dev"],
         threads=kw["threads"], negatives_from=kw["negatives_from"], dense_miner=kw["dense_miner"], negatives=negatives,
+        device=kw["device"],
     )
 
 
@@ -84,16 +90,43 @@ def train() -> None:
     classifier on claims (split by claim)."""
 
 
+#: the options ``--recipe dsgt`` sets itself (paper 004's, or medcite's stated choices; medcite.train.dsgt)
+_RECIPE_SETS = ("base", "epochs", "batch_size", "lr", "max_length", "negatives", "negatives_from", "dense_miner",
+                "dev_fraction", "max_dev", "seed")
+
+
 @train.command("reranker")
 @_common
 @click.option("--negatives", default=3, show_default=True, type=Count(0),
               help="BM25 hard negatives per gold document (gold removed).")
-def reranker(**kw: Any) -> None:
+@click.option("--recipe", type=click.Choice(["dsgt"]), default=None,
+              help="Train a published model as its paper says: 'dsgt' is DS@GT's cross-encoder (BioASQ 13b, paper "
+                   "004: ms-marco-MiniLM-L-12-v2 fine-tuned 3 epochs, dense hard negatives by bge-large-en; the "
+                   "packaged MiniLM stands in for either where the hub cannot be reached). It sets the base and the "
+                   "training options itself; `medcite models build dsgt-b1` runs the same into the models folder.")
+@click.pass_context
+def reranker(ctx: click.Context, **kw: Any) -> None:
     """Fine-tune a cross-encoder with BCE on gold and BM25 hard-negative pairs; report MAP@10 before/after."""
-    from ..train.reranker import train_reranker
+    if kw["recipe"] == "dsgt":
+        from click.core import ParameterSource
 
-    report = train_reranker(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
-                            opts=_options(kw, negatives=kw["negatives"]))
+        from ..train.dsgt import train_dsgt
+
+        given = [f"--{n.replace('_', '-')}" for n in _RECIPE_SETS
+                 if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"--recipe dsgt sets {', '.join(given)} itself: leave them out (or train without "
+                                   "--recipe, with the options its training.json records as train_command)")
+        # what the recipe leaves open: the cap on pairs, the run's machine (threads, device), the BM25 index
+        own = {k: kw[k] for k in ("max_pairs", "threads") if kw[k] is not None}
+        own |= {k: kw[k] for k in ("min_pairs", "device") if ctx.get_parameter_source(k) == ParameterSource.COMMANDLINE}
+        report = train_dsgt(kw["data"], kw["corpus"], kw["out"], min_questions=kw["min_questions"],
+                            overrides=own or None, index=kw["index"])
+    else:
+        from ..train.reranker import train_reranker
+
+        report = train_reranker(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
+                                opts=_options(kw, negatives=kw["negatives"]))
     _show(report)
     click.echo(f"model written to {kw['out']}", err=True)
 
@@ -197,6 +230,7 @@ def ltr(**kw: Any) -> None:
 @click.option("--lr", default=3e-5, show_default=True, type=Finite(0, min_open=True),
               help="Peak learning rate (fine-tuning only).")
 @click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
+@click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 def stance(**kw: Any) -> None:
     """Train the stance classifier (supports / contradicts / neutral) on claims, holding some claims back."""
     from pathlib import Path
@@ -212,7 +246,7 @@ def stance(**kw: Any) -> None:
     opts = StanceTrainOptions(
         epochs=kw["epochs"], dev_fraction=kw["dev_fraction"], seed=kw["seed"], c=kw["c"], negations=kw["negations"],
         bioasq=kw["bioasq"], bioasq_exclude=tuple(exclude), pubmedqa=kw["pubmedqa"], max_length=kw["max_length"],
-        layers=layers, batch_size=kw["batch_size"], lr=kw["lr"], threads=kw["threads"])
+        layers=layers, batch_size=kw["batch_size"], lr=kw["lr"], threads=kw["threads"], device=kw["device"])
     report = train_stance(kw["data"], kw["out"], base=kw["base"], opts=opts)
     click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"], "pairs": report["pairs"],
                            "claims": report["claims"]}, indent=2))
@@ -311,7 +345,7 @@ def answer(**kw: Any) -> None:
 @click.option("--pubmedqa-test", default=300, show_default=True, type=Count(1), help="PubMedQA items held back.")
 @click.option("--healthver-test", default=100, show_default=True, type=Count(1), help="HealthVer claims held back.")
 @click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
-@click.option("--device", default="cpu", show_default=True, help="Torch device to train on (cpu, cuda, mps).")
+@click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 def reader(**kw: Any) -> None:
     """Fine-tune medcite's reader end to end: one trunk, heads for relevance, yes/no, stance and answer spans."""
     from ..train.reader import ReaderTrainOptions, train_reader

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-import os
-import time
 from pathlib import Path
 
+from .. import locking
 from ..errors import InputError
 
 log = logging.getLogger(__name__)
@@ -21,10 +20,10 @@ class WriterLock:
     cannot block a store. A second writer waits up to ``wait_s`` seconds, saying once whom it waits for,
     then fails with "store is busy (held by pid N)". Readers (search, index) never take it: SQLite's WAL
     mode lets them read the last committed state while a writer works. Without ``fcntl`` (Windows) there
-    is no lock and SQLite's own locking applies.
+    is no lock and SQLite's own locking applies. (:mod:`medcite.locking` takes the lock.)
     """
 
-    POLL_S = 0.1
+    POLL_S = locking.POLL_S
 
     def __init__(
         self, folder: Path, wait_s: float | None, *, name: str = LOCK_NAME, what: str = "store",
@@ -32,42 +31,25 @@ class WriterLock:
         "wait longer",
     ) -> None:
         self.path = folder / name
-        self._fd: int | None = None
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX
-            return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = None if wait_s is None else time.monotonic() + wait_s
         said = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                holder = self.holder()
-                if deadline is not None and time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise InputError(f"{what} {folder} is busy (held by pid {holder or 'unknown'})",
-                                     hint=hint) from None
-                if not said:
-                    log.warning("%s %s is busy (held by pid %s); waiting%s", what, folder, holder or "unknown",
-                                "" if wait_s is None else f" up to {wait_s:g} s")
-                    said = True
-                time.sleep(self.POLL_S)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+
+        def waiting() -> None:
+            nonlocal said
+            if not said:
+                log.warning("%s %s is busy (held by pid %s); waiting%s", what, folder, self.holder() or "unknown",
+                            "" if wait_s is None else f" up to {wait_s:g} s")
+                said = True
+
+        def busy() -> InputError:
+            return InputError(f"{what} {folder} is busy (held by pid {self.holder() or 'unknown'})", hint=hint)
+
+        self._fd = locking.acquire(self.path, wait_s, on_wait=waiting, on_timeout=busy, poll_s=self.POLL_S)
 
     def holder(self) -> str | None:
         """The pid written by the process that holds (or last held) the lock."""
-        try:
-            text = self.path.read_text(encoding="ascii", errors="replace").strip()
-        except OSError:
-            return None
-        return text if text.isdigit() else None
+        pid = locking.holder_pid(self.path)
+        return None if pid is None else str(pid)
 
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
+        locking.release(self._fd)  # closing the descriptor drops the flock
+        self._fd = None

@@ -108,7 +108,7 @@ class AnswerSentenceSelector:
 
     def select(self, queries: Sequence[Query], hits: Sequence[Hit], articles: Mapping[str, Article]
                ) -> list[Evidence]:
-        question = next((q.text for q in queries if q.stage == "original"), queries[0].text if queries else "")
+        question = next((q.text for q in queries if "original" in q.stages), queries[0].text if queries else "")
         qtype = question_type(question)
         concepts = key_concepts(question)
         top = [articles[h.pmid] for h in hits[: self.docs] if h.pmid in articles]

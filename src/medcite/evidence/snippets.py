@@ -141,7 +141,7 @@ class SnippetSelector:
                    ) -> list[Evidence]:
         """The best ``max_items`` sentences by the scorer against the question (the original query; the first
         query when there is none), at most ``per_doc`` per document, in score order."""
-        question = next((q.text for q in queries if q.stage == "original"), queries[0].text if queries else "")
+        question = next((q.text for q in queries if "original" in q.stages), queries[0].text if queries else "")
         scores = scorer.score(question, [c[0].text for c in cands])
         order = sorted(range(len(cands)), key=lambda j: -scores[j])  # stable: ties keep the documents' order
         taken: dict[str, int] = {}

@@ -101,7 +101,7 @@ def _split_long(sentence: str, max_words: int) -> list[str]:
 
 def _question(queries: Sequence[Query]) -> str:
     for q in queries:
-        if q.stage == "original":
+        if "original" in q.stages:
             return q.text
     return queries[0].text if queries else ""
 
@@ -137,6 +137,7 @@ class SummarySelector:
 
     def summarize(self, question: str, articles: Sequence[Article]) -> list[str]:
         """One parsed summary per article (empty when the model gave nothing usable)."""
+        from ..llm.base import reject
         from ..llm.prompts import parse_summary, render
         from ..llm.trace import trace_context
 
@@ -146,7 +147,11 @@ class SummarySelector:
                  for a in articles]
         with trace_context(stage="summary"):
             completions = self.llm.complete_many(chats, max_tokens=self.max_tokens)
-        return [parse_summary(c.text, max_words=self.summary_words) for c in completions]
+        summaries = [parse_summary(c.text, max_words=self.summary_words) for c in completions]
+        for c, summary in zip(completions, summaries, strict=True):
+            if not summary:
+                reject(self.llm, c, "no summary could be read")
+        return summaries
 
     def select(
         self, queries: Sequence[Query], hits: Sequence[Hit], articles: Mapping[str, Article]

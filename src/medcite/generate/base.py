@@ -51,7 +51,8 @@ class Revises(Protocol):
 @runtime_checkable
 class FallsBack(Protocol):
     """A generator with an extractive fallback answer (verbatim quotes of the evidence), used when a
-    citation gate or check leaves nothing or cannot run; ``why`` and the discarded ``text`` are recorded."""
+    citation gate or check leaves nothing or cannot run; ``why`` and the discarded ``text`` are recorded, and the
+    LLM reply it came from is rejected (never replayed from the cache) unless ``reject_reply`` is False."""
 
     def extractive_answer(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
-                          notes: list[Dropped], text: str, why: str) -> Answer: ...
+                          notes: list[Dropped], text: str, why: str, *, reject_reply: bool = True) -> Answer: ...

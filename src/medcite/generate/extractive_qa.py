@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import Field
 
+from ..devices import Device, Dtype, device_field, dtype_field
 from ..errors import ConfigError
 from ..evidence.answer_features import negated, states_aim
 from ..evidence.concepts import (
@@ -106,9 +107,10 @@ class ExtractiveQAConfig(GenerateConfig):
                               "better than padded ones).")
     index: str | None = Field("bm25", description="The index searched to say which key concept the corpus lacks "
                               "when an answer abstains (None: name every key concept).")
-    device: str = Field("cpu", description="Torch device of the yes/no encoder.")
+    device: Device = device_field("the reader (int8 on the CPU)")
+    dtype: Dtype = dtype_field("the reader")
 
-    runtime_fields = frozenset({"device"})
+    runtime_fields = frozenset({"device", "dtype"})
 
 
 @runtime_checkable
@@ -146,7 +148,7 @@ class ExtractiveQAGenerator:
         from ..registry import validate_config
 
         qa_cfg = validate_config("qa", {"backend": "extractive", "reader_model": cfg.reader_model,
-                                        "device": cfg.device})
+                                        "device": cfg.device, "dtype": cfg.dtype})
         answerer = ctx.build("qa", qa_cfg)
         if not isinstance(answerer, Answerer):  # the extractive qa backend has both abilities
             raise ConfigError(f"generate.backend='extractive-qa' needs the extractive qa answerer, got {answerer!r}")

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..llm.base import reject
 from ..llm.prompts import parse_pmid_list, render
 from ..llm.trace import trace_context
 from ..types import Article
@@ -41,10 +42,13 @@ class ListwiseCitations:
             return []
         messages = render(prompt, docs=document_list(articles), **values)
         with trace_context(stage=stage):
-            text = self.llm.complete(messages, max_tokens=self.max_tokens).text
+            reply = self.llm.complete(messages, max_tokens=self.max_tokens)
+        text = reply.text
         chosen = parse_pmid_list(text, [a.pmid for a in articles], limit)
         if not chosen:
             log.debug("%s: no shown PMID in the answer %r", stage, text[:200])
+            if "[]" not in "".join(text.split()):  # '[]' is the prompts' own word for none; anything else is unread
+                reject(self.llm, reply, "no PMID that was shown, and no empty list '[]'")
         return chosen
 
     def support(self, sentence: str, articles: Sequence[Article], limit: int = 3) -> list[str]:

@@ -23,6 +23,7 @@ is recorded in ``Answer.dropped``. Every call is traced with stage ``generation`
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -32,6 +33,8 @@ from pydantic import Field
 from ..errors import ConfigError, LLMError
 from ..evidence.base import format_block
 from ..evidence.sentences import split_spans
+from ..llm.base import reject
+from ..llm.completion import Completion
 from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
@@ -290,6 +293,8 @@ class LLMGenerator:
         self.condense_prompt = condense_prompt
         self.shortlist = shortlist
         self.picker = picker
+        self._replies: dict[str, Completion] = {}  # topic id -> the reply its latest LLM answer came from
+        self._replies_lock = threading.Lock()
 
     Config = LLMGenerateConfig
 
@@ -314,12 +319,30 @@ class LLMGenerator:
                    else None, picker=_picker(cfg, ctx))
 
     # -- model calls -----------------------------------------------------------------------------------
-    def _complete(self, messages: list[Message], stage: str, attempt: int) -> str:
+    def _keep_reply(self, topic_id: str, reply: Completion) -> None:
+        """Remember the generation reply of a topic's current answer: a later check (the gate, the citation
+        check's regeneration) that discards the answer rejects it (:meth:`_reject_reply`)."""
+        with self._replies_lock:
+            self._replies.pop(topic_id, None)
+            self._replies[topic_id] = reply
+            while len(self._replies) > 64:  # topics are answered one after another: only the latest matter
+                self._replies.pop(next(iter(self._replies)))
+
+    def _reject_reply(self, topic_id: str, reason: str) -> None:
+        with self._replies_lock:
+            reply = self._replies.pop(topic_id, None)
+        if reply is not None:
+            reject(self.llm, reply, reason)
+
+    def _complete(self, messages: list[Message], stage: str, attempt: int) -> tuple[Completion, str]:
+        """The reply, and its text without the framing a chat model puts around prose
+        (:func:`medcite.llm.reply.prose`)."""
         from ..llm.reply import prose
         from ..llm.trace import trace_context
 
         with trace_context(stage=stage, attempt=attempt):
-            return prose(self.llm.complete(messages, max_tokens=self.max_tokens).text)
+            reply = self.llm.complete(messages, max_tokens=self.max_tokens)
+        return reply, prose(reply.text)
 
     def _condensed(self, question: str, text: str, words: int, attempt: int) -> str:
         """CLaC 2024: the model shortens an over-long answer, keeping its citations; '' when it gave nothing."""
@@ -329,7 +352,11 @@ class LLMGenerator:
             return ""
         messages = render(self.condense_prompt, self.prompt_dir, question=question, answer=text, long_answer=text,
                           max_words=self.max_words)
-        return parse_condensation(self._complete(messages, "condensation", attempt), self.max_words)
+        reply, text = self._complete(messages, "condensation", attempt)
+        short = parse_condensation(text, self.max_words)
+        if not short:
+            reject(self.llm, reply, "no condensed answer could be read")
+        return short
 
     def _drafts(self, text: str, evidence: Sequence[Evidence]) -> list[DraftSentence]:
         if self.mode == "cited":
@@ -396,6 +423,7 @@ class LLMGenerator:
         (Dalhousie 2025's citation-validation loop)."""
         if not evidence:
             return previous
+        self._reject_reply(topic.id, "generated again: " + "; ".join(reasons))
         messages = self._feedback(self._messages(topic, queries, evidence), previous.text, reasons, len(evidence))
         return self._loop(messages, topic, queries, evidence)
 
@@ -406,14 +434,15 @@ class LLMGenerator:
         drafts: list[DraftSentence] = []
         for attempt in range(1, self.max_attempts + 1):
             try:
-                text = self._complete(messages, "generation", attempt)
+                reply, text = self._complete(messages, "generation", attempt)
             except LLMError as exc:
                 if not self.fallback:
                     raise
                 log.warning("topic %s: the LLM call failed (%s); answering extractively", topic.id, exc.message)
                 return self.extractive_answer(topic, queries, evidence, notes, text,
-                                      f"the LLM call failed at attempt {attempt} ({exc.message}): extractive "
-                                      "answer used")
+                                              f"the LLM call failed at attempt {attempt} ({exc.message}): "
+                                              "extractive answer used", reject_reply=False)  # no reply to reject
+            self._keep_reply(topic.id, reply)
             drafts = self._drafts(text, evidence)
             words = sum(word_count(d.text) for d in drafts)
             short = self._condensed(topic.question, text, words, attempt)
@@ -427,6 +456,8 @@ class LLMGenerator:
                 break
             log.info("topic %s: attempt %d breaks %d rule(s)", topic.id, attempt, len(retry))
             notes.append(Dropped("answer", text, f"attempt {attempt} rejected: " + "; ".join(retry)))
+            if attempt < self.max_attempts:  # asked again: the cache must not replay it (the last: extractive_answer)
+                self._reject_reply(topic.id, f"attempt {attempt} breaks: " + "; ".join(retry))
             messages = self._feedback(messages, text, retry, len(evidence))
         drafts, repeats = fuzzy_dedupe(drafts, self.dedupe)
         sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
@@ -439,8 +470,12 @@ class LLMGenerator:
         return self.extractive_answer(topic, queries, evidence, notes, text, why)
 
     def extractive_answer(self, topic: Topic, queries: Sequence[Query], evidence: Sequence[Evidence],
-                          notes: list[Dropped], text: str, why: str) -> Answer:
-        """The extractive answer, with the discarded LLM text and ``why`` recorded in ``Answer.dropped``."""
+                          notes: list[Dropped], text: str, why: str, *, reject_reply: bool = True) -> Answer:
+        """The extractive answer, with the discarded LLM text and ``why`` recorded in ``Answer.dropped``. The LLM
+        reply the discarded answer came from is rejected (the cache does not replay it) unless ``reject_reply``
+        is False (the answer was not found wanting: its check could not run)."""
+        if reject_reply:
+            self._reject_reply(topic.id, why)
         backup = self.extractive.generate(topic, queries, evidence)
         return Answer(topic.id, backup.sentences, [*notes, Dropped("answer", text, why), *backup.dropped],
                       FALLBACK)

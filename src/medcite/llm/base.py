@@ -8,11 +8,16 @@ persistent cache (:mod:`medcite.llm.cache`) and records every call to the run's 
 A batch is never all-or-nothing: each answer goes into the cache the moment it arrives, a request that fails
 with an :class:`~medcite.errors.LLMError` does not stop the others, and only when the whole batch is done is
 the first failure raised. A re-run after a failure therefore pays only for the requests that failed.
+
+A caller that cannot use a reply (it does not parse, or breaks the answer's rules, and the caller falls back
+or retries) says so with :func:`reject`: the reply stays in the cache marked rejected, with the reason, and is
+never replayed, so the next run asks the server again; the trace gets a ``rejected`` line naming the call.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import replace
@@ -23,6 +28,7 @@ from pydantic import Field
 from ..errors import LLMError
 from ..settings_base import BackendConfig
 from . import trace
+from .cache import cache_key
 from .completion import Completion, Message
 
 if TYPE_CHECKING:
@@ -99,6 +105,9 @@ class BaseLLM:
     """Shared behaviour: default parameters, the persistent cache and the trace."""
 
     name: str = "base"
+    #: where the model runs, part of the cache key (an ``openai`` backend's base URL; "" for in-process models,
+    #: whose ``model`` already names the file or folder)
+    server: str = ""
 
     def __init__(
         self,
@@ -114,6 +123,10 @@ class BaseLLM:
         self.max_tokens = max_tokens
         self.seed = seed
         self.cache = cache
+        # the trace labels (topic, stage, attempt) of recent calls by key, for the rejected line of a reply that
+        # is read after its call's trace_context block ended
+        self._labels: dict[str, dict[str, object]] = {}
+        self._labels_lock = threading.Lock()
 
     # -- what a backend implements -------------------------------------------------------------------
     def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
@@ -179,16 +192,14 @@ class BaseLLM:
         chats = [validate_messages(m) for m in batch]
         resolved = self.resolve_params(temperature, max_tokens, stop, seed, params)
         results: list[Completion | None] = [None] * len(chats)
-        keys: list[str | None] = [None] * len(chats)
+        # every request is keyed, cache or not: the key names the call in the trace and in reject()
+        keys = [cache_key(self.name, self.model, chat, resolved, self.server) for chat in chats]
         if self.cache is not None:
-            from .cache import cache_key
-
-            for i, chat in enumerate(chats):
+            for i, key in enumerate(keys):
                 start = time.perf_counter()
-                key = keys[i] = cache_key(self.name, self.model, chat, resolved)
                 hit = self.cache.get(key)
                 if hit is not None:
-                    results[i] = replace(hit, latency_s=time.perf_counter() - start, cache_hit=True)
+                    results[i] = replace(hit, latency_s=time.perf_counter() - start, cache_hit=True, key=key)
         todo = [i for i, r in enumerate(results) if r is None]
         failed: dict[int, LLMError] = {}
         outcomes = self._generate_each([chats[i] for i in todo], resolved) if todo else None
@@ -196,10 +207,9 @@ class BaseLLM:
             for j, outcome in outcomes or ():
                 i = todo[j]
                 if isinstance(outcome, Completion):
-                    results[i] = outcome
-                    new_key = keys[i]
-                    if self.cache is not None and new_key is not None:  # at once: a later failure loses nothing
-                        self.cache.put(new_key, self.name, self.model, chats[i], resolved, outcome)
+                    results[i] = outcome = replace(outcome, key=keys[i])
+                    if self.cache is not None:  # at once: a later failure loses nothing
+                        self.cache.put(keys[i], self.name, self.model, chats[i], resolved, outcome, self.server)
                     continue
                 if not isinstance(outcome, LLMError):
                     raise outcome  # a defect or a configuration error: the other requests would fail alike
@@ -213,9 +223,29 @@ class BaseLLM:
             self._raise_failure(failed, len(chats))
         return [_visible(r) for r in results if r is not None]
 
+    def reject(self, completion: Completion, reason: str) -> None:
+        """Mark ``completion`` as a reply medcite could not use: kept in the cache with ``reason`` but never
+        replayed (the next run asks again), and a ``rejected`` line in the trace. Call it through :func:`reject`."""
+        if not completion.key:
+            return
+        kept = self.cache.reject(completion.key, reason) if self.cache is not None else False
+        with self._labels_lock:
+            labels = self._labels.get(completion.key, {})
+        ctx = {**trace.current_context(), **labels}
+        log.info("topic %s: a %s reply of %s %s was rejected (%s)%s", ctx.get("topic_id"), ctx.get("stage") or "",
+                 self.name, self.model, reason, "; the cache will not replay it" if kept else "")
+        trace.record_rejection(self.name, self.model, completion.key, reason, labels)
+
     def _trace(self, chats: list[list[Message]], params: dict[str, object], results: list[Completion | None],
                failed: dict[int, LLMError]) -> None:
         """One trace line per request that finished or failed, in input order (none for a request never sent)."""
+        labels = trace.current_context()
+        with self._labels_lock:
+            for key in (r.key for r in results if r is not None and r.key):
+                self._labels.pop(key, None)
+                self._labels[key] = labels
+            while len(self._labels) > 256:  # a reply is read soon after its call
+                self._labels.pop(next(iter(self._labels)))
         for i, chat in enumerate(chats):
             completion = results[i]
             if completion is not None:
@@ -253,6 +283,18 @@ class BaseLLM:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r})"
+
+
+def reject(llm: LLM | None, completion: Completion, reason: str) -> None:
+    """Say that ``completion`` (a reply of ``llm``) was not used: it failed parsing or validation and the caller
+    falls back, retries or leaves the output out. The cache keeps it, marked with ``reason``, and never replays it.
+
+    Every call site that reads a reply uses this one line; an LLM without a ``reject`` method (a test double that
+    only implements the :class:`LLM` protocol) is left alone.
+    """
+    mark = getattr(llm, "reject", None)
+    if callable(mark):
+        mark(completion, reason)
 
 
 def llm_enabled(llm: LLM | None) -> bool:

@@ -1,8 +1,16 @@
 """Persistent LLM cache: a re-run with the same requests makes no model calls and gives identical output.
 
-One SQLite file; the key is the SHA-256 of the canonical JSON of (backend, model, messages, params), where
-params are the fully resolved call parameters (temperature, max_tokens, stop, seed and any extras). The
-request itself is stored beside the answer so the cache can be inspected with any SQLite client.
+One SQLite file; the key is the SHA-256 of the canonical JSON of (backend, model, server, messages, params),
+where params are the fully resolved call parameters (temperature, max_tokens, stop, seed and any extras) and
+server is where the model runs (an ``openai`` backend's base URL; empty for in-process backends, whose model
+path already names the model, and then left out of the JSON so their older keys still match). The request
+itself is stored beside the answer so the cache can be inspected with any SQLite client.
+
+A reply medcite rejected (it could not be parsed, or broke the answer's rules, and the caller fell back or
+retried: :func:`medcite.llm.base.reject`) stays in the file, marked with the reason, but is never replayed:
+the next run asks the server again, and the new answer replaces the row. A cache written before the
+``server`` and ``rejected`` columns existed is migrated in place when opened: its in-process rows still match,
+its server rows (keyed without the server) no longer do and stay as inspection data until cleared.
 """
 
 from __future__ import annotations
@@ -10,9 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,9 +45,14 @@ CREATE TABLE IF NOT EXISTS completions (
     usage TEXT NOT NULL,
     finish_reason TEXT,
     latency_s REAL NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    server TEXT NOT NULL DEFAULT '',
+    rejected TEXT,
+    rejected_at TEXT
 )
 """
+#: columns added after the first release: a cache file without them gets them when opened
+_ADDED_COLUMNS = (("server", "TEXT NOT NULL DEFAULT ''"), ("rejected", "TEXT"), ("rejected_at", "TEXT"))
 
 
 def canonical_json(value: object) -> str:
@@ -45,10 +60,61 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def cache_key(backend: str, model: str, messages: Sequence[Message], params: dict[str, object]) -> str:
-    """SHA-256 hex of the canonical JSON of (backend, model, messages, params)."""
-    blob = canonical_json({"backend": backend, "model": model, "messages": list(messages), "params": params})
+def _request(backend: str, model: str, messages: Sequence[Message], params: dict[str, object],
+             server: str) -> dict[str, object]:
+    request: dict[str, object] = {"backend": backend, "model": model, "messages": list(messages), "params": params}
+    if server:  # in-process backends have none: their keys stay what they were before servers were keyed
+        request["server"] = server
+    return request
+
+
+def cache_key(backend: str, model: str, messages: Sequence[Message], params: dict[str, object],
+              server: str = "") -> str:
+    """SHA-256 hex of the canonical JSON of (backend, model, server, messages, params); ``server`` is left out
+    when empty."""
+    blob = canonical_json(_request(backend, model, messages, params, server))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _utc_iso(when: datetime) -> str:
+    """``when`` as the cache stores times (UTC, ISO 8601 to the second); a naive time is taken as UTC."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStats:
+    """The replies of one (backend, model, server)."""
+
+    backend: str
+    model: str
+    server: str
+    replies: int
+    rejected: int
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """What ``medcite cache stats`` reports."""
+
+    path: str
+    size_bytes: int
+    replies: int
+    rejected: int
+    oldest: str | None
+    newest: str | None
+    sources: list[SourceStats] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.path, "size_bytes": self.size_bytes, "replies": self.replies,
+                "rejected": self.rejected, "oldest": self.oldest, "newest": self.newest,
+                "by_source": [{"backend": s.backend, "model": s.model, "server": s.server, "replies": s.replies,
+                               "rejected": s.rejected} for s in self.sources]}
 
 
 class LLMCache:
@@ -64,16 +130,30 @@ class LLMCache:
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(_SCHEMA)
+            self._migrate(self._conn)
         except sqlite3.DatabaseError as exc:
             raise CorruptIndexError(
                 f"the LLM cache {self.path} cannot be opened: {exc}",
                 hint="delete that file (it only holds cached answers) or set llm.cache_dir to another folder",
             ) from exc
 
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Add the columns a cache file from an older medcite lacks (its rows are kept)."""
+        have = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
+        for name, decl in _ADDED_COLUMNS:
+            if name in have:
+                continue
+            try:
+                conn.execute(f"ALTER TABLE completions ADD COLUMN {name} {decl}")
+                log.info("LLM cache %s: added the column %r", self.path, name)
+            except sqlite3.OperationalError as exc:  # another process added it in the meantime
+                if "duplicate column" not in str(exc).lower():
+                    raise
+
     @classmethod
-    def in_folder(cls, folder: str | None) -> LLMCache:
+    def in_folder(cls, folder: str | Path | None) -> LLMCache:
         """The cache file in ``folder`` (an LLM config's ``cache_dir``; None: the user's cache folder)."""
-        return cls(Path(folder or cache_dir()) / CACHE_FILE)
+        return cls(cache_file(folder))
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -81,16 +161,18 @@ class LLMCache:
         return self._conn
 
     def get(self, key: str) -> Completion | None:
+        """The cached reply of ``key``; None when there is none or when medcite rejected it."""
         with self._lock:
             row = self._db().execute(
-                "SELECT text, response_model, usage, finish_reason, latency_s FROM completions WHERE key = ?",
+                "SELECT text, response_model, usage, finish_reason, latency_s FROM completions "
+                "WHERE key = ? AND rejected IS NULL",
                 (key,),
             ).fetchone()
         if row is None:
             return None
         text, model, usage, finish_reason, latency = row
         return Completion(text=text, model=model, usage=json.loads(usage), latency_s=latency,
-                          cache_hit=True, finish_reason=finish_reason)
+                          cache_hit=True, finish_reason=finish_reason, key=key)
 
     def put(
         self,
@@ -100,29 +182,79 @@ class LLMCache:
         messages: Sequence[Message],
         params: dict[str, object],
         completion: Completion,
+        server: str = "",
     ) -> None:
-        request = canonical_json(
-            {"backend": backend, "model": model, "messages": list(messages), "params": params}
-        )
+        """Store a reply (replacing the row of the same key, a rejected one included)."""
+        request = canonical_json(_request(backend, model, messages, params, server))
         with self._lock:
             self._db().execute(
-                "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO completions (key, backend, model, request, text, response_model, usage, "
+                "finish_reason, latency_s, created_at, server, rejected, rejected_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
                 (key, backend, model, request, completion.text, completion.model,
-                 canonical_json(completion.usage), completion.finish_reason, completion.latency_s,
-                 datetime.now(timezone.utc).isoformat(timespec="seconds")),
+                 canonical_json(completion.usage), completion.finish_reason, completion.latency_s, _now(), server),
             )
+
+    def reject(self, key: str, reason: str) -> bool:
+        """Mark the reply of ``key`` rejected (kept for inspection, never replayed); False when it is not here."""
+        with self._lock:
+            cur = self._db().execute("UPDATE completions SET rejected = ?, rejected_at = ? WHERE key = ?",
+                                     (reason or "rejected", _now(), key))
+        return bool(cur.rowcount)
+
+    def rejection(self, key: str) -> str | None:
+        """Why the reply of ``key`` was rejected; None when it was not (or is not here)."""
+        with self._lock:
+            row = self._db().execute("SELECT rejected FROM completions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
 
     def __len__(self) -> int:
         with self._lock:
             return int(self._db().execute("SELECT COUNT(*) FROM completions").fetchone()[0])
 
-    def clear(self) -> int:
-        """Delete every cached answer; returns how many there were."""
+    def stats(self) -> CacheStats:
+        """Counts of the file: replies, rejected ones, per (backend, model, server), oldest and newest."""
         with self._lock:
-            return int(self._db().execute("DELETE FROM completions").rowcount)
+            db = self._db()
+            total, rejected, oldest, newest = db.execute(
+                "SELECT COUNT(*), COUNT(rejected), MIN(created_at), MAX(created_at) FROM completions").fetchone()
+            rows = db.execute(
+                "SELECT backend, model, server, COUNT(*), COUNT(rejected) FROM completions "
+                "GROUP BY backend, model, server ORDER BY COUNT(*) DESC, backend, model, server").fetchall()
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return CacheStats(str(self.path), size, int(total), int(rejected), oldest, newest,
+                          [SourceStats(b, m, s, int(n), int(r)) for b, m, s, n, r in rows])
+
+    def clear(self, *, older_than: datetime | None = None, rejected_only: bool = False) -> int:
+        """Delete cached replies: all of them, or only those stored before ``older_than`` and/or only the
+        rejected ones; returns how many were deleted."""
+        where, args = [], []
+        if older_than is not None:
+            where.append("created_at < ?")
+            args.append(_utc_iso(older_than))
+        if rejected_only:
+            where.append("rejected IS NOT NULL")
+        sql = "DELETE FROM completions" + (" WHERE " + " AND ".join(where) if where else "")
+        with self._lock:
+            return int(self._db().execute(sql, args).rowcount)
+
+    def vacuum(self) -> None:
+        """Give the space of deleted rows back to the file system."""
+        with self._lock:
+            self._db().execute("VACUUM")
 
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def cache_file(folder: str | Path | None) -> Path:
+    """The cache file of ``folder`` (None: ``$MEDCITE_CACHE_DIR`` or the user's cache folder)."""
+    return Path(folder or cache_dir()) / CACHE_FILE
+
+
+def has_cache(folder: str | Path | None) -> bool:
+    """Whether ``folder`` holds a cache file (opening one creates it)."""
+    return os.path.isfile(cache_file(folder))

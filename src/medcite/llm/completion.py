@@ -10,7 +10,9 @@ Message = dict[str, str]
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """One model answer. ``latency_s`` is the wall time of the call (of the cache lookup on a hit)."""
+    """One model answer. ``latency_s`` is the wall time of the call (of the cache lookup on a hit). ``key`` is the
+    request's cache key (:func:`medcite.llm.cache.cache_key`, set by the base class whether or not the cache is on):
+    what :func:`medcite.llm.base.reject` names when medcite cannot use the reply."""
 
     text: str
     model: str
@@ -19,3 +21,4 @@ class Completion:
     cache_hit: bool = False
     finish_reason: str | None = None
     reasoning: str = ""  # a reasoning model's <think> block, taken out of text (medcite.llm.reply)
+    key: str = ""

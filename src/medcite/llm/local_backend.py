@@ -14,10 +14,11 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..errors import ConfigError, LLMError
 from ..registry import require
 from .base import BaseLLM, Completion, LLMConfig, Message
@@ -39,7 +40,7 @@ CHATML_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
 
-_MODELS: dict[tuple[str, str | None, str], tuple[Any, Any, threading.Lock]] = {}
+_MODELS: dict[tuple[str, str | None, str, str], tuple[Any, Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -71,8 +72,8 @@ def resolve_model(model: str | None, gguf_file: str | None) -> tuple[str, str | 
     return model, gguf_file, display
 
 
-def _load(source: str, gguf_file: str | None, device: str) -> tuple[Any, Any, threading.Lock]:
-    key = (source, gguf_file, device)
+def _load(source: str, gguf_file: str | None, placement: Placement) -> tuple[Any, Any, threading.Lock]:
+    key = (source, gguf_file, placement.device, placement.dtype)
     with _MODELS_LOCK:
         if key in _MODELS:
             return _MODELS[key]
@@ -91,7 +92,7 @@ def _load(source: str, gguf_file: str | None, device: str) -> tuple[Any, Any, th
                 hint="give a local folder or .gguf file in llm.model, or a Hugging Face name with internet "
                 "access (HF_HUB_OFFLINE must be unset); leave llm.model empty for the packaged SmolLM2",
             ) from exc
-        model.to(device)
+        placement.to(model)
         model.eval()
         if not getattr(tokenizer, "chat_template", None):
             tokenizer.chat_template = CHATML_TEMPLATE
@@ -104,11 +105,14 @@ def _load(source: str, gguf_file: str | None, device: str) -> tuple[Any, Any, th
 class LocalConfig(LLMConfig):
     """An in-process transformers chat model (default: the packaged SmolLM2-135M GGUF)."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"device", "dtype"})
+
     backend: Literal["local"] = "local"
     gguf_file: str | None = Field(
         None, description="GGUF file name inside the model folder (None: the packaged SmolLM2 file)."
     )
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', 'cuda:1', ...).")
+    device: Device = device_field("the local model")
+    dtype: Dtype = dtype_field("the local model")
 
 
 class LocalBackend(BaseLLM):
@@ -122,7 +126,8 @@ class LocalBackend(BaseLLM):
         model: str | None = None,
         *,
         gguf_file: str | None = None,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: str = "auto",
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = 0,
@@ -130,12 +135,14 @@ class LocalBackend(BaseLLM):
     ) -> None:
         self.source, self.gguf_file, display = resolve_model(model, gguf_file)
         super().__init__(display, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
-        self.device = device
+        # resolved now (the model loads on the first call): a device this machine lacks fails when the stage is built
+        self.placement = place(f"llm local {display}", device, dtype, setting="llm")
+        self.device = self.placement.device
 
     @classmethod
     def from_config(cls, cfg: LocalConfig, ctx: BuildContext | None = None, *,
                     cache: LLMCache | None = None) -> LocalBackend:
-        return cls(cfg.model, gguf_file=cfg.gguf_file, device=cfg.device, temperature=cfg.temperature,
+        return cls(cfg.model, gguf_file=cfg.gguf_file, device=cfg.device, dtype=cfg.dtype, temperature=cfg.temperature,
                    max_tokens=cfg.max_tokens, seed=cfg.seed, cache=cache)
 
     def _generate(self, messages: list[Message], params: dict[str, object]) -> Completion:
@@ -144,7 +151,7 @@ class LocalBackend(BaseLLM):
             raise LLMError(f"the local backend does not take the parameters {sorted(unknown)}",
                            hint="pass only temperature, max_tokens, stop, seed and top_p", retryable=False)
         torch = require("torch", "llm", "the local LLM backend")
-        model, tokenizer, lock = _load(self.source, self.gguf_file, self.device)
+        model, tokenizer, lock = _load(self.source, self.gguf_file, self.placement)
         start = time.perf_counter()
         encoded = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
                                                 return_dict=True)

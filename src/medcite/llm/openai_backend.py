@@ -133,6 +133,7 @@ class OpenAIBackend(BaseLLM):
         super().__init__(model, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
         self._openai = openai = require("openai", "llm", "the openai LLM backend")
         self.base_url = base_url.rstrip("/")
+        self.server = self.base_url  # in the cache key: a fixed or different server is not answered from the cache
         self.url = f"{self.base_url}/chat/completions"
         self.api_key_env = api_key_env
         api_key = os.environ.get(api_key_env) if api_key_env else None

@@ -261,6 +261,14 @@ def parse_decomposition(text: str, max_queries: int = 5) -> list[str]:
     return _dedupe([_clean_item(i) for i in items], max_queries)
 
 
+def decomposition_is_list(text: str) -> bool:
+    """Whether a decomposition answer is a list in any form :func:`parse_decomposition` reads (brackets, bullets or
+    numbers, one query a line, commas); a single plain line is read as one query only as a last resort."""
+    body = _strip_fences(text).strip()
+    lines = [ln for ln in body.splitlines() if ln.strip() and not ln.rstrip().endswith(":")]
+    return "[" in body or any(_BULLET.match(ln) for ln in lines) or len(lines) > 1 or any("," in ln for ln in lines)
+
+
 # -- summaries and condensation (CLaC 2024/2025) --------------------------------------------------------
 _PREAMBLE = re.compile(
     r"^\s*(?:\*\*)?(?:here(?:'s| is| are)\b[^:\n]{0,80}|summary|condensed answer|shortened answer|answer|output)"
@@ -343,6 +351,15 @@ def parse_permutation(text: str, n: int) -> list[int]:
     numbers; ids outside 1..n and repeats are ignored, and ids the model left out are appended in their
     original order, so the result is always a full permutation and never names a passage not shown.
     """
+    order = permutation_ids(text, n)
+    seen = set(order)
+    order.extend(i for i in range(n) if i not in seen)
+    return order
+
+
+def permutation_ids(text: str, n: int) -> list[int]:
+    """The 0-based ids the model itself named, in its order (:func:`parse_permutation` before the missing ids are
+    appended); empty when it named none, so the order it gives back is the input order."""
     found = _BRACKETED.findall(text) or _BARE.findall(text)
     order: list[int] = []
     seen: set[int] = set()
@@ -353,7 +370,6 @@ def parse_permutation(text: str, n: int) -> list[int]:
         if 0 <= idx < n and idx not in seen:
             seen.add(idx)
             order.append(idx)
-    order.extend(i for i in range(n) if i not in seen)
     return order
 
 
@@ -381,6 +397,13 @@ def parse_stance(text: str) -> tuple[str, str]:
         quote = quote.strip().strip('"\u201c\u201d').strip()
         return label, "" if quote.upper().rstrip(".") == "NONE" else quote
     return "neutral", ""
+
+
+def names_stance_label(text: str, four: bool = False) -> bool:
+    """Whether a stance answer names a label at all (:func:`parse_stance`, or :func:`parse_citation_label` when
+    ``four``, read an answer naming none as ``neutral``: a default, not the model's verdict)."""
+    words = _CITATION_WORDS if four else _STANCE_WORDS
+    return any(rx.search(text) for _, rx in words)
 
 
 _CITATION_WORDS = (
@@ -449,6 +472,13 @@ def parse_sufficiency(text: str, max_words: int = 32) -> tuple[bool, str]:
     return bool(re.search(r"\bsufficient\b|\byes\b", low)), ""
 
 
+def names_sufficiency(text: str) -> bool:
+    """Whether a sufficiency answer says anything :func:`parse_sufficiency` reads (a query, or sufficient or not);
+    an answer saying none of them is read as 'insufficient, nothing to search', a default."""
+    return bool(any(_QUERY.search(line.strip()) for line in text.splitlines())
+                or re.search(r"\b(?:in)?sufficient\b|\byes\b|\bno\b", text, re.IGNORECASE))
+
+
 _SIDE = re.compile(r"^\W*(support(?:ing)?|contradict(?:ing)?)\w*\s*(?:query)?\s*[:\-]\s*(.+)$", re.IGNORECASE)
 
 
@@ -481,6 +511,26 @@ def parse_hop_kind(text: str) -> bool:
     if simple and (not multi or simple.start() < multi.start()):
         return False
     return True
+
+
+def names_hop_kind(text: str) -> bool:
+    """Whether a hop classification names a label (:func:`parse_hop_kind` reads an answer naming neither as
+    multi-hop, a default)."""
+    body = _without_reasoning(text)
+    return bool(re.search(r"\bmulti[\s_-]*hop\b|\bmultiple hops\b|\bcomplex\b|\bsimple\b|\bsingle[\s_-]*hop\b"
+                          r"|\bone[\s_-]hop\b", body, re.IGNORECASE))
+
+
+def says_done(text: str) -> bool:
+    """Whether a next-hop answer says DONE before naming a sub-question (:func:`parse_next_hops` then gives none,
+    by the model's choice)."""
+    for line in _without_reasoning(text).splitlines():
+        stripped = line.strip()
+        if re.match(r"^\W*done\b", stripped, re.IGNORECASE):
+            return True
+        if _SUBQ.match(stripped) or (_BULLET.match(stripped) and stripped.endswith("?")):
+            return False
+    return False
 
 
 _SUBQ = re.compile(r"^\W*(?:sub[\s_-]*question|focused question|question)\s*\d*\s*[:\-]\s*(.+)$", re.IGNORECASE)

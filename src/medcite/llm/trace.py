@@ -1,4 +1,5 @@
-"""Every LLM call traced as one JSON line of the run's ``trace.jsonl`` (docs/RUNDIR.md).
+"""Every LLM call traced as one JSON line of the run's ``trace.jsonl`` (docs/RUNDIR.md), and every reply medcite
+rejected as one more line (``"event": "rejected"``, the call's ``key`` and the reason).
 
 Pipeline code says where to write and what the call is for; the backends record automatically:
 
@@ -136,6 +137,23 @@ def record(
         "latency_s": round(completion.latency_s, 6),
         "cache_hit": completion.cache_hit,
     })
+    if completion.key:
+        row["key"] = completion.key
+    writer.write(row)
+
+
+def record_rejection(backend: str, model: str, key: str, reason: str,
+                     context: dict[str, object] | None = None) -> None:
+    """Write one ``rejected`` line: the call whose ``key`` it names gave a reply medcite could not use (no-op
+    outside :func:`trace_to`). ``context``: the labels of that call (default: the current ones). It is not a
+    call: readers that count calls skip lines with an ``event``."""
+    writer = _WRITER.get()
+    if writer is None:
+        return
+    ctx = {**_CONTEXT.get(), **(context or {})}
+    row: dict[str, object] = {"topic_id": ctx.get("topic_id"), "stage": ctx.get("stage")}
+    row.update({k: v for k, v in ctx.items() if k not in row})
+    row.update({"event": "rejected", "backend": backend, "model": model, "key": key, "reason": reason})
     writer.write(row)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from ..context import ModelCache
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, LLMError
 from ..progress import progress
-from ..rundir import RunWriter
+from ..rundir import RunWriter, query_json
 from ..types import Answer, Article, Evidence, Hit, Query, Topic
 from . import loops, multihop
 from .context import Context
@@ -45,6 +45,7 @@ class TopicResult:
     articles: dict[str, Article]
     timings: dict[str, float] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what did not go as configured for its queries (run directory)
 
     def check_traceable(self) -> None:
         """Every cited PMID must be in the evidence shown to the generator and in the corpus we read."""
@@ -132,16 +133,17 @@ class Pipeline:
             return self._answer_first(topic)
         timings: dict[str, float] = {}
         record: dict[str, Any] = {}
+        notes: list[str] = []
         t0 = time.perf_counter()
         if self.settings.flow == "multi-hop":
             hopped = multihop.retrieve(self, topic)
-            hits, queries, stage_timings = hopped.hits, hopped.queries, hopped.timings
+            hits, queries, stage_timings, notes = hopped.hits, hopped.queries, hopped.timings, hopped.notes
             rankings: dict[str, list[Hit]] = {"retrieval": hits}
             record["multihop"] = hopped.record
         else:
             retrieved = self.retrieval.retrieve(topic)
             hits, queries, stage_timings = retrieved.final, retrieved.queries, retrieved.timings
-            rankings = retrieved.rankings
+            rankings, notes = retrieved.rankings, retrieved.notes
         timings["retrieval_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         articles = self.store.get_many([h.pmid for h in hits])
@@ -167,7 +169,7 @@ class Pipeline:
         timings["total_s"] = time.perf_counter() - t0
         cited = {e.pmid for e in evidence}
         result = TopicResult(topic, queries, rankings, evidence, answer,
-                             {p: a for p, a in articles.items() if p in cited}, timings, record)
+                             {p: a for p, a in articles.items() if p in cited}, timings, record, notes)
         result.check_traceable()
         return result
 
@@ -200,14 +202,16 @@ class Pipeline:
                 results.append(result)
                 writer.write_topic(
                     topic,
-                    queries=[asdict(q) for q in result.queries],
+                    queries=[query_json(q) for q in result.queries],
                     rankings=dict(result.rankings),
                     evidence=result.evidence,
                     answer=result.answer,
                     articles=result.articles.values(),
                     timings=result.timings,
                     verification=result.verification or None,
+                    notes=result.notes,
                 )
+            writer.write_summary()
         return results
 
     def __enter__(self) -> Pipeline:

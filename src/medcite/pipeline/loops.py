@@ -26,8 +26,9 @@ from ..attribute.validation import apply_checks, corroborating, gate_checks, jud
 from ..errors import LLMError
 from ..evidence.base import format_block
 from ..generate.base import FallsBack, Revises
+from ..llm.base import reject
 from ..llm.personas import frame
-from ..llm.prompts import parse_sufficiency, render
+from ..llm.prompts import names_sufficiency, parse_sufficiency, render
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
 from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Query, Stance, Topic
@@ -63,7 +64,10 @@ def sufficient_evidence(pipe: PipelineParts, topic: Topic, queries: list[Query],
     for n in range(1, cfg.sufficiency_rounds + 1):
         messages = render("sufficiency", question=topic.question, evidence=format_block(evidence) or "(none)")
         with trace_context(stage="sufficiency", round=n):
-            ok, query = parse_sufficiency(llm.complete(messages).text)
+            reply = llm.complete(messages)
+        ok, query = parse_sufficiency(reply.text)
+        if not names_sufficiency(reply.text):  # read as 'insufficient, nothing to search': the loop stops
+            reject(llm, reply, "says neither SUFFICIENT nor a QUERY")
         rounds.append({"round": n, "sufficient": ok, "query": query})
         if ok or not query:
             break
@@ -145,7 +149,9 @@ def verify_citations(pipe: PipelineParts, topic: Topic, queries: Sequence[Query]
             raise
         why = f"the citation check failed ({exc.message}): extractive answer used"
         log.warning("topic %s: %s", topic.id, why)
-        replaced = generator.extractive_answer(topic, queries, evidence, list(answer.dropped), answer.text, why)
+        # the answer was not found wanting (its check could not run): its reply may be replayed
+        replaced = generator.extractive_answer(topic, queries, evidence, list(answer.dropped), answer.text, why,
+                                               reject_reply=False)
         return replaced, {"rounds": [], "checks": [], "failed": why}
 
 
@@ -191,9 +197,11 @@ def answer_first(pipe: PipelineParts, topic: Topic) -> tuple[list[Query], list[H
     if settings.ground.persona == "emotionprompt":
         messages = frame(messages, "emotionprompt")
     with trace_context(stage="generation"):
-        text = llm.complete(messages).text
-    plain, mentions = strip_pmid_mentions(" ".join(d.text for d in split_cited_sentences(text)), set())
+        reply = llm.complete(messages)
+    plain, mentions = strip_pmid_mentions(" ".join(d.text for d in split_cited_sentences(reply.text)), set())
     sentences = [" ".join(plain[s:e].split()) for s, e in split_spans(plain)]
+    if not sentences:
+        reject(llm, reply, "no answer sentence could be read")
     assert pipe.grounder is not None  # the pipeline builds one for this flow
     found = pipe.grounder.ground(sentences, question=topic.question, topic_id=topic.id)
     evidence: list[Evidence] = []
@@ -227,7 +235,7 @@ def answer_first(pipe: PipelineParts, topic: Topic) -> tuple[list[Query], list[H
         out.append(AnswerSentence(g.text, tuple(cites), tuple(indices), tuple(stances)))
         words += n
     answer = Answer(topic.id, out, dropped, "llm+grounded")
-    queries = [Query(f"q{i}", q.text, q.stage) for i, q in enumerate(q for g in found for q in g.queries)]
+    queries = [Query(f"q{i}", q.text, q.stage, q.also) for i, q in enumerate(q for g in found for q in g.queries)]
     hits = rrf([h for g in found for h in [g.candidates]]) if found else []
     record = {"grounding": [{"sentence": g.text, "supported": g.supported, "contradicted": g.contradicted,
                             "anchored": g.anchored, "verdicts": {p: {"stance": v.label.value, "scores": dict(v.scores),

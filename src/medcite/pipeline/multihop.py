@@ -32,13 +32,24 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..evidence.base import format_block
-from ..llm.prompts import load_prompt, parse_first_hop, parse_hop_kind, parse_next_hops, parse_short_answer, render
+from ..llm.base import reject
+from ..llm.prompts import (
+    load_prompt,
+    names_hop_kind,
+    parse_first_hop,
+    parse_hop_kind,
+    parse_next_hops,
+    parse_short_answer,
+    render,
+    says_done,
+)
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
 from ..types import Evidence, Hit, Query, Topic, ranked
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
+    from ..llm.completion import Completion
     from .parts import PipelineParts
 
 log = logging.getLogger(__name__)
@@ -54,6 +65,7 @@ class MultiHop:
     hits: list[Hit]
     record: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # the notes of each search (retrieval.Retrieved.notes)
 
 
 def hop_llm(pipe: PipelineParts) -> LLM:
@@ -74,18 +86,20 @@ def hop_llm(pipe: PipelineParts) -> LLM:
     return pipe.context.llm(cfg.llm, purpose=PURPOSE)
 
 
-def _ask(llm: LLM, messages: list[Any], max_tokens: int, **labels: Any) -> str:
+def _ask(llm: LLM, messages: list[Any], max_tokens: int, **labels: Any) -> Completion:
     with trace_context(**labels):
-        return llm.complete(messages, max_tokens=max_tokens).text
+        return llm.complete(messages, max_tokens=max_tokens)
 
 
 def _is_multi_hop(pipe: PipelineParts, llm: LLM, question: str) -> bool:
     kind = pipe.settings.hops.classify
     if kind != "llm":
         return kind == "always"
-    text = _ask(llm, render("hop_classify", question=question), pipe.settings.hops.max_tokens,
-                stage="hop_classification")
-    return parse_hop_kind(text)
+    reply = _ask(llm, render("hop_classify", question=question), pipe.settings.hops.max_tokens,
+                 stage="hop_classification")
+    if not names_hop_kind(reply.text):
+        reject(llm, reply, "names neither SIMPLE nor MULTI-HOP (read as multi-hop)")
+    return parse_hop_kind(reply.text)
 
 
 def _echoed(text: str, prompt: str) -> bool:
@@ -117,16 +131,18 @@ class _Searcher:
         self.topic = topic
         self.queries: list[Query] = []
         self.runs: list[list[Hit]] = []
+        self.notes: list[str] = []
 
     def search(self, text: str, label: str, stage: str) -> dict[str, Any]:
         topic = self.topic
         asked = topic if text == topic.question else Topic(f"{topic.id}-{label}", text, topic.narrative, topic.topic)
         found = self.pipe.retrieval.retrieve(asked)
+        self.notes += [f"{label}: {n}" if asked is not topic else n for n in found.notes]
         rename: dict[str, str] = {}
         for q in found.queries:
             new = f"q{len(self.queries)}"
             rename[q.id] = new
-            self.queries.append(Query(new, q.text, stage if q.text == text else q.stage))
+            self.queries.append(Query(new, q.text, stage if q.text == text else q.stage, q.also))
 
         def relabel(name: str) -> str:
             branch, _, qid = name.rpartition("/")
@@ -158,14 +174,15 @@ def retrieve(pipe: PipelineParts, topic: Topic) -> MultiHop:
         pooled = ranked(runs[0]) if runs else []
     pooled = pooled[: cfg.docs]
     record["pooled"] = [h.pmid for h in pooled]
-    return MultiHop(searcher.queries, pooled, record, {"hops": time.perf_counter() - t0})
+    return MultiHop(searcher.queries, pooled, record, {"hops": time.perf_counter() - t0}, searcher.notes)
 
 
 def _hop(pipe: PipelineParts, llm: LLM, topic: Topic, searcher: _Searcher,
          hops: list[dict[str, Any]]) -> dict[str, Any]:
     """Hop 1 from the key phrase, then further hops from the evidence; returns the key phrase and why it stopped."""
     cfg = pipe.settings.hops
-    text = _ask(llm, render("hop_first", question=topic.question), cfg.max_tokens, stage="sub_question", hop=1)
+    reply = _ask(llm, render("hop_first", question=topic.question), cfg.max_tokens, stage="sub_question", hop=1)
+    text = reply.text
     key, first = parse_first_hop(text)
     key = "" if _echoed(key, "hop_first") else key
     first = key if first == key or _echoed(first, "hop_first") else first
@@ -175,6 +192,7 @@ def _hop(pipe: PipelineParts, llm: LLM, topic: Topic, searcher: _Searcher,
     if not frontier:
         log.warning("topic %s: no sub-question could be read from %r; searching the question only", topic.id,
                     text[:200])
+        reject(llm, reply, "no sub-question could be read")
         return {**out, "stopped": "no sub-question could be read"}
     for n in range(1, cfg.max_hops + 1):
         found = [searcher.search(q, f"h{n}.{j}", "sub_question") for j, q in enumerate(frontier, 1)]
@@ -187,9 +205,12 @@ def _hop(pipe: PipelineParts, llm: LLM, topic: Topic, searcher: _Searcher,
         messages = render("hop_next", question=topic.question, max_subquestions=cfg.max_subquestions,
                           asked="\n".join(f"- {q}" for h in hops for q in (s["text"] for s in h["sub_questions"])),
                           evidence=_block(pipe, last))
-        text = _ask(llm, messages, cfg.max_tokens, stage="sub_question", hop=n + 1)
-        frontier = [q for q in parse_next_hops(text, cfg.max_subquestions)
-                    if q.strip().casefold() not in asked and not _echoed(q, "hop_next")]
+        reply = _ask(llm, messages, cfg.max_tokens, stage="sub_question", hop=n + 1)
+        text = reply.text
+        named = parse_next_hops(text, cfg.max_subquestions)
+        frontier = [q for q in named if q.strip().casefold() not in asked and not _echoed(q, "hop_next")]
+        if not named and not says_done(text):  # neither DONE nor a sub-question: unread, not the model's choice
+            reject(llm, reply, "neither DONE nor a sub-question could be read")
         if not frontier:
             return {**out, "stopped": f"hop {n + 1}: no new sub-question (the model answered "
                                       f"{' '.join(text.split())[:80]!r})"}
@@ -201,4 +222,9 @@ def short_answer(pipe: PipelineParts, topic: Topic, evidence: Sequence[Evidence]
     if not evidence:
         return ""
     messages = render("hop_short_answer", question=topic.question, evidence=format_block(evidence))
-    return parse_short_answer(_ask(hop_llm(pipe), messages, pipe.settings.hops.max_tokens, stage="short_answer"))
+    llm = hop_llm(pipe)
+    reply = _ask(llm, messages, pipe.settings.hops.max_tokens, stage="short_answer")
+    answer = parse_short_answer(reply.text)
+    if not answer:
+        reject(llm, reply, "no short answer could be read")
+    return answer

@@ -35,7 +35,7 @@ from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
 from ..progress import progress
 from ..rerank.base import VariantReranker
-from ..retrieve.base import QuerySet, Retriever
+from ..retrieve.base import QuerySet, Retriever, query_key
 from ..retrieve.fusion import normalise, rrf, weighted_sum
 from ..retrieve.pooling import pool
 from ..types import Hit, Query, Topic, ranked
@@ -50,7 +50,9 @@ class Retrieved:
 
     ``rankings`` maps a stage name to its ranking (``retrieval``: fused first stage; ``rerank`` when a
     reranker ran), which callers write as ``<stage>.trec``; ``final`` is the last stage cut to
-    ``retrieve.keep``; ``runs`` holds every (branch, sub-query) run by its branch name.
+    ``retrieve.keep``; ``runs`` holds every (branch, sub-query) run by its branch name; ``notes`` say what did not
+    go as configured (a generator left out, a branch that searched the question instead of its stages' queries),
+    for the run directory.
     """
 
     topic: Topic
@@ -59,6 +61,7 @@ class Retrieved:
     final: list[Hit]
     runs: dict[str, list[Hit]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def rerank_query(topic: Topic, kind: str) -> str:
@@ -140,15 +143,36 @@ class RetrievalPipeline:
                    owns_store=owns_store, branch_reranker=branch_reranker)
 
     # -- one topic ---------------------------------------------------------------------------------
-    def _runs(self, queries: Sequence[Query], any_stage: bool = False) -> dict[str, list[Hit]]:
+    def plan(self, topic: Topic, queries: Sequence[Query]) -> tuple[list[Query], dict[str, list[Query]], list[str]]:
+        """Which queries each branch searches: those of the stages it selects (``queries``; a query belongs to every
+        stage that produced its text). A branch whose stages produced nothing searches the question instead, and a
+        note says so; the question joins the query set (stage ``fallback``) when no query there is the question.
+        Returns (the query set, branch name -> its queries, the notes)."""
+        queries = list(queries)
+        question = " ".join(topic.question.split()) or rerank_query(topic, "full")
+        plan: dict[str, list[Query]] = {}
+        notes: list[str] = []
+        for branch in self.settings.retrieve.branches:
+            mine = [q for q in queries if branch.queries is None or q.belongs_to(branch.queries)]
+            if not mine:
+                asked = next((q for q in queries if query_key(q.text) == query_key(question)), None)
+                if asked is None:
+                    asked = Query(f"q{len(queries)}", question, "fallback")
+                    queries.append(asked)
+                mine = [asked]
+                have = sorted({s for q in queries for s in q.stages if s != "fallback"})
+                note = (f"branch {branch.name}: its query stages {branch.queries} produced no query (the query set "
+                        f"has {have}); it searched the question ({asked.id}) instead")
+                notes.append(note)
+                log.warning("topic %s: %s", topic.id, note)
+            plan[branch.name] = mine
+        return queries, plan, notes
+
+    def _runs(self, plan: Mapping[str, Sequence[Query]]) -> dict[str, list[Hit]]:
         runs: dict[str, list[Hit]] = {}
         for branch in self.settings.retrieve.branches:
             k = branch.k or self.settings.retrieve.k
-            mine = [q for q in queries if any_stage or branch.queries is None or q.stage in branch.queries]
-            if not mine:
-                log.warning("branch %s searches query stages %s; this topic's query set has none (stages: %s)",
-                            branch.name, branch.queries, sorted({q.stage for q in queries}))
-                continue
+            mine = plan.get(branch.name, [])
             results = self.retrievers[branch.name].search_many([q.text for q in mine], k)
             drop = self._retracted(results)
             for query, hits in zip(mine, results, strict=True):
@@ -220,27 +244,11 @@ class RetrievalPipeline:
             raise InputError(f"topic {topic.id} has an empty question: there is nothing to search for",
                              hint="give the question text, e.g. medcite ask \"Do statins lower LDL cholesterol?\" "
                              "--corpus STORE; in a topics file, fill in each topic's question")
-        queries = query_set.generate(topic)
-        if not queries:
-            raise ConfigError(
-                f"the query generators {cfg.queries} produced no query for topic {topic.id}",
-                hint="add 'original' to retrieve.queries",
-            )
+        queries, plan, notes = self.plan(topic, query_set.generate(topic))
+        notes = [*query_set.notes, *notes]
         t1 = time.perf_counter()
         timings["querygen"] = t1 - t0
-        runs = self._runs(queries)
-        if not runs and query_set.failed:
-            # the generators of the branches' stages failed (their LLM kept failing): each branch searches the
-            # queries there are, the question at least, rather than the topic going unanswered
-            log.warning("topic %s: the query generators %s failed; every branch searches %s instead", topic.id,
-                        query_set.failed, [q.text for q in queries])
-            runs = self._runs(queries, any_stage=True)
-        if not runs:
-            raise ConfigError(
-                f"no retrieval branch has a query to search for topic {topic.id}: the branches select query "
-                f"stages {[b.queries for b in cfg.branches]}, the query set has {sorted({q.stage for q in queries})}",
-                hint="add a generator of those stages to retrieve.queries, or widen the branches' `queries`",
-            )
+        runs = self._runs(plan)
         if self.branch_reranker is not None:
             # CLaC 2025 runs C/D: each sub-query's candidates reranked against it and cut to m, then pooled
             keep = cfg.branch_rerank.k  # type: ignore[union-attr]
@@ -271,7 +279,7 @@ class RetrievalPipeline:
             timings["rerank"] = time.perf_counter() - t2
         cut = wanted or cfg.keep
         final = last[:cut] if cut else list(last)
-        return Retrieved(topic, queries, rankings, final, runs, timings)
+        return Retrieved(topic, queries, rankings, final, runs, timings, notes)
 
     def retrieve_many(self, topics: Iterable[Topic]) -> Iterator[Retrieved]:
         """:meth:`retrieve` for each topic, with a progress bar."""

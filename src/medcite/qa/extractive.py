@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import Field
 
+from ..devices import Device, Dtype, device_field, dtype_field
 from ..types import QAAnswer, Question, Snippet
 from . import ideal
 from .base import FACTOID_MAX, QAConfig
@@ -54,9 +55,10 @@ class ExtractiveQAConfig(QAConfig):
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off of score against redundancy.")
     max_overlap: float = Field(0.6, ge=0, le=1, description="Most TF-IDF cosine of a follower to a chosen one.")
     max_snippets: int = Field(12, ge=1, description="Most distinct snippets the reader reads per question.")
-    device: str = Field("cpu", description="Torch device of the reader.")
+    device: Device = device_field("the reader (int8 on the CPU)")
+    dtype: Dtype = dtype_field("the reader")
 
-    runtime_fields = frozenset({"device"})
+    runtime_fields = frozenset({"device", "dtype"})
 
     def model_names(self) -> list[str]:
         return [self.reader_model, self.ideal_model]
@@ -75,22 +77,23 @@ class ExtractiveQA:
 
     @classmethod
     def from_config(cls, cfg: ExtractiveQAConfig, ctx: BuildContext | None) -> ExtractiveQA:
-        from ..reader.infer import load_reader, reader_folder
+        from ..reader.infer import load_reader, reader_folder, reader_placement
         from .models import model_folder
 
         # both folders are checked before anything heavy loads, so a missing model fails at once
         rd_folder = reader_folder(cfg.reader_model)
         id_folder = model_folder(cfg.ideal_model, "ideal", ideal.HEAD_FILE)
+        placed = reader_placement(rd_folder, cfg.device, cfg.dtype, setting="qa")
 
         def load_rd() -> Reader:
-            return load_reader(rd_folder, device=cfg.device)
+            return load_reader(rd_folder, placement=placed)
 
         def load_ideal() -> ideal.IdealScorer:
             return ideal.IdealScorer.load(id_folder)
 
         if ctx is None:
             return cls(load_rd(), load_ideal(), cfg)
-        return cls(ctx.models.get(("reader", str(rd_folder), cfg.device), load_rd),
+        return cls(ctx.models.get(("reader", str(rd_folder), placed.device, placed.dtype), load_rd),
                    ctx.models.get(("qa-ideal", str(id_folder)), load_ideal), cfg)
 
     def answer(self, question: Question, snippets: Sequence[Snippet]) -> QAAnswer:

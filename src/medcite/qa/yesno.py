@@ -128,15 +128,18 @@ class YesNoModel:
         return "yes" if self.p_yes(question, snippets) >= self.head.threshold else "no"
 
 
-def load_yesno(folder: Path, device: str = "cpu") -> YesNoModel:
-    """The yes/no model in ``folder`` (``yesno_head.json``) with the encoder the head names."""
+def load_yesno(folder: Path, device: str = "auto", dtype: str = "auto") -> YesNoModel:
+    """The yes/no model in ``folder`` (``yesno_head.json``) with the encoder the head names, on the device and in
+    the dtype the settings resolve to (:func:`medcite.devices.place`)."""
     from ..attribute.probe import encoder_source
+    from ..devices import place
     from ..registry import require
 
+    placed = place(f"qa yes/no {folder.name}", device, dtype, setting="qa", batch_defaults=(32, 64))
     head = YesNoHead.load(folder)
     transformers = require("transformers", "qa", "the yes/no classifier's encoder")
     source = encoder_source(head.encoder)
     tokenizer = transformers.AutoTokenizer.from_pretrained(source, local_files_only=True)
     encoder = transformers.AutoModel.from_pretrained(source, local_files_only=True).eval()
-    encoder.to(device)
-    return YesNoModel(tokenizer, encoder, head, device)
+    placed.to(encoder)
+    return YesNoModel(tokenizer, encoder, head, placed.device, batch_size=int(placed.batch_size or 32))

@@ -16,10 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from ..devices import Placement, place, resolve_device
 from ..errors import ConfigError
 from .model import HEAD_LABELS, ReaderNet, ReaderSpec, base_dir, load_net, sigmoid, softmax
 
 log = logging.getLogger(__name__)
+
+#: what keeps a reader on the CPU (:func:`reader_placement`)
+INT8 = "int8 dynamic quantisation"
 
 
 def encode_pairs(tokenizer: Any, first: Sequence[str], second: Sequence[str] | None, max_length: int,
@@ -164,18 +168,30 @@ def reader_folder(name: str, setting: str = "qa.reader_model") -> Path:
     return folder
 
 
-def load_reader(folder: str | Path, *, device: str = "cpu", quantize: bool | None = None,
-                batch_size: int = 32) -> Reader:
-    """The reader in ``folder``; on a CPU its linear layers are quantised to int8 for speed (``quantize``:
-    None = on a CPU only)."""
+def reader_placement(folder: str | Path, device: str = "auto", dtype: str = "auto", *, quantize: bool | None = None,
+                     batch_size: int | None = None, setting: str = "qa") -> Placement:
+    """Where the reader in ``folder`` runs (:func:`medcite.devices.place`). ``quantize`` True keeps it on the CPU
+    (int8); None quantises it when it lands on the CPU, so a CPU run keeps its int8 speed and a GPU runs it in
+    half precision."""
+    if quantize is None:
+        quantize = dtype in ("auto", "float32") and resolve_device(device, setting_path=f"{setting}.device") == "cpu"
+    return place(f"reader {Path(folder).name}", device, dtype, setting=setting, batch_size=batch_size,
+                 batch_defaults=(32, 64), cpu_only=INT8 if quantize else "")
+
+
+def load_reader(folder: str | Path, *, device: str = "auto", dtype: str = "auto", quantize: bool | None = None,
+                batch_size: int | None = None, placement: Placement | None = None, setting: str = "qa") -> Reader:
+    """The reader in ``folder``, on the device its settings resolve to (``placement``, when already resolved);
+    on a CPU its linear layers are quantised to int8 for speed (``quantize``: None = on a CPU only)."""
     from ..registry import require
 
+    placed = placement or reader_placement(folder, device, dtype, quantize=quantize, batch_size=batch_size,
+                                           setting=setting)
     transformers = require("transformers", "qa", "the reader's tokenizer")
     net, spec = load_net(folder)
     tokenizer = transformers.AutoTokenizer.from_pretrained(base_dir(spec.base), local_files_only=True)
-    if quantize is None:
-        quantize = device == "cpu"
-    if quantize:
+    if placed.note == INT8:
         net = quantize_int8(net)
-    net.to(device)
-    return Reader(net, tokenizer, spec, device=device, batch_size=batch_size, folder=Path(folder))
+    placed.to(net)
+    return Reader(net, tokenizer, spec, device=placed.device, batch_size=int(placed.batch_size or 32),
+                  folder=Path(folder))

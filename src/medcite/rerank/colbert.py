@@ -15,10 +15,11 @@ from __future__ import annotations
 import logging
 import string
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..registry import require
 from ..types import Article
 from .base import MINILM_STAND_IN, RerankConfig
@@ -38,13 +39,18 @@ QUERY_MARKER, DOC_MARKER = "[unused0]", "[unused1]"
 class ColBERTConfig(RerankConfig):
     """ColBERT: MaxSim of per-token query and document vectors."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
+
     backend: Literal["colbert"] = "colbert"
     model: str = Field(DEFAULT_MODEL, description="ColBERT checkpoint: Hugging Face name or folder.")
     dim: int = Field(128, ge=1, description="Size of the token vectors (the checkpoint's linear projection).")
     query_max_length: int = Field(32, ge=4, description="Query tokens, padded with [MASK] (ColBERTv2: 32).")
     doc_max_length: int = Field(180, ge=8, description="Document tokens (ColBERTv2: 180).")
-    batch_size: int = Field(32, ge=1, description="Texts encoded per forward pass.")
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Texts encoded per forward pass; None: by device (32 on the CPU, 64 on a GPU)."
+    )
+    device: Device = device_field("ColBERT")
+    dtype: Dtype = dtype_field("ColBERT")
 
     def model_names(self) -> list[str]:
         return [self.model]
@@ -75,8 +81,18 @@ def colbert_class() -> Any:
     return HFColBERT
 
 
-def load_colbert(name_or_path: str, *, dim: int = 128, device: str = "cpu") -> tuple[Any, Any]:
-    """(tokenizer, model) of a ColBERT checkpoint by name or folder (offline: a folder or the HF cache)."""
+def colbert_placement(model: str, device: str = "auto", dtype: str = "auto", batch_size: int | None = None
+                      ) -> Placement:
+    """Where ColBERT runs (:func:`medcite.devices.place`)."""
+    return place(f"rerank colbert {model}", device, dtype, setting="rerank", batch_size=batch_size,
+                 batch_defaults=(32, 64))
+
+
+def load_colbert(name_or_path: str, *, dim: int = 128, device: str = "auto", dtype: str = "auto",
+                 placement: Placement | None = None) -> tuple[Any, Any]:
+    """(tokenizer, model) of a ColBERT checkpoint by name or folder (offline: a folder or the HF cache), on the
+    device and in the dtype its settings resolve to."""
+    placed = placement or colbert_placement(name_or_path, device, dtype)
     transformers = require("transformers", "rerank", "the ColBERT reranker")
     folder = local_model_dir(name_or_path)
     source = str(folder) if folder else name_or_path
@@ -88,7 +104,7 @@ def load_colbert(name_or_path: str, *, dim: int = 128, device: str = "cpu") -> t
     except OSError as exc:
         raise not_available(name_or_path, "ColBERT", exc) from exc
     model.eval()
-    model.to(device)
+    placed.to(model)
     return tokenizer, model
 
 
@@ -99,22 +115,25 @@ class ColBERTReranker(PointwiseReranker):
     Config = ColBERTConfig
 
     def __init__(self, loaded: tuple[Any, Any], *, query_max_length: int = 32, doc_max_length: int = 180,
-                 batch_size: int = 32, top_n: int | None = 100, device: str = "cpu") -> None:
+                 batch_size: int | None = None, top_n: int | None = 100, device: str = "auto") -> None:
         super().__init__(top_n)
         self._torch = require("torch", "rerank", "the ColBERT reranker")
         self.tokenizer, self.model = loaded
         self.query_max_length, self.doc_max_length = query_max_length, doc_max_length
-        self.batch_size, self.device = batch_size, device
+        # the loaded model's device (its placement resolved ``device`` when it was loaded)
+        self.device = str(next(self.model.parameters()).device) if hasattr(self.model, "parameters") else device
+        self.batch_size = batch_size or (32 if self.device == "cpu" else 64)
         tok = self.tokenizer
         self.q_marker, self.d_marker = tok.convert_tokens_to_ids([QUERY_MARKER, DOC_MARKER])
         self.skip = {i for p in string.punctuation for i in tok(p, add_special_tokens=False).input_ids}
 
     @classmethod
     def from_config(cls, cfg: ColBERTConfig, ctx: BuildContext) -> ColBERTReranker:
-        loaded = ctx.models.get(("colbert", cfg.model, cfg.dim, cfg.device),
-                                lambda: load_colbert(cfg.model, dim=cfg.dim, device=cfg.device))
+        placed = colbert_placement(cfg.model, cfg.device, cfg.dtype, cfg.batch_size)
+        loaded = ctx.models.get(("colbert", cfg.model, cfg.dim, placed.device, placed.dtype),
+                                lambda: load_colbert(cfg.model, dim=cfg.dim, placement=placed))
         return cls(loaded, query_max_length=cfg.query_max_length, doc_max_length=cfg.doc_max_length,
-                   batch_size=cfg.batch_size, top_n=cfg.top_n, device=cfg.device)
+                   batch_size=placed.batch_size, top_n=cfg.top_n, device=placed.device)
 
     def _ids(self, text: str, marker: int, limit: int) -> list[int]:
         tok = self.tokenizer
@@ -153,7 +172,8 @@ class ColBERTReranker(PointwiseReranker):
         if not texts:
             return []
         q = self.query_vectors(query)
-        return [float((q @ d.T).max(dim=1).values.sum()) for d in self.document_vectors(texts)]
+        q = q.float()
+        return [float((q @ d.float().T).max(dim=1).values.sum()) for d in self.document_vectors(texts)]
 
     def score(self, query: str, articles: Sequence[Article]) -> list[float]:
         return self.score_texts(query, [document_text(a) for a in articles])

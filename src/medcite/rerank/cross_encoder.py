@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
@@ -36,20 +37,25 @@ Activation = Literal["sigmoid", "raw"]
 class CrossEncoderConfig(RerankConfig):
     """A cross-encoder reads [query, title + abstract] and scores relevance."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
+
     backend: Literal["cross-encoder"] = "cross-encoder"
     model: str = Field(
         MINILM_L6, description="Model name or folder: ms-marco MiniLM (minilm-l6, minilm-l12), "
         "ncbi/MedCPT-Cross-Encoder, or models:NAME trained by `medcite train reranker`."
     )
-    batch_size: int = Field(32, ge=1, description="Pairs scored per forward pass.")
+    batch_size: int | None = Field(
+        None, ge=1, description="Pairs scored per forward pass; None: by device (32 on the CPU, 64 on a GPU)."
+    )
     max_length: int = Field(512, ge=8, description="Token limit of a (query, document) pair.")
     activation: Activation = Field(
         "sigmoid", description="Scores: 'sigmoid' probabilities or 'raw' logits (same order)."
     )
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    device: Device = device_field("the cross-encoder")
+    dtype: Dtype = dtype_field("the cross-encoder")
     quantize: bool = Field(
         False, description="On CPU: dynamic int8 quantization of the linear layers (25-35 % less rerank time "
-        "on 2 cores; scores change, see docs/BENCHMARKS.md)."
+        "on 2 cores; scores change, see docs/BENCHMARKS.md); device 'auto' then means the CPU."
     )
 
     def model_names(self) -> list[str]:
@@ -60,29 +66,38 @@ class CrossEncoderConfig(RerankConfig):
         return list(MINILM_STAND_IN)
 
 
+def cross_encoder_placement(name_or_path: str, device: str = "auto", dtype: str = "auto", *,
+                            quantize: bool = False, batch_size: int | None = None) -> Placement:
+    """Where the cross-encoder runs (:func:`medcite.devices.place`); int8 quantization keeps it on the CPU."""
+    return place(f"rerank cross-encoder {ALIASES.get(name_or_path, name_or_path)}", device, dtype, setting="rerank",
+                 batch_size=batch_size, batch_defaults=(32, 64), cpu_only="int8 quantization" if quantize else "")
+
+
 def load_cross_encoder(
-    name_or_path: str, *, max_length: int = 512, device: str = "cpu", quantize: bool = False
+    name_or_path: str, *, max_length: int = 512, device: str = "auto", dtype: str = "auto", quantize: bool = False,
+    placement: Placement | None = None,
 ) -> Any:
-    """Load a sentence-transformers ``CrossEncoder`` from a folder or a hub name (offline: the HF cache).
+    """Load a sentence-transformers ``CrossEncoder`` from a folder or a hub name (offline: the HF cache), on the
+    device and in the dtype its settings resolve to (``placement``, when already resolved).
 
     ``quantize=True`` (CPU only) swaps every linear layer for a dynamically quantized int8 one
     (:func:`quantize_int8`): 25-35 % less rerank time on 2 CPU cores, at some cost in ranking quality
     (both measured in docs/BENCHMARKS.md).
-    Raises ConfigError when a name cannot be loaded, saying how to supply a local copy.
+    Raises ConfigError when a name cannot be loaded, saying how to supply a local copy, and when the device
+    asked for is not on this machine (before anything loads).
     """
-    if quantize and device != "cpu":
-        raise ConfigError(f"int8 quantization runs on the CPU only, not on device {device!r}",
-                          hint="set rerank.quantize=false, or rerank.device=cpu")
+    placed = placement or cross_encoder_placement(name_or_path, device, dtype, quantize=quantize)
     st = require("sentence_transformers", "rerank", "the cross-encoder reranker")
     name = ALIASES.get(name_or_path, name_or_path)
     folder = local_model_dir(name)
     try:
         model = st.CrossEncoder(
-            str(folder) if folder else name, max_length=max_length, device=device,
+            str(folder) if folder else name, max_length=max_length, device=placed.device,
             local_files_only=folder is not None,
         )
     except OSError as exc:
         raise not_available(name, "cross-encoder", exc) from exc
+    placed.to(model)
     if model.num_labels != 1:
         raise ConfigError(
             f"cross-encoder {name!r} has {model.num_labels} output labels; a reranker needs exactly one",
@@ -121,34 +136,38 @@ class CrossEncoderReranker(PointwiseReranker):
         self,
         model: str = MINILM_L6,
         *,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         max_length: int = 512,
         activation: Activation = "sigmoid",
         top_n: int | None = 100,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: str = "auto",
         quantize: bool = False,
         loaded: Any | None = None,
     ) -> None:
         super().__init__(top_n)
         if activation not in ("sigmoid", "raw"):
             raise ConfigError(f"unknown activation {activation!r}", hint="use 'sigmoid' or 'raw'")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+        self.placement = cross_encoder_placement(model, device, dtype, quantize=quantize, batch_size=batch_size)
         self.model_name = model
-        self.batch_size = batch_size
+        self.batch_size = int(self.placement.batch_size or 32)
         self.activation = activation
         if loaded is None:
-            loaded = load_cross_encoder(model, max_length=max_length, device=device, quantize=quantize)
+            loaded = load_cross_encoder(model, max_length=max_length, quantize=quantize, placement=self.placement)
         self.model = loaded
 
     @classmethod
     def from_config(cls, cfg: CrossEncoderConfig, ctx: BuildContext) -> CrossEncoderReranker:
-        """The model is loaded once per (name, length, device, quantization) and shared through ``ctx.models``."""
-        key = ("cross-encoder", cfg.model, cfg.max_length, cfg.device, cfg.quantize)
+        """The model is loaded once per (name, length, resolved device and dtype, quantization) and shared through
+        ``ctx.models``."""
+        placed = cross_encoder_placement(cfg.model, cfg.device, cfg.dtype, quantize=cfg.quantize)
+        key = ("cross-encoder", cfg.model, cfg.max_length, placed.device, placed.dtype, cfg.quantize)
         loaded = ctx.models.get(key, lambda: load_cross_encoder(
-            cfg.model, max_length=cfg.max_length, device=cfg.device, quantize=cfg.quantize))
+            cfg.model, max_length=cfg.max_length, quantize=cfg.quantize, placement=placed))
         return cls(cfg.model, batch_size=cfg.batch_size, max_length=cfg.max_length, activation=cfg.activation,
-                   top_n=cfg.top_n, device=cfg.device, quantize=cfg.quantize, loaded=loaded)
+                   top_n=cfg.top_n, device=cfg.device, dtype=cfg.dtype, quantize=cfg.quantize, loaded=loaded)
 
     def score_texts(self, query: str, texts: Sequence[str]) -> list[float]:
         """Scores of (query, text) pairs, in the order given."""

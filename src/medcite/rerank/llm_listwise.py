@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 
 from ..errors import ConfigError
-from ..llm.base import LLM
-from ..llm.prompts import parse_permutation, render
+from ..llm.base import LLM, reject
+from ..llm.prompts import parse_permutation, permutation_ids, render
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Article, Hit
@@ -99,6 +99,8 @@ class LLMListwiseReranker:
         with trace_context(stage="rerank"):
             completion = self.llm.complete(messages, max_tokens=self.max_tokens)
         self.calls += 1
+        if not permutation_ids(completion.text, len(hits)):  # the window would keep its order: unread
+            reject(self.llm, completion, f"no passage id 1-{len(hits)} could be read")
         order = parse_permutation(completion.text, len(hits))
         return [hits[i] for i in order]
 

@@ -28,11 +28,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
 
+from ..devices import Device, Dtype, device_field, dtype_field
 from ..errors import ConfigError
 from ..registry import stage_field
 from ..types import Article, Hit
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 class MedCPTConfig(RerankConfig):
     """The MedCPT chain: bi-encoder rescoring with averaged query variants, then the MedCPT cross-encoder."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
+
     backend: Literal["medcpt"] = "medcpt"
     query_model: str = Field("ncbi/MedCPT-Query-Encoder", description="MedCPT query encoder (name or folder).")
     article_model: str = Field("ncbi/MedCPT-Article-Encoder", description="MedCPT article encoder (name or folder).")
@@ -63,8 +66,12 @@ class MedCPTConfig(RerankConfig):
     )
     query_max_length: int = Field(64, ge=8, description="Query encoder truncation in tokens.")
     article_max_length: int = Field(512, ge=8, description="Article encoder and cross-encoder truncation in tokens.")
-    batch_size: int = Field(32, ge=1, description="Texts or pairs per forward pass.")
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Texts or pairs per forward pass; None: by device (32 on the CPU; on a GPU 128 for "
+        "the encoders and 64 for the cross-encoder)."
+    )
+    device: Device = device_field("the MedCPT encoders and cross-encoder")
+    dtype: Dtype = dtype_field("the MedCPT encoders and cross-encoder")
     encoder: stage_field("encoder") | None = Field(  # type: ignore[valid-type]
         None, description="Stand-in for both MedCPT encoders (e.g. 'minilm', the packaged all-MiniLM-L6-v2, "
         "offline); None: query_model and article_model.")
@@ -95,12 +102,13 @@ class MedCPTConfig(RerankConfig):
 
 
 def medcpt_encoder_spec(query_model: str, article_model: str, *, query_max_length: int = 64,
-                       article_max_length: int = 512, batch_size: int = 32, device: str = "cpu") -> dict[str, object]:
+                       article_max_length: int = 512, batch_size: int | None = None, device: str = "auto",
+                       dtype: str = "auto") -> dict[str, object]:
     """The encoder config of MedCPT's query and article encoders (CLS pooling, inner product) by name or folder;
     the build context loads it (``ctx.encoder(spec)``)."""
     return {"backend": "hf-asymmetric", "model": article_model, "query_model": query_model,
             "normalize": False, "query_max_length": query_max_length, "doc_max_length": article_max_length,
-            "batch_size": batch_size, "device": device}
+            "batch_size": batch_size, "device": device, "dtype": dtype}
 
 
 class MedCPTReranker:
@@ -129,11 +137,12 @@ class MedCPTReranker:
     def from_config(cls, cfg: MedCPTConfig, ctx: BuildContext) -> MedCPTReranker:
         encoder = ctx.encoder(cfg.encoder if cfg.encoder is not None else medcpt_encoder_spec(
             cfg.query_model, cfg.article_model, query_max_length=cfg.query_max_length,
-            article_max_length=cfg.article_max_length, batch_size=cfg.batch_size, device=cfg.device))
+            article_max_length=cfg.article_max_length, batch_size=cfg.batch_size, device=cfg.device,
+            dtype=cfg.dtype))
         # the paper's cross-encoder (raw logits, the article length of the bi-encoder) unless `cross` names one
         cross_cfg = cfg.cross if cfg.cross is not None else CrossEncoderConfig(
             model=cfg.cross_model, batch_size=cfg.batch_size, max_length=cfg.article_max_length, activation="raw",
-            device=cfg.device)
+            device=cfg.device, dtype=cfg.dtype)
         cross = ctx.build("rerank", cross_cfg)
         if not isinstance(cross, PointwiseReranker):
             raise ConfigError(f"rerank.cross must be a pointwise reranker, got {cross_cfg.backend!r}",

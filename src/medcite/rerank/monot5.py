@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
@@ -31,11 +32,16 @@ DEFAULT_MODEL = "castorini/monot5-base-msmarco"
 class MonoT5Config(RerankConfig):
     """monoT5: T5 reads 'Query: q Document: d Relevant:'; the score is log P(true)."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
+
     backend: Literal["monot5"] = "monot5"
     model: str = Field(DEFAULT_MODEL, description="monoT5 model name or folder.")
-    batch_size: int = Field(32, ge=1, description="Pairs scored per forward pass.")
+    batch_size: int | None = Field(
+        None, ge=1, description="Pairs scored per forward pass; None: by device (32 on the CPU, 64 on a GPU)."
+    )
     max_length: int = Field(512, ge=8, description="Token limit of the prompt (the document is cut to fit).")
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    device: Device = device_field("monoT5")
+    dtype: Dtype = dtype_field("monoT5")
 
     def model_names(self) -> list[str]:
         return [self.model]
@@ -43,6 +49,12 @@ class MonoT5Config(RerankConfig):
     def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
         """No T5 reranker ships in a package: the packaged MiniLM bi-encoder scores the same top_n, keeps k."""
         return list(MINILM_STAND_IN)
+
+
+def monot5_placement(model: str, device: str = "auto", dtype: str = "auto", batch_size: int | None = None) -> Placement:
+    """Where monoT5 runs (:func:`medcite.devices.place`); never float16 by default (T5 overflows it)."""
+    return place(f"rerank monoT5 {model}", device, dtype, setting="rerank", half=False, batch_size=batch_size,
+                 batch_defaults=(32, 64))
 
 
 def single_token_id(tokenizer: Any, word: str) -> int:
@@ -59,15 +71,17 @@ class MonoT5Reranker(PointwiseReranker):
     name = "monot5"
     Config = MonoT5Config
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 16, max_length: int = 512,
-                 top_n: int | None = 100, device: str = "cpu", loaded: tuple[Any, Any] | None = None) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int | None = None, max_length: int = 512,
+                 top_n: int | None = 100, device: str = "auto", dtype: str = "auto",
+                 loaded: tuple[Any, Any] | None = None) -> None:
         super().__init__(top_n)
         self._torch = require("torch", "rerank", "the monoT5 reranker")
         self.model_name = model
-        self.tokenizer, self.model = loaded or load_t5(model, device, "monoT5", "the monoT5 reranker")
-        self.batch_size = batch_size
+        self.placement = monot5_placement(model, device, dtype, batch_size)
+        self.tokenizer, self.model = loaded or load_t5(model, self.placement, "monoT5", "the monoT5 reranker")
+        self.batch_size = int(self.placement.batch_size or 32)
         self.max_length = max_length
-        self.device = device
+        self.device = self.placement.device
         self.true_id = single_token_id(self.tokenizer, "true")
         self.false_id = single_token_id(self.tokenizer, "false")
         self.eos_id = self.tokenizer.eos_token_id
@@ -77,10 +91,11 @@ class MonoT5Reranker(PointwiseReranker):
 
     @classmethod
     def from_config(cls, cfg: MonoT5Config, ctx: BuildContext) -> MonoT5Reranker:
-        loaded = ctx.models.get(("monot5", cfg.model, cfg.device),
-                                lambda: load_t5(cfg.model, cfg.device, "monoT5", "the monoT5 reranker"))
+        placed = monot5_placement(cfg.model, cfg.device, cfg.dtype, cfg.batch_size)
+        loaded = ctx.models.get(("monot5", cfg.model, placed.device, placed.dtype),
+                                lambda: load_t5(cfg.model, placed, "monoT5", "the monoT5 reranker"))
         return cls(cfg.model, batch_size=cfg.batch_size, max_length=cfg.max_length, top_n=cfg.top_n,
-                   device=cfg.device, loaded=loaded)
+                   device=cfg.device, dtype=cfg.dtype, loaded=loaded)
 
     def input_ids(self, query: str, document: str) -> list[int]:
         """``Query: q Document: d Relevant:`` + EOS, with only the document cut to fit ``max_length``."""

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
+from ..devices import Device, Dtype, device_field, dtype_field
 from ..types import Article, Hit
 from .base import RerankConfig
 from .scoring import PointwiseReranker, candidates, rescored
@@ -38,6 +39,8 @@ DEFAULT_READER = "models:medcite-reader"
 class ReaderRerankConfig(RerankConfig):
     """medcite's reader scores each candidate by its most relevant abstract window (MaxP)."""
 
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
+
     backend: Literal["reader"] = "reader"
     model: str = Field(DEFAULT_READER, description="The reader: models:NAME (shipped or trained by `medcite train "
                        "reader`) or its folder; it needs a relevance head.")
@@ -48,8 +51,11 @@ class ReaderRerankConfig(RerankConfig):
     max_windows: int = Field(1, ge=1, description="Windows read per article at most (the first ones).")
     input_weight: float = Field(0.8, ge=0.0, le=1.0, description="Weight of the input order's score (min-max "
                                 "normalised per query) against the reader's: 0 = the reader alone.")
-    batch_size: int = Field(32, ge=1, description="Pairs per forward pass.")
-    device: str = Field("cpu", description="Torch device ('cpu', 'cuda', ...).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Pairs per forward pass; None: by device (32 on the CPU, 64 on a GPU)."
+    )
+    device: Device = device_field("the reader (int8 on the CPU)")
+    dtype: Dtype = dtype_field("the reader")
 
     @model_validator(mode="after")
     def _stride(self) -> ReaderRerankConfig:
@@ -113,16 +119,18 @@ class ReaderReranker(PointwiseReranker):
 
     @classmethod
     def from_config(cls, cfg: ReaderRerankConfig, ctx: BuildContext | None) -> ReaderReranker:
-        """The reader is loaded once per (folder, device) and shared through ``ctx.models`` (the offline answerer
-        and the stance classifier read with the same one)."""
-        from ..reader.infer import load_reader, reader_folder
+        """The reader is loaded once per (folder, resolved device and dtype) and shared through ``ctx.models`` (the
+        offline answerer and the stance classifier read with the same one)."""
+        from ..reader.infer import load_reader, reader_folder, reader_placement
 
         folder = reader_folder(cfg.model, "rerank.model")
+        placed = reader_placement(folder, cfg.device, cfg.dtype, batch_size=cfg.batch_size, setting="rerank")
 
         def load() -> Any:
-            return load_reader(folder, device=cfg.device, batch_size=cfg.batch_size)
+            return load_reader(folder, placement=placed)
 
-        reader = load() if ctx is None else ctx.models.get(("reader", str(folder), cfg.device), load)
+        key = ("reader", str(folder), placed.device, placed.dtype)
+        reader = load() if ctx is None else ctx.models.get(key, load)
         return cls(reader, cfg)
 
     def score(self, query: str, articles: Sequence[Article]) -> list[float]:

@@ -13,10 +13,13 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError
 from ..types import Article, Hit, ranked
+
+if TYPE_CHECKING:
+    from ..devices import Placement
 
 V = TypeVar("V")
 
@@ -98,9 +101,10 @@ def not_available(name: str, what: str, exc: BaseException) -> ConfigError:
     )
 
 
-def load_t5(name_or_path: str, device: str, what: str, purpose: str) -> tuple[Any, Any]:
-    """(tokenizer, T5ForConditionalGeneration) from a folder or a hub name (offline: the HF cache); ``what``
-    names the model in a not-available error, ``purpose`` in a missing-extra one."""
+def load_t5(name_or_path: str, placement: Placement, what: str, purpose: str) -> tuple[Any, Any]:
+    """(tokenizer, T5ForConditionalGeneration) from a folder or a hub name (offline: the HF cache), moved to the
+    ``placement``'s device and dtype; ``what`` names the model in a not-available error, ``purpose`` in a
+    missing-extra one."""
     from ..registry import require
 
     transformers = require("transformers", "rerank", purpose)
@@ -112,7 +116,7 @@ def load_t5(name_or_path: str, device: str, what: str, purpose: str) -> tuple[An
     except OSError as exc:
         raise not_available(name_or_path, what, exc) from exc
     model.eval()
-    model.to(device)
+    placement.to(model)
     return tokenizer, model
 
 

@@ -1,7 +1,10 @@
 """LLM query generators: reformulation (CLaC 2025) and decomposition (CLaC 2024).
 
 Both implement :class:`medcite.retrieve.base.QueryGenerator` and return only the new queries; the caller
-adds the original question to the query set. Every call is traced with the topic id and the stage.
+adds the original question to the query set. Every call is traced with the topic id and the stage. A reply that
+fails its format (no numbered line, not a list, an empty keyword query) is asked again once with the prompt
+``format_reminder`` (:mod:`medcite.llm.format_retry`); when that reply fails too, the generator's queries are left
+out and its ``notes`` say so (the run directory records them with the topic's queries).
 The LLM is ``ctx.llm(cfg.llm)``: the default one, or a named entry of ``settings.llms`` (a different
 model per stage, as Dalhousie 2025 ran DeepSeek-R1 for rewrites).
 """
@@ -14,9 +17,11 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from ..llm.base import LLM
+from ..llm.base import LLM, reject
+from ..llm.format_retry import FormReply, complete_in_form, complete_many_in_form
 from ..llm.personas import frame
 from ..llm.prompts import (
+    decomposition_is_list,
     parse_decomposition,
     parse_keyword_rewrite,
     parse_reformulations,
@@ -40,6 +45,11 @@ class _LLMQueryConfig(UsesLLM, QueryGenConfig):
 
     use_narrative: bool = Field(False, description="Show the topic's narrative beside the question.")
     max_tokens: int = Field(256, ge=8, description="Most tokens generated per call.")
+    format_reminder: bool = Field(
+        True, description="medcite's safety net: a reply that cannot be read in the form the prompt asks for (a "
+        "decomposition that is not a list, an empty keyword query) is asked again once with the prompt "
+        "'format_reminder' before it is left out. The papers' presets turn it off (no paper re-asks)."
+    )
 
 
 class ReformulateConfig(_LLMQueryConfig):
@@ -70,6 +80,29 @@ def _question(topic: Topic, use_narrative: bool) -> str:
     return topic.question
 
 
+#: (what was wrong, the form wanted) of each prompt's format reminder
+REFORMULATE_FORM = ('it has no line starting with "1.", "2." or "3."',
+                    'as a numbered list of exactly three lines starting with "1.", "2." and "3."')
+DECOMPOSE_FORMS = {
+    "decompose": ("it is not a list of keyword queries",
+                  'as a JSON list of strings only, for example: ["statin myopathy incidence", '
+                  '"statin muscle pain risk factors"]'),
+    "clac24_decompose": ("it is not a list of keyword queries",
+                         'in the specified format: query: ["<query 1>", "<query 2>", "<query 3>", "<query 4>", '
+                         '"<query 5>"]'),
+}
+KEYWORDS_FORM = ("it holds no keyword query", "as one keyword query on one line")
+STANCE_QUERIES_FORM = ("it lacks a SUPPORT: or a CONTRADICT: line", "in exactly this form:\nSUPPORT: <query>\n"
+                       "CONTRADICT: <query>")
+REWRITE_FORM = ("it holds no rewritten statement", "as the rewritten statement on one line")
+
+
+def _note(notes: list[str], got: FormReply, what: str, problem: str) -> None:
+    note = got.note(what, problem)
+    if note is not None:
+        notes.append(note)
+
+
 class LLMReformulator:
     """CLaC 2025: exactly three reformulations (formal clinical, patient-focused, one aspect).
 
@@ -84,10 +117,12 @@ class LLMReformulator:
     @classmethod
     def from_config(cls, cfg: ReformulateConfig, ctx: BuildContext) -> LLMReformulator:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_reformulate'")
-        return cls(llm, n=cfg.n, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens, prompt=cfg.prompt)
+        return cls(llm, n=cfg.n, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens, prompt=cfg.prompt,
+                   format_reminder=cfg.format_reminder)
 
     def __init__(self, llm: LLM, *, n: int = 3, use_narrative: bool = False, max_tokens: int = 256,
-                 prompt_dir: str | Path | None = None, prompt: str = "reformulate") -> None:
+                 prompt_dir: str | Path | None = None, prompt: str = "reformulate",
+                 format_reminder: bool = True) -> None:
         if not 1 <= n <= 3:
             raise ValueError(f"n={n}: the reformulation prompt asks for three queries; use 1 to 3")
         self.llm = llm
@@ -96,16 +131,25 @@ class LLMReformulator:
         self.max_tokens = max_tokens
         self.prompt_dir = prompt_dir
         self.prompt = prompt
+        self.format_reminder = format_reminder
+        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
 
     def generate(self, topic: Topic) -> list[Query]:
+        self.notes = []
         messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
+        problem, form = REFORMULATE_FORM
         with trace_context(topic_id=topic.id, stage=self.stage):
-            completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+            got = complete_in_form(self.llm, messages, lambda text: bool(parse_reformulations(text, self.n)),
+                                   problem=problem, form=form, max_tokens=self.max_tokens,
+                                   remind=self.format_reminder)
+        _note(self.notes, got, self.name, problem)
+        completion = got.completion
         texts = [t for t in parse_reformulations(completion.text, self.n)
                  if t.casefold() != topic.question.strip().casefold()]
         if not texts:
             log.warning("topic %s: no reformulation other than the question could be read from %r", topic.id,
                         completion.text[:200])
+            reject(self.llm, completion, "no reformulation other than the question could be read")
         return [Query(id=f"{self.stage}-{i}", text=t, stage=self.stage) for i, t in enumerate(texts, 1)]
 
 
@@ -120,10 +164,11 @@ class LLMDecomposer:
     def from_config(cls, cfg: DecomposeConfig, ctx: BuildContext) -> LLMDecomposer:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_decompose'")
         return cls(llm, max_queries=cfg.max_queries, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens,
-                   prompt=cfg.prompt)
+                   prompt=cfg.prompt, format_reminder=cfg.format_reminder)
 
     def __init__(self, llm: LLM, *, max_queries: int = 5, use_narrative: bool = False, max_tokens: int = 256,
-                 prompt_dir: str | Path | None = None, prompt: str = "decompose") -> None:
+                 prompt_dir: str | Path | None = None, prompt: str = "decompose",
+                 format_reminder: bool = True) -> None:
         if max_queries < 1:
             raise ValueError(f"max_queries={max_queries}: ask for at least one sub-query")
         self.llm = llm
@@ -132,14 +177,29 @@ class LLMDecomposer:
         self.max_tokens = max_tokens
         self.prompt_dir = prompt_dir
         self.prompt = prompt
+        self.format_reminder = format_reminder
+        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
 
     def generate(self, topic: Topic) -> list[Query]:
+        self.notes = []
         messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
+        problem, form = DECOMPOSE_FORMS.get(self.prompt, DECOMPOSE_FORMS["decompose"])
         with trace_context(topic_id=topic.id, stage=self.stage):
-            completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+            got = complete_in_form(self.llm, messages, decomposition_is_list, problem=problem, form=form,
+                                   max_tokens=self.max_tokens, remind=self.format_reminder)
+        _note(self.notes, got, self.name, problem)
+        completion = got.completion
         texts = parse_decomposition(completion.text, self.max_queries)
         if not texts:
             log.warning("topic %s: no sub-query could be read from %r", topic.id, completion.text[:200])
+            reject(self.llm, completion, "no sub-query could be read")
+        elif not decomposition_is_list(completion.text):  # not a list (after the format reminder, if sent): left out
+            after = " after a format reminder either" if got.reminded else ""
+            log.warning("topic %s: the decomposition is not a list%s (%r); its sub-queries are left out", topic.id,
+                        after, completion.text[:200])
+            reject(self.llm, completion, f"not a list of sub-queries{after} (left out)")
+            self.notes.append(f"{self.name}: the reply is not a list of sub-queries{after}; left out")
+            texts = []
         return [Query(id=f"{self.stage}-{i}", text=t, stage=self.stage) for i, t in enumerate(texts, 1)]
 
 
@@ -156,21 +216,31 @@ class LLMKeywordRewriter:
     stage = "keyword_rewrite"
     Config = KeywordRewriteConfig
 
-    def __init__(self, llm: LLM, *, use_narrative: bool = False, max_tokens: int = 256) -> None:
+    def __init__(self, llm: LLM, *, use_narrative: bool = False, max_tokens: int = 256,
+                 format_reminder: bool = True) -> None:
         self.llm, self.use_narrative, self.max_tokens = llm, use_narrative, max_tokens
+        self.format_reminder = format_reminder
+        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
 
     @classmethod
     def from_config(cls, cfg: KeywordRewriteConfig, ctx: BuildContext) -> LLMKeywordRewriter:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_keywords'")
-        return cls(llm, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens)
+        return cls(llm, use_narrative=cfg.use_narrative, max_tokens=cfg.max_tokens, format_reminder=cfg.format_reminder)
 
     def generate(self, topic: Topic) -> list[Query]:
+        self.notes = []
         messages = render("keyword_rewrite", question=_question(topic, self.use_narrative))
+        problem, form = KEYWORDS_FORM
         with trace_context(topic_id=topic.id, stage=self.stage):
-            completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+            got = complete_in_form(self.llm, messages, lambda text: bool(parse_keyword_rewrite(text)),
+                                   problem=problem, form=form, max_tokens=self.max_tokens,
+                                   remind=self.format_reminder)
+        _note(self.notes, got, self.name, problem)
+        completion = got.completion
         text = parse_keyword_rewrite(completion.text)
         if not text:
             log.warning("topic %s: no keyword query could be read from %r", topic.id, completion.text[:200])
+            reject(self.llm, completion, "no keyword query could be read")
             return []
         return [Query(f"{self.stage}-1", text, self.stage)]
 
@@ -212,26 +282,38 @@ class LLMStanceQueries:
     Config = StanceQueriesConfig
 
     def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256,
-                 sides: tuple[str, ...] = ("support", "contradict"), prompt: str = "stance_queries") -> None:
+                 sides: tuple[str, ...] = ("support", "contradict"), prompt: str = "stance_queries",
+                 format_reminder: bool = True) -> None:
         self.llm, self.persona, self.max_tokens, self.sides = llm, persona, max_tokens, tuple(sides)
+        self.format_reminder = format_reminder
         self.prompt = prompt
+        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
 
     @classmethod
     def from_config(cls, cfg: StanceQueriesConfig, ctx: BuildContext) -> LLMStanceQueries:
         llm = ctx.llm(cfg.llm, purpose="the query generator 'llm_stance_queries'")
-        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens, sides=tuple(cfg.sides), prompt=cfg.prompt)
+        return cls(llm, persona=cfg.persona, max_tokens=cfg.max_tokens, sides=tuple(cfg.sides), prompt=cfg.prompt,
+                   format_reminder=cfg.format_reminder)
 
     def generate(self, topic: Topic) -> list[Query]:
+        self.notes = []
         if self.prompt == "stance_rewrites":
             return self._rewrites(topic)
         messages = render("stance_queries", sentence=topic.question, persona=PERSONAS[self.persona])
         if self.persona == "emotionprompt":
             messages = frame(messages, "emotionprompt")
+        problem, form = STANCE_QUERIES_FORM
         with trace_context(topic_id=topic.id, stage="stance_queries"):
-            completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+            got = complete_in_form(self.llm, messages,
+                                   lambda text: set(self.sides) <= set(parse_stance_queries(text)),
+                                   problem=problem, form=form, max_tokens=self.max_tokens,
+                                   remind=self.format_reminder)
+        _note(self.notes, got, self.name, problem)
+        completion = got.completion
         sides = parse_stance_queries(completion.text)
         if not sides:
             log.warning("topic %s: no support/contradict query could be read from %r", topic.id, completion.text[:200])
+            reject(self.llm, completion, "no support/contradict query could be read")
         return [Query(f"{side}-1", text, side) for side, text in sides.items() if side in self.sides]
 
     def _rewrites(self, topic: Topic) -> list[Query]:
@@ -247,13 +329,18 @@ class LLMStanceQueries:
                 messages = [{**m, "content": f"{PERSONAS[self.persona]} {m['content']}"} if m["role"] == "system"
                             else m for m in messages]
             chats.append(messages)
+        problem, form = REWRITE_FORM
         with trace_context(topic_id=topic.id, stage="stance_rewrites"):
-            completions = self.llm.complete_many(chats, max_tokens=self.max_tokens)
+            got = complete_many_in_form(self.llm, chats, lambda text: bool(parse_rewrite(text)), problem=problem,
+                                        form=form, max_tokens=self.max_tokens, remind=self.format_reminder)
         out = []
-        for side, completion in zip(self.sides, completions, strict=True):
+        for side, reply in zip(self.sides, got, strict=True):
+            _note(self.notes, reply, f"{self.name} ({side})", problem)
+            completion = reply.completion
             text = parse_rewrite(completion.text)
             if text:
                 out.append(Query(f"{side}-1", text, side))
             else:
                 log.warning("topic %s: no %s rewrite could be read from %r", topic.id, side, completion.text[:200])
+                reject(self.llm, completion, f"no {side} rewrite could be read")
         return out

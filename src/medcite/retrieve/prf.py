@@ -75,6 +75,10 @@ class PRFConfig(RetrieverConfig):
         "BM25 searches the cleaned keyword query instead of the weighted expansion."
     )
     llm: str | None = Field(None, description="LLM of the clean-up, an entry of `llms` (None: the default `llm`).")
+    format_reminder: bool = Field(
+        True, description="medcite's safety net: a clean-up reply with no keyword query is asked again once with the "
+        "prompt 'format_reminder' before the expansion is searched as it is. Dalhousie's presets turn it off."
+    )
 
     def llm_names(self) -> set[str | None]:
         return {self.llm} if self.clean else set()
@@ -110,7 +114,8 @@ class PRFRetriever:
         )
         cleaner = None
         if cfg.clean:
-            cleaner = llm_cleaner(ctx.llm(cfg.llm, purpose=f"the clean-up of the {cfg.backend!r} expansion"))
+            cleaner = llm_cleaner(ctx.llm(cfg.llm, purpose=f"the clean-up of the {cfg.backend!r} expansion"),
+                                  cfg.format_reminder)
         return cls(sparse, ctx.store, expander, cfg.fb_docs, cfg.resolution, name=cfg.backend, cleaner=cleaner)
 
     def __init__(
@@ -152,9 +157,12 @@ class PRFRetriever:
         return [self.search(q, k) for q in queries]
 
 
-def llm_cleaner(llm: LLM) -> Callable[[str, WeightedQuery], str]:
+def llm_cleaner(llm: LLM, format_reminder: bool = True) -> Callable[[str, WeightedQuery], str]:
     """The LLM clean-up of an expanded query (``clean``): the query and its expansion terms, heaviest first, in
-    prompt ``rocchio_clean``; the answer's first line is the cleaned query ('' when none is readable)."""
+    prompt ``rocchio_clean``; the answer's first line is the cleaned query ('' when none is readable, after one
+    format reminder when ``format_reminder``: :mod:`medcite.llm.format_retry`)."""
+    from ..llm.base import reject
+    from ..llm.format_retry import complete_in_form
     from ..llm.prompts import parse_keyword_rewrite, render
     from ..llm.trace import trace_context
 
@@ -164,13 +172,18 @@ def llm_cleaner(llm: LLM) -> Callable[[str, WeightedQuery], str]:
         terms = [w for w, v in weighted.weights.items() if v > 0]
         try:
             with trace_context(stage="rocchio_clean"):
-                text = llm.complete(render("rocchio_clean", query=query, expansion=", ".join(terms))).text
+                reply = complete_in_form(llm, render("rocchio_clean", query=query, expansion=", ".join(terms)),
+                                         lambda text: bool(parse_keyword_rewrite(text)),
+                                         problem="it holds no keyword query",
+                                         form="as the cleaned keyword query on one line",
+                                         remind=format_reminder).completion
         except LLMError as exc:  # the server keeps failing: search the expansion as it is, as without an LLM
             log.warning("the Rocchio clean-up failed (%s): the expanded query is searched", exc.message)
             return ""
-        cleaned = parse_keyword_rewrite(text)
+        cleaned = parse_keyword_rewrite(reply.text)
         if not cleaned:
-            log.warning("no cleaned query could be read from %r: the expanded query is searched", text[:200])
+            log.warning("no cleaned query could be read from %r: the expanded query is searched", reply.text[:200])
+            reject(llm, reply, "no cleaned query could be read")
         return cleaned
 
     return clean

@@ -29,7 +29,7 @@ from ..evaluate.nuggets import NuggetCounts, NuggetReport, match, nugget_report
 from ..evidence.sentences import split_spans
 from ..index.dense.encoders import l2_normalize
 from ..io import open_maybe_gz, read_jsonl
-from ..llm.base import llm_enabled
+from ..llm.base import llm_enabled, reject
 from ..llm.prompts import parse_sentence_labels, render
 from ..llm.trace import trace_context
 from ..types import Answer, Article, Topic
@@ -109,11 +109,15 @@ def judge_config(name: str, settings: Settings) -> BackendConfig:
     if backend == "llm":
         return registry.validate_config("stance", {"backend": "llm", "prompt": "bioace_citation",
                                                    **({"llm": model} if sep else {})})
+    # a judge named here keeps where the settings run the stance stage (--set stance.device=..., dtype, batch size)
     if name in registry.names("stance"):
-        return settings.stance if settings.stance.backend == name else registry.validate_config("stance", name)
+        return settings.stance if settings.stance.backend == name else registry.validate_config(
+            "stance", registry.runtime_kept("stance", name, settings.stance))
     if sep and backend in registry.names("stance"):
-        return registry.validate_config("stance", {"backend": backend, "model": model})
-    return registry.validate_config("stance", {"backend": "classifier", "model": name})
+        return registry.validate_config("stance", registry.runtime_kept(
+            "stance", {"backend": backend, "model": model}, settings.stance))
+    return registry.validate_config("stance", registry.runtime_kept(
+        "stance", {"backend": "classifier", "model": name}, settings.stance))
 
 
 def judge_citations(answers: Sequence[Answer], articles: Mapping[str, Mapping[str, Article]],
@@ -172,4 +176,7 @@ def completeness_scores(answers: Sequence[Answer], topics: Mapping[str, Topic], 
     labels: dict[str, list[str | None]] = {a.topic_id: [] for a in answers}
     for a, reply in zip(judged, replies, strict=True):
         labels[a.topic_id] = parse_sentence_labels(reply.text, len(a.sentences), LABELS)
+        if None in labels[a.topic_id]:  # a sentence left unjudged: no line, or a label outside LABELS
+            reject(llm, reply, f"{labels[a.topic_id].count(None)} of {len(a.sentences)} sentences got no label "
+                               f"among {', '.join(LABELS)}")
     return completeness_report(labels)

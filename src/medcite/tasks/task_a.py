@@ -21,7 +21,7 @@ from pydantic import Field
 from ..errors import ConfigError
 from ..io import JSONObject, write_json
 from ..retrieve.fusion import rrf
-from ..rundir import RunWriter
+from ..rundir import RunWriter, query_json
 from ..types import Answer, AnswerSentence, Article, Evidence, Stance, Topic
 from .base import Family, RunContext, TaskConfig, TaskResult
 from .biogen_a import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
@@ -95,6 +95,7 @@ class TaskA:
                     found = grounder.ground([s.text for s in item.sentences], question=item.question,
                                             exclude=[s.existing for s in item.sentences], topic_id=item.qa_id)
                 self._write_item(writer, item, found)
+            writer.write_summary()
         results = self.results(out)
         submission = out / self.submission_name
         write_task_a(submission, items, results, team_id=self.team_id, run_id=self.run_id or out.name,
@@ -124,8 +125,7 @@ class TaskA:
                     indices.append(len(evidence))
                     stances.append((pmid, label))
             sentences.append(AnswerSentence(source.text, tuple(cites), tuple(indices), tuple(stances)))
-        queries = [{"id": f"s{i}-{q.id}", "text": q.text, "stage": q.stage}
-                   for i, g in enumerate(found) for q in g.queries]
+        queries = [{**query_json(q), "id": f"s{i}-{q.id}"} for i, g in enumerate(found) for q in g.queries]
         rankings = {"retrieval": rrf([g.candidates for g in found])} if found else {}
         record = {"grounding": [
             {"sentence": i, "text": g.text, "existing": list(s.existing), "supported": g.supported,

@@ -116,6 +116,7 @@ class TrainOptions:
     max_dev: int | None = None
     seed: int = 13
     threads: int | None = None
+    device: str = "auto"
 
     def check(self) -> None:
         if self.epochs < 1 or self.batch_size < 1 or self.max_length < 8:
@@ -147,6 +148,18 @@ def seed_everything(seed: int, threads: int | None = None) -> None:
         torch.set_num_threads(threads)
 
 
+def train_device(device: str) -> str:
+    """The torch device a training run uses (:mod:`medcite.devices`): ``auto`` is CUDA, then MPS, else the CPU; an
+    explicit device this machine lacks is a ConfigError with the fix. Training stays in float32."""
+    from ..devices import place
+
+    try:
+        return place("train", device, "float32").device
+    except ConfigError as exc:
+        raise ConfigError(exc.message, hint="--device auto (the best device here) or --device cpu; or install a "
+                          "CUDA build of torch (https://pytorch.org/get-started/locally/)") from None
+
+
 def base_model_dir(base: str) -> str:
     """``minilm`` (the packaged all-MiniLM-L6-v2, offline) or a local folder / hub name as given."""
     if base.strip().lower() in PACKAGED:
@@ -161,15 +174,35 @@ def base_model_dir(base: str) -> str:
     return str(path) if path.exists() else base
 
 
-def dense_miner(name: str | None, default: SentenceModel | None = None) -> SentenceModel:
+def hub_folder(name: str, what: str) -> str:
+    """The local folder of the Hugging Face model ``name``: fetched when the hub is reachable, else found in the
+    Hugging Face cache; a ConfigError (:func:`medcite.rerank.scoring.not_available`) when neither has it. Only
+    what the model loads from is fetched: configs, tokenizer files and the safetensors weights (the ``.bin``
+    ones where the repository has no safetensors), never its ONNX or OpenVINO copies."""
+    from huggingface_hub import snapshot_download
+
+    from ..rerank.scoring import not_available
+
+    light = ["*.json", "*.txt", "*.model"]
+    try:
+        folder = Path(snapshot_download(name, allow_patterns=[*light, "*.safetensors"]))
+        if not any(folder.glob("*.safetensors")):
+            folder = Path(snapshot_download(name, allow_patterns=[*light, "*.bin"], ignore_patterns=["*/*.bin"]))
+    except Exception as exc:  # noqa: BLE001 - the hub library's errors (offline, unknown repo, HTTP) are all "not here"
+        raise not_available(name, what, exc) from exc
+    return str(folder)
+
+
+def dense_miner(name: str | None, default: SentenceModel | None = None, device: str = "cpu") -> SentenceModel:
     """The SentenceTransformer that mines dense hard negatives: ``name`` (``minilm`` or a folder), else
-    ``default``, else the packaged MiniLM."""
+    ``default``, else the packaged MiniLM (loaded on ``device``, a resolved one)."""
     if name is None and default is not None:
         return default
     from ..registry import require
 
     st = require("sentence_transformers", "train", "mining dense hard negatives")
-    model: SentenceModel = st.SentenceTransformer(base_model_dir(name or "minilm"), device="cpu", local_files_only=True)
+    model: SentenceModel = st.SentenceTransformer(base_model_dir(name or "minilm"), device=device,
+                                                  local_files_only=True)
     return model
 
 
@@ -226,7 +259,8 @@ class LossLog:
 def trainer_arguments(cls: Callable[..., T], opts: TrainOptions, steps: int, output_dir: str, **extra: object) -> T:
     """sentence-transformers training arguments for medcite's recipe: AdamW (weight decay 0.01), linear
     warm-up over ``opts.warmup`` of ``steps`` then linear decay, gradient clipping at 1.0, seeded, the
-    loss logged every step (for :class:`LossLog`), no checkpoints, no reporting integrations, CPU."""
+    loss logged every step (for :class:`LossLog`), no checkpoints, no reporting integrations, on the CPU unless
+    ``opts.device`` resolves to a GPU (the Trainer then takes the first CUDA device, or MPS)."""
     return cls(
         output_dir=output_dir,
         per_device_train_batch_size=opts.batch_size,
@@ -244,7 +278,7 @@ def trainer_arguments(cls: Callable[..., T], opts: TrainOptions, steps: int, out
         eval_strategy="no",
         report_to="none",
         disable_tqdm=True,
-        use_cpu=True,
+        use_cpu=train_device(opts.device) == "cpu",
         dataloader_num_workers=0,
         **extra,
     )

@@ -29,6 +29,7 @@ not keep it:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import tempfile
@@ -58,6 +59,7 @@ from .common import (
     require_questions,
     run_trainer,
     seed_everything,
+    train_device,
     trainer_arguments,
     without_model_card,
     write_report,
@@ -231,6 +233,7 @@ def train_encoder(
     st = require("sentence_transformers", "train", "training a bi-encoder")
     opts = opts or TrainOptions(lr=3e-5, batch_size=32, negatives=1)
     opts.check()
+    opts = dataclasses.replace(opts, device=train_device(opts.device))  # the report names the device used
     if opts.batch_size < 2:
         raise InputError("in-batch negatives need --batch-size of at least 2")
     out = out_folder(out)
@@ -238,12 +241,12 @@ def train_encoder(
     seed_everything(opts.seed, opts.threads)
     split, groups = training_split(read_bioasq(data), opts.dev_fraction, opts.seed)
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
-    model = st.SentenceTransformer(base_model_dir(base), device="cpu", local_files_only=True)
+    model = st.SentenceTransformer(base_model_dir(base), device=opts.device, local_files_only=True)
     model.max_seq_length = opts.max_length
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
         require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-bi-bioasq")
         if opts.negatives_from == "dense":
-            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model),
+            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model, device=opts.device),
                                          negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
         else:
             mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
@@ -261,7 +264,7 @@ def train_encoder(
     losses = train_bi_encoder(model, examples, opts)
     train_seconds = time.perf_counter() - t0
     model.save(str(out))
-    trained = st.SentenceTransformer(str(out), device="cpu", local_files_only=True)
+    trained = st.SentenceTransformer(str(out), device=opts.device, local_files_only=True)
     map_after = rerank_map(EmbeddingReranker(_STEncoder(trained), top_n=opts.eval_depth), pools)
     report: dict[str, object] = {
         "kind": "bi-encoder",

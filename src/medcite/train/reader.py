@@ -23,7 +23,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +58,7 @@ class ReaderTrainOptions:
     max_examples: dict[str, int] = field(default_factory=dict)  # per head and epoch (a seeded sample)
     seed: int = 13
     threads: int | None = None
-    device: str = "cpu"
+    device: str = "auto"  # resolved by train_reader (medcite.devices): CUDA, then MPS, else the CPU
     data: DataOptions = field(default_factory=DataOptions)
 
     def check(self) -> None:
@@ -256,11 +256,12 @@ def train_reader(out: str | Path, *, bioasq: str | Path | None, pubmedqa: str | 
     """Train a reader on the given data files and write it, with ``training.json``, to ``out`` (resuming from
     ``checkpoint``, default ``out/checkpoint.pt``, when it holds a run of the same options)."""
     from ..reader.model import save_reader
-    from .common import seed_everything, write_report
+    from .common import seed_everything, train_device, write_report
     from .reader_eval import calibrate, measure_all, valid_measures
 
     opts = opts or ReaderTrainOptions()
     opts.check()
+    opts = replace(opts, device=train_device(opts.device))  # the report and the checkpoint name the device used
     needs = {"relevance": bioasq, "span": bioasq, "yesno": bioasq or pubmedqa, "stance": healthver}
     missing = [h for h in opts.heads if needs[h] is None]
     if missing:

@@ -15,6 +15,7 @@ need no batching rule: a cross-encoder scores each pair alone). Only the evaluat
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import tempfile
@@ -36,12 +37,14 @@ from .common import (
     TrainOptions,
     base_model_dir,
     dense_miner,
+    hub_folder,
     library_versions,
     out_folder,
     require_pairs,
     require_questions,
     run_trainer,
     seed_everything,
+    train_device,
     trainer_arguments,
     without_model_card,
     write_report,
@@ -71,6 +74,8 @@ def prepare_base(base: str, folder: Path, seed: int) -> str:
     """
     transformers = require("transformers", "train", "training a reranker")
     src = base_model_dir(base)
+    if not Path(src).exists():  # a hub name: fetched (or found in the cache), as CrossEncoder then loads it offline
+        src = hub_folder(base, "base")
     try:
         config = transformers.AutoConfig.from_pretrained(src)
     except OSError as exc:
@@ -118,6 +123,58 @@ def cross_encoder_trainer(model: Any, pairs: Sequence[Pair], opts: TrainOptions,
     return trainer(model=model, args=args, train_dataset=pairs_dataset(pairs), loss=BinaryCrossEntropyLoss(model))
 
 
+def measure_pairs_per_second(model: Any, pairs: Sequence[Pair], opts: TrainOptions, batches: int = 3) -> float:
+    """Training pairs per second of the sentence-transformers ``CrossEncoder`` ``model`` here: ``batches`` whole
+    training steps (tokenising, forward, backward, an AdamW step) over ``pairs`` after one warm-up step, taken on a
+    copy of the network, so the model itself is left exactly as it was."""
+    import copy
+
+    import torch
+
+    net = copy.deepcopy(model.model)
+    tokenizer = model.tokenizer
+    device = next(net.parameters()).device
+    size = opts.batch_size
+    chunks = [pairs[i: i + size] for i in range(0, min(len(pairs), size * (batches + 1)), size)]
+    loss = torch.nn.BCEWithLogitsLoss()
+    optimizer = torch.optim.AdamW(net.parameters(), lr=opts.lr, weight_decay=0.01)
+    seconds, counted = 0.0, 0
+    net.train()
+    for i, chunk in enumerate(chunks):
+        t0 = time.perf_counter()
+        batch = tokenizer([p.question for p in chunk], [p.text for p in chunk], truncation=True,
+                          max_length=opts.max_length, padding=True, return_tensors="pt").to(device)
+        logits = net(**batch).logits.view(-1)
+        loss(logits, torch.tensor([p.label for p in chunk], device=device, dtype=logits.dtype)).backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if i or len(chunks) == 1:  # the first step warms up (allocations, optimiser state), unless it is the only one
+            seconds += time.perf_counter() - t0
+            counted += len(chunk)
+    del net, optimizer
+    return counted / seconds if seconds > 0 else float("inf")
+
+
+def announce_training(pairs: int, epochs: int, per_second: float, device: str) -> float:
+    """Say, before training starts, how long it will take (pairs x epochs at the measured rate); returns the
+    estimate in seconds. A WARNING when it is a minute or more (shown at the CLI's default level), else INFO."""
+    seconds = pairs * epochs / per_second if per_second > 0 else 0.0
+    level = logging.WARNING if seconds >= 60 else logging.INFO
+    log.log(level, "training the cross-encoder: %s pairs x %d epoch(s) at %.1f pairs/s (measured here on a few "
+            "batches, %s) = about %s (an estimate; the held-back evaluation before and after adds to it)",
+            f"{pairs:,}", epochs, per_second, device, _duration(seconds))
+    return seconds
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def train_cross_encoder(model: object, pairs: Sequence[Pair], opts: TrainOptions) -> LossLog:
     """Train ``model`` in place on ``pairs`` (see :func:`cross_encoder_trainer`), with progress and ETA."""
     with tempfile.TemporaryDirectory(prefix="medcite-train-") as tmp:
@@ -137,6 +194,7 @@ def train_reranker(
     st = require("sentence_transformers", "train", "training a reranker")
     opts = opts or TrainOptions()
     opts.check()
+    opts = dataclasses.replace(opts, device=train_device(opts.device))  # the report names the device used
     out = out_folder(out)
     started = time.perf_counter()
     seed_everything(opts.seed, opts.threads)
@@ -146,7 +204,7 @@ def train_reranker(
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
         require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-ce-bioasq")
         if opts.negatives_from == "dense":
-            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner),
+            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, device=opts.device),
                                          negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
         else:
             mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
@@ -162,8 +220,11 @@ def train_reranker(
     map_bm25 = rerank_map(None, pools)
     with tempfile.TemporaryDirectory(prefix="medcite-base-") as tmp:
         base_dir = prepare_base(base, Path(tmp), opts.seed)
-        model = st.CrossEncoder(base_dir, max_length=opts.max_length, device="cpu", local_files_only=True)
-        before = CrossEncoderReranker(base_dir, batch_size=32, top_n=opts.eval_depth, loaded=model)
+        model = st.CrossEncoder(base_dir, max_length=opts.max_length, device=opts.device, local_files_only=True)
+        per_second = measure_pairs_per_second(model, pairs, opts)
+        estimate = announce_training(len(pairs), opts.epochs, per_second, opts.device)
+        before = CrossEncoderReranker(base_dir, batch_size=32, top_n=opts.eval_depth, device=opts.device,
+                                      loaded=model)
         t0 = time.perf_counter()
         map_before = rerank_map(before, pools)
         eval_seconds = time.perf_counter() - t0
@@ -173,7 +234,8 @@ def train_reranker(
         train_seconds = time.perf_counter() - t0
     model.model.save_pretrained(out)
     model.tokenizer.save_pretrained(out)
-    after = CrossEncoderReranker(str(out), batch_size=32, max_length=opts.max_length, top_n=opts.eval_depth)
+    after = CrossEncoderReranker(str(out), batch_size=32, max_length=opts.max_length, top_n=opts.eval_depth,
+                                 device=opts.device)
     map_after = rerank_map(after, pools)
     report: dict[str, object] = {
         "kind": "cross-encoder",
@@ -195,7 +257,8 @@ def train_reranker(
             "eval": f"BM25 top {opts.eval_depth} reranked, MAP@10 with denominator min(|gold in store|, 10)",
         },
         "seconds": {"train": round(train_seconds, 1), "eval_once": round(eval_seconds, 1),
-                    "total": round(time.perf_counter() - started, 1)},
+                    "total": round(time.perf_counter() - started, 1), "train_estimate": round(estimate, 1),
+                    "pairs_per_second_measured": round(per_second, 2)},
     }
     write_report(out, report)
     log.info("MAP@10 on %d dev questions: BM25 %.4f, before %.4f, after %.4f",

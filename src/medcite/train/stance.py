@@ -24,7 +24,7 @@ import math
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -32,7 +32,16 @@ import numpy as np
 
 from ..errors import ConfigError, InputError
 from ..registry import require
-from .common import PACKAGED, Classifier, Scaler, base_model_dir, out_folder, seed_everything, write_report
+from .common import (
+    PACKAGED,
+    Classifier,
+    Scaler,
+    base_model_dir,
+    out_folder,
+    seed_everything,
+    train_device,
+    write_report,
+)
 from .stance_data import (
     LABELS,
     StancePair,
@@ -81,6 +90,7 @@ class StanceTrainOptions:
     lr: float = 3e-5
     warmup: float = 0.1
     threads: int | None = None
+    device: str = "auto"
 
     def check(self) -> None:
         if self.epochs < 0:
@@ -184,9 +194,9 @@ def train_probe(base_dir: str, train: Sequence[StancePair], held: Sequence[Stanc
     transformers = require("transformers", "train", "training the stance classifier")
     require("sklearn", "train", "training the stance head")
     tokenizer = transformers.AutoTokenizer.from_pretrained(base_dir)
-    encoder = transformers.AutoModel.from_pretrained(base_dir).eval()
+    encoder = transformers.AutoModel.from_pretrained(base_dir).eval().to(opts.device)
     spec = FeatureSpec(opts.max_length, tuple(opts.layers), tuple(opts.parts))
-    featurize = Featurizer(tokenizer, encoder, spec, progress="stance features")
+    featurize = Featurizer(tokenizer, encoder, spec, device=opts.device, progress="stance features")
     pairs = training_pairs(train, opts)
     t0 = time.perf_counter()
     x = featurize([p.claim for p in pairs], [p.evidence for p in pairs])
@@ -197,7 +207,7 @@ def train_probe(base_dir: str, train: Sequence[StancePair], held: Sequence[Stanc
     scaler, clf, c, cv = fit_head(x, y, [p.claim for p in pairs], opts)
     predicted = clf.predict(scaler.transform(x_held)).tolist()
     if not packaged:
-        encoder.save_pretrained(out)
+        encoder.cpu().save_pretrained(out)
         tokenizer.save_pretrained(out)
     _head(spec, scaler, clf, {"c": c, "trained_pairs": len(pairs)}, "minilm" if packaged else None).save(out)
     return {"recipe": "linear head on frozen encoder features (epochs=0)", "c": c, "cv_macro_f1_by_c": cv,
@@ -216,7 +226,7 @@ def train_finetune(base_dir: str, train: Sequence[StancePair], held: Sequence[St
     from ..attribute.classifier import SequenceClassifierModel
     from .common import TrainOptions, run_trainer, trainer_arguments, without_model_card
 
-    model = st.CrossEncoder(base_dir, num_labels=len(LABELS), max_length=opts.max_length, device="cpu")
+    model = st.CrossEncoder(base_dir, num_labels=len(LABELS), max_length=opts.max_length, device=opts.device)
     config = model.model.config
     config.id2label = dict(enumerate(LABELS))
     config.label2id = {name: i for i, name in enumerate(LABELS)}
@@ -225,14 +235,14 @@ def train_finetune(base_dir: str, train: Sequence[StancePair], held: Sequence[St
     data = Dataset.from_dict({"evidence": [p.evidence for p in pairs], "claim": [p.claim for p in pairs],
                               "label": [p.label for p in pairs]})
     loop = TrainOptions(epochs=opts.epochs, batch_size=opts.batch_size, lr=opts.lr, warmup=opts.warmup,
-                        max_length=opts.max_length, seed=opts.seed, threads=opts.threads)
+                        max_length=opts.max_length, seed=opts.seed, threads=opts.threads, device=opts.device)
     steps = math.ceil(len(pairs) / opts.batch_size) * opts.epochs
     with tempfile.TemporaryDirectory(prefix="medcite-train-stance-") as tmp:
         args = trainer_arguments(CrossEncoderTrainingArguments, loop, steps, tmp, num_train_epochs=opts.epochs)
         trainer = without_model_card(CrossEncoderTrainer)(model=model, args=args, train_dataset=data,
                                                           loss=CrossEntropyLoss(model))
         losses = run_trainer(trainer)
-    scorer = SequenceClassifierModel(model.tokenizer, model.model, [0, 1, 2])
+    scorer = SequenceClassifierModel(model.tokenizer, model.model, [0, 1, 2], device=opts.device)
     probs = scorer.probabilities([p.claim for p in held], [p.evidence for p in held], max_length=opts.max_length,
                                  batch_size=32)
     model.model.save_pretrained(out)
@@ -247,6 +257,7 @@ def train_stance(data: str | Path, out: str | Path, *, base: str = "minilm",
     """Train a stance classifier on a HealthVer-style CSV and write it, with ``training.json``, to ``out``."""
     opts = opts or StanceTrainOptions()
     opts.check()
+    opts = replace(opts, device=train_device(opts.device))  # the report names the device used
     pairs = read_stance_csv(data)
     train, held = split_by_claim(pairs, opts.dev_fraction, opts.seed)
     if not train or not held:

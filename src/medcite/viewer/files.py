@@ -124,7 +124,7 @@ ROW_TYPES: dict[str, dict[str, Spec]] = {
                                      "score": _F, "rank": _I, "kind": _S, "branches": [_S]}]},
     "articles.jsonl": {"pmid": _S, "title": _S, "abstract": _S, "journal": _S, "year": _I, "retracted": _B,
                        "doi": _S, "publication_types": [_S]},
-    "queries.jsonl": {"queries": [{"id": _S, "text": _S, "stage": _S}]},
+    "queries.jsonl": {"queries": [{"id": _S, "text": _S, "stage": _S, "stages": [_S]}], "notes": [_S]},
     "verification.jsonl": {
         "citations": {"checks": [{"sentence": _I, "pmid": _S, "stance": _S, "kept": _B, "reason": _S}]},
         "grounding": [{"verdicts": {"*": {"stance": _S}}}],

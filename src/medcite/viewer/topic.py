@@ -79,6 +79,7 @@ class CallView:
     messages: list[tuple[str, str]]
     params: str
     output: str
+    rejected: str = ""  # why medcite did not use the reply (a ``rejected`` trace line naming this call's key)
 
 
 @dataclass(slots=True)
@@ -96,7 +97,7 @@ class TopicView:
     words: int
     sentences: list[SentenceView]
     dropped: list[tuple[str, str, str]]
-    queries: list[tuple[str, str, str]]
+    queries: list[tuple[str, str, str]]  # (id, text, its stages joined by " + ")
     evidence: list[EvidenceRow]
     articles: list[ArticleView]
     missing_articles: list[str]
@@ -108,6 +109,7 @@ class TopicView:
     prev_id: str | None = None
     next_id: str | None = None
     citations: int = field(default=0)
+    query_notes: list[str] = field(default_factory=list)  # a generator left out, a branch that searched the question
 
 
 def pubmed_url(pmid: str) -> str | None:
@@ -153,10 +155,12 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     evidence = [_evidence_row(e, articles_raw, cited_in, rankings) for e in ev_rows]
     articles = [_article_view(pmid, a, ev_rows, stances) for pmid, a in articles_raw.items()]
     cited = {c.pmid for s in sentences for c in s.chips}
-    trace = [_call_view(n, as_dict(c)) for n, c in enumerate(run.rows("trace.jsonl", topic_id), start=1)]
+    trace = _calls([as_dict(c) for c in run.rows("trace.jsonl", topic_id)])
     timings = {k: v for k, raw in as_dict(run.last("timings.jsonl", topic_id)).items()
                if k != "topic_id" and (v := as_float(raw)) is not None}
     validation = run.validation
+    query_row = as_dict(run.last("queries.jsonl", topic_id))
+    queries = as_list(query_row.get("queries"))
     return TopicView(
         id=topic_id,
         question=as_str(topic.get("question") or ans.get("question")),
@@ -172,8 +176,7 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         sentences=sentences,
         dropped=[(as_str(d.get("what")), as_str(d.get("text")), as_str(d.get("reason")))
                  for d in (as_dict(x) for x in as_list(ans.get("dropped")))],
-        queries=[(as_str(q.get("id")), as_str(q.get("text")), as_str(q.get("stage")))
-                 for q in (as_dict(x) for x in as_list(as_dict(run.last("queries.jsonl", topic_id)).get("queries")))],
+        queries=[(as_str(q.get("id")), as_str(q.get("text")), _stages(q)) for q in (as_dict(x) for x in queries)],
         evidence=evidence,
         articles=articles,
         missing_articles=sorted(cited - set(articles_raw)),
@@ -185,7 +188,15 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         prev_id=ids[pos - 1] if pos > 0 else None,
         next_id=ids[pos + 1] if pos + 1 < len(ids) else None,
         citations=sum(len(s.chips) for s in sentences),
+        query_notes=[as_str(n) for n in as_list(query_row.get("notes"))],
     )
+
+
+def _stages(q: dict[str, object]) -> str:
+    """A query's stages as the page shows them: ``original + keyword_rewrite`` for a query two stages produced (a
+    row of an older run names its one ``stage``)."""
+    stages = [as_str(s) for s in as_list(q.get("stages"))] or [as_str(q.get("stage"))]
+    return " + ".join(dict.fromkeys(s for s in stages if s))
 
 
 def _evidence_row(e: dict[str, object], articles: dict[str, dict[str, object]], cited_in: dict[int, list[int]],
@@ -280,6 +291,26 @@ def _article_view(pmid: str, a: dict[str, object], ev_rows: list[dict[str, objec
         stances=stances.get(pmid, []),
         evidence=mine,
     )
+
+
+def _calls(rows: list[dict[str, object]]) -> list[CallView]:
+    """The calls of a topic's trace lines; a ``rejected`` line is no call: its reason goes to the latest call
+    before it with the same key."""
+    calls: list[CallView] = []
+    keys: list[str] = []
+    for row in rows:
+        if row.get("event") == "rejected":
+            key = as_str(row.get("key"))
+            for call, k in zip(reversed(calls), reversed(keys), strict=True):
+                if k == key:
+                    call.rejected = as_str(row.get("reason")) or "rejected"
+                    break
+            continue
+        if row.get("event") is not None:  # a kind of line this viewer does not know
+            continue
+        calls.append(_call_view(len(calls) + 1, row))
+        keys.append(as_str(row.get("key")))
+    return calls
 
 
 def _call_view(n: int, c: dict[str, object]) -> CallView:

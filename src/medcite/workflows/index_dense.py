@@ -27,24 +27,44 @@ def dense_settings(
     name: str, preset: str, overrides: Sequence[str], encoder: str | None, query_encoder: str | None,
     index_type: str | None = None, chunk_size: int | None = None, batch_size: int | None = None,
 ) -> FaissConfig:
-    """The FAISS settings of index ``name`` with the command's encoder and layout options applied."""
+    """The FAISS settings of index ``name`` with the command's encoder and layout options applied.
+
+    The options merge into the settings they name, after the user's ``--set`` values: ``--encoder`` /
+    ``--query-encoder`` replace the encoder's model (and backend) but keep where and how it runs (``--set
+    indexes.NAME.encoder.device=cuda``, its dtype and batch size) and any other field the user set on it;
+    ``--batch-size``, ``--index-type`` and ``--chunk-size`` set one field each and leave the rest.
+    """
+    from ..config import replacing
     from ..index.dense.faiss_backend import FaissConfig
 
     extra: list[str] = []
+    named: object = None
     if query_encoder is not None:
-        pair = {"backend": "hf-asymmetric", "model": encoder or "ncbi/MedCPT-Article-Encoder",
-                "query_model": query_encoder}
-        extra.append(f"indexes.{name}.encoder={json.dumps(pair)}")
+        named = {"backend": "hf-asymmetric", "model": encoder or "ncbi/MedCPT-Article-Encoder",
+                 "query_model": query_encoder}
     elif encoder is not None:
-        extra.append(f"indexes.{name}.encoder={encoder}")
+        named = _encoder_value(encoder)
+    if named is not None:
+        extra += replacing(preset, overrides, f"indexes.{name}.encoder", named)
     for field, value in (("index_type", index_type), ("chunk_size", chunk_size), ("encoder.batch_size", batch_size)):
         if value is not None:
-            extra.append(f"indexes.{name}.{field}={value}")
+            extra.append(f"indexes.{name}.{field}={json.dumps(value)}")
     settings = load_settings(preset, [*overrides, *extra]).indexes.get(name)
     if not isinstance(settings, FaissConfig):
         raise ConfigError(f"the settings have no FAISS index named {name!r}",
                           hint="use --index dense, or define it: --set indexes.NAME.backend=faiss")
     return settings
+
+
+def _encoder_value(text: str) -> object:
+    """``--encoder``'s value: a JSON object (a full encoder config) or a shorthand / model name or folder."""
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--encoder {text[:80]!r} is not a valid JSON object ({exc.msg})",
+                              hint='e.g. --encoder \'{"backend": "sentence-transformers", "model": "DIR"}\'') from None
+    return text
 
 
 def build_dense(settings: FaissConfig, store: Path | None, out: Path | None, *,

@@ -52,10 +52,13 @@ def classify_pairs(settings: Settings, model: str, pairs: list[tuple[str | None,
     when it is that backend), else a classifier model (folder, ``models:NAME`` or a Hugging Face name)."""
     from ..pipeline import Context
 
+    # a model named here keeps where the settings run the stance stage (--set stance.device=..., dtype, batch size)
     if model in registry.names("stance"):
-        cfg = settings.stance if settings.stance.backend == model else registry.validate_config("stance", model)
+        cfg = settings.stance if settings.stance.backend == model else registry.validate_config(
+            "stance", registry.runtime_kept("stance", model, settings.stance))
     else:
-        cfg = registry.validate_config("stance", {"backend": "classifier", "model": model})
+        cfg = registry.validate_config("stance", registry.runtime_kept(
+            "stance", {"backend": "classifier", "model": model}, settings.stance))
     with Context(settings) as ctx:
         judge = ctx.build("stance", cfg)
         if judge is None:

@@ -5,8 +5,10 @@ clock (no sleeping)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _dense_fakes import fill_store, make_articles
 from click.testing import CliRunner
@@ -14,7 +16,13 @@ from click.testing import CliRunner
 from medcite import announce
 from medcite import progress as P
 from medcite.cli.main import cli
+from medcite.config import load_settings
 from medcite.corpus.store import FileStats
+from medcite.index.base import index_folder
+from medcite.index.dense.build import build_dense_index
+from medcite.index.dense.faiss_config import FaissConfig
+from medcite.types import Article
+from medcite_fakes import HashEncoder
 
 HASH = "--set", "indexes.dense.encoder.backend=hash-bow"
 
@@ -67,6 +75,40 @@ def test_a_first_use_build_says_what_why_how_many_where_how_to_avoid_then_the_ra
     assert "WARNING" not in again and "medcite.progress" not in again
     assert re.search(r"INFO medcite\.index\.dense\.faiss_backend: updating the dense index 'dense': encoding 5 new or "
                      r"changed abstracts with hash-bow \(on cpu\), into .+/faiss-[0-9a-f]{16}\n", again)  # with -v only
+
+
+class Interrupted(HashEncoder):
+    """The hash-bow encoder, stopped (as by Ctrl-C) at its ``after + 1``-th batch."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.after = after
+
+    def encode_documents(self, articles: Sequence[Article]) -> np.ndarray:
+        if self.after == 0:
+            raise KeyboardInterrupt
+        self.after -= 1
+        return super().encode_documents(articles)
+
+
+def test_a_resumed_build_announces_the_total_its_progress_counts_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: 'encoding 9,089 abstracts' was announced while the progress counted to 19,089: the announcement
+    took the chunks already encoded off the count, the progress counts them as done."""
+    store = fill_store(tmp_path / "store", make_articles(1_000))
+    overrides = ["indexes.dense.encoder.backend=hash-bow", "indexes.dense.chunk_size=50"]
+    cfg = load_settings("hybrid", overrides).indexes["dense"]
+    assert isinstance(cfg, FaissConfig)
+    with pytest.raises(KeyboardInterrupt):  # 6 chunks of 50 encoded, then stopped
+        build_dense_index(store, index_folder(store.path, cfg), cfg, encoder=Interrupted(after=6))
+    monkeypatch.setattr(P, "clock", Steps(5.0))
+    monkeypatch.setattr(announce, "ANNOUNCE_AFTER_S", 0.0)  # 700 abstracts left are quick: announce them anyway
+    out = search(tmp_path / "store", *HASH, "--set", "indexes.dense.chunk_size=50")
+    assert ("building the dense index 'dense' on first use: encoding 1,000 abstracts (300 already encoded, resuming) "
+            "with hash-bow (on cpu).") in out
+    counts = [int(n.replace(",", "")) for n in re.findall(r"dense build: ([\d,]+) of 1,000 docs", out)]
+    assert counts and min(counts) > 300  # the progress starts from the chunks already encoded, to the same total
+    assert "dense build: done, 1,000 docs" in out
 
 
 def test_quiet_hides_the_announcement_and_the_progress_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -96,6 +96,6 @@ def test_any_hf_folder_loads_and_gets_chatml_when_it_has_no_template(tmp_path):
     assert llm.complete(MSG).text == out.text  # greedy: the same random model gives the same words
     from medcite.llm.local_backend import _load
 
-    _, tokenizer, _ = _load(llm.source, None, "cpu")
+    _, tokenizer, _ = _load(llm.source, None, llm.placement)
     rendered = tokenizer.apply_chat_template(MSG, add_generation_prompt=True, tokenize=False)
     assert rendered == f"<|im_start|>user\n{MSG[0]['content']}<|im_end|>\n<|im_start|>assistant\n"

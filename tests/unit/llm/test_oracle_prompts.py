@@ -7,7 +7,8 @@ import pytest
 from medcite.llm.prompts import placeholders, prompt_names, render
 from oracle.templates import recognise
 
-FEEDBACK = ("retry", "retry_plain", "bioasq_repair")  # said after an answer, about the prompt before it
+# said after an answer, about the prompt before it
+FEEDBACK = ("retry", "retry_plain", "bioasq_repair", "format_reminder")
 
 
 @pytest.mark.parametrize("name", [n for n in prompt_names() if n not in FEEDBACK])
@@ -51,3 +52,35 @@ def test_a_dalhousie_framing_is_taken_off_and_reported(framing: str) -> None:
     tampered = [dict(m) for m in messages]
     tampered[-1]["content"] = "This is very important to my career.\n\n" + tampered[-1]["content"]
     assert recognise(tampered) is None
+
+
+def test_a_format_reminder_keeps_its_prompt_and_the_oracle_answers_that_prompt() -> None:
+    """Issue 32: the one format reminder of a query prompt is recognised as a retry of it (framed or not), and the
+    oracle answers the retry as a capable model would: with the prompt's own answer, in its form."""
+    from medcite.llm.format_retry import reminder
+    from medcite.llm.personas import frame
+    from medcite.llm.prompts import decomposition_is_list, parse_decomposition, parse_stance_queries
+    from medcite.types import Question
+    from oracle.gold import Gold
+    from oracle.server import PLAIN_LINE, OracleServer
+
+    gold = Gold()
+    gold.add_questions([Question("q1", "summary", "Describe ANTISOMA",
+                                 ideal_answers=("ANTISOMA is a tumour antigen of melanoma cells.",))])
+    asked = render("decompose", question="Describe ANTISOMA")
+    retry = reminder(asked, PLAIN_LINE, problem="it is not a list of keyword queries", form="as a JSON list")
+    found = recognise(retry)
+    assert found is not None and found.name == "decompose" and found.values == {"question": "Describe ANTISOMA"}
+    assert found.retry == {"problem": "it is not a list of keyword queries", "form": "as a JSON list"}
+    status, text, entry = OracleServer(gold).reply(retry)
+    assert status == 200 and entry.retry and entry.topic == "q1"
+    assert decomposition_is_list(text) and "ANTISOMA" in parse_decomposition(text)[0]
+    status, text, _ = OracleServer(gold, degraded="plain").reply(retry)  # a weak model stays weak
+    assert status == 200 and text in (PLAIN_LINE, "Describe ANTISOMA")
+    # EmotionPrompt frames the request; the reminder after it is not framed
+    framed = frame(render("stance_queries", sentence="ANTISOMA marks melanoma.", persona="You search PubMed."),
+                   "emotionprompt")
+    found = recognise(reminder(framed, PLAIN_LINE, problem="p", form="f"))
+    assert found is not None and found.name == "stance_queries" and found.framing == "emotionprompt"
+    status, text, _ = OracleServer(gold).reply(reminder(framed, PLAIN_LINE, problem="p", form="f"))
+    assert set(parse_stance_queries(text)) == {"support", "contradict"}

@@ -39,6 +39,11 @@ def topics(tmp_path: Path) -> Path:
     return path
 
 
+def index_folders(corpus: Path) -> list[str]:
+    """The index folders under the store (not the build locks beside them)."""
+    return sorted(p.name for p in (corpus / "indexes").iterdir() if p.is_dir())
+
+
 def _invoke(args: list[str]) -> tuple[int, str]:
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     return result.exit_code, result.output
@@ -56,12 +61,12 @@ def test_search_preset_bm25_writes_a_valid_trec_run(corpus: Path, topics: Path, 
     assert set(run) == {"181", "182"}
     assert [h.pmid for h in run["181"]] == ["104", "101"]
     assert [h.pmid for h in run["182"]] == ["103"]
-    indexes = sorted(p.name for p in (corpus / "indexes").iterdir())
+    indexes = index_folders(corpus)
     assert len(indexes) == 1 and indexes[0].startswith("tantivy-")
     # a second run reuses the index and writes the same ranking
     code, _ = _invoke(args)
     assert code == 0 and read_run(out) == run
-    assert sorted(p.name for p in (corpus / "indexes").iterdir()) == indexes
+    assert index_folders(corpus) == indexes
 
 
 def test_search_preset_narrow_keeps_its_budget_and_overrides_apply(corpus: Path, topics: Path, tmp_path: Path) -> None:
@@ -111,7 +116,7 @@ def test_search_preset_hybrid_with_the_packaged_minilm(
     run = read_run(out)
     assert {q: len(h) for q, h in run.items()} == {"181": 3, "182": 3}
     assert run["182"][0].pmid == "103" and run["181"][0].pmid == "104"  # both branches rank them first
-    kinds = sorted(p.name.split("-")[0] for p in (corpus / "indexes").iterdir())
+    kinds = sorted(name.split("-")[0] for name in index_folders(corpus))
     assert kinds == ["faiss", "tantivy"]
     # `best` reorders the same hybrid first stage with medcite's shipped LTR model (no training step); without
     # any model (nothing shipped, nothing trained here) it fails naming the command that makes it
@@ -129,15 +134,15 @@ def test_search_preset_hybrid_with_the_packaged_minilm(
     code, text = _invoke(args)
     assert code == 1 and "medcite models build medcite-ltr-bioasq --bioasq" in text, text
     assert str(tmp_path / "no-models") in text
-    assert len(list((corpus / "indexes").iterdir())) == 2
+    assert len(index_folders(corpus)) == 2
 
 
 def test_the_index_the_readme_builds_is_the_one_presets_use(corpus: Path) -> None:
     """`medcite index bm25 --store S` (no --out) builds the folder `search --corpus S` and the presets read."""
     code, text = _invoke(["index", "bm25", "--store", str(corpus)])
     assert code == 0, text
-    built = sorted(p.name for p in (corpus / "indexes").iterdir())
+    built = index_folders(corpus)
     assert len(built) == 1 and built[0].startswith("tantivy-")
     code, text = _invoke(["search", "--corpus", str(corpus), "statin myopathy"])
     assert code == 0 and "104" in text
-    assert sorted(p.name for p in (corpus / "indexes").iterdir()) == built
+    assert index_folders(corpus) == built

@@ -15,7 +15,7 @@ from medcite.index.base import index_folder
 from medcite.pipeline import Context, RetrievalPipeline
 from medcite.registry import validate_config
 from medcite.retrieve.base import QuerySet
-from medcite.types import Article, Hit, Topic
+from medcite.types import Article, Hit, Query, Topic
 from medcite_fakes import ReplyLLM
 
 DOCS = [
@@ -68,7 +68,7 @@ def test_bm25_pipeline_builds_then_reuses_and_updates_the_index(store: DocumentS
                   FileStats("update"))
     again = RetrievalPipeline.from_settings(s, store.path, store=store).retrieve(TOPIC)
     assert "17" in {h.pmid for h in again.final}
-    assert [p.name for p in (store.path / "indexes").iterdir()] == [folder.name]
+    assert [p.name for p in (store.path / "indexes").iterdir() if p.is_dir()] == [folder.name]  # no 2nd index
 
 
 def test_keep_and_prf_branch(store: DocumentStore) -> None:
@@ -343,7 +343,84 @@ def test_a_branch_searches_only_the_query_stages_it_names(store: DocumentStore) 
     s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["decomposition"]}]')
     pipe = RetrievalPipeline(s, store, QuerySet([Staged()]), {"bm25": TableRetriever("bm25", TABLE)})
     assert set(pipe.retrieve(TOPIC).runs) == {"bm25/q1"}
+    # issue 32: a branch whose stages produced nothing searches the question, says so, and the run goes on
     s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["reformulation"]}]')
     pipe = RetrievalPipeline(s, store, QuerySet([Staged()]), {"bm25": TableRetriever("bm25", TABLE)})
-    with pytest.raises(ConfigError, match="no retrieval branch has a query"):
-        pipe.retrieve(TOPIC)
+    out = pipe.retrieve(TOPIC)
+    assert set(out.runs) == {"bm25/q2"} and out.queries[2] == Query("q2", TOPIC.question, "fallback")
+    assert len(out.notes) == 1 and "branch bm25" in out.notes[0] and "['reformulation']" in out.notes[0]
+
+
+class Searches(TableRetriever):
+    """A TableRetriever that records every text it was asked to search."""
+
+    def __init__(self, name: str, table: Mapping[str, list[tuple[str, float]]]) -> None:
+        super().__init__(name, table)
+        self.asked: list[str] = []
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        self.asked += list(queries)
+        return super().search_many(queries, k)
+
+
+class Said:
+    """A query generator of one stage that says fixed texts."""
+
+    def __init__(self, stage: str, *texts: str) -> None:
+        self.name, self.stage, self.texts = stage, stage, texts
+
+    def generate(self, topic: Topic) -> list:
+        return [Query(f"{self.stage}-{i}", t, self.stage) for i, t in enumerate(self.texts, 1)]
+
+
+def test_a_text_two_stages_give_is_one_query_credited_to_both() -> None:
+    """Issue 32: the keyword rewrite came back as the question itself; it still belongs to its stage."""
+    queries = QuerySet([Said("original", "Statins?"), Said("keyword_rewrite", "  STATINS? "),
+                        Said("decomposition", "migraine headache", "statins?")]).generate(TOPIC)
+    assert queries == [Query("q0", "Statins?", "original", ("keyword_rewrite", "decomposition")),
+                       Query("q1", "migraine headache", "decomposition")]
+    assert queries[0].stages == ("original", "keyword_rewrite", "decomposition")
+    assert queries[0].belongs_to(["keyword_rewrite"]) and not queries[1].belongs_to(["original", "keywords"])
+
+
+def test_a_branch_selecting_only_the_later_stage_searches_the_shared_query_once(store: DocumentStore) -> None:
+    both = Searches("bm25", TABLE)
+    dense = Searches("dense", TABLE)
+    s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["keyword_rewrite"]}, '
+                 '{"backend": "bm25", "label": "dense", "queries": ["decomposition"]}]')
+    gens = QuerySet([Said("original", "statins"), Said("keyword_rewrite", "Statins"),
+                     Said("decomposition", "migraine headache")])
+    out = RetrievalPipeline(s, store, gens, {"bm25": both, "dense": dense}).retrieve(TOPIC)
+    assert both.asked == ["statins"] and dense.asked == ["migraine headache"]  # once each, no fallback
+    assert set(out.runs) == {"bm25/q0", "dense/q1"} and out.notes == []
+    assert [h.pmid for h in out.final][:2] == ["12", "15"]
+
+
+def test_a_failed_generator_and_the_question_searched_instead_are_noted(store: DocumentStore) -> None:
+    from medcite.errors import LLMError
+
+    class Down:
+        name = "llm_decompose"
+
+        def generate(self, topic: Topic) -> list:
+            raise LLMError("the server is down")
+
+    searches = Searches("bm25", {TOPIC.question: [("11", 2.0)]})
+    s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["decomposition"]}]')
+    out = RetrievalPipeline(s, store, QuerySet([Said("original", TOPIC.question), Down()]),
+                            {"bm25": searches}).retrieve(TOPIC)
+    assert searches.asked == [TOPIC.question] and set(out.runs) == {"bm25/q0"} and len(out.queries) == 1
+    assert [h.pmid for h in out.final] == ["11"]
+    assert "'llm_decompose' failed (the server is down)" in out.notes[0]
+    assert "it searched the question (q0) instead" in out.notes[1]
+
+
+def test_only_an_empty_question_stops_retrieval(store: DocumentStore) -> None:
+    from medcite.errors import InputError
+
+    s = settings('retrieve.branches=[{"backend": "bm25", "queries": ["decomposition"]}]')
+    pipe = RetrievalPipeline(s, store, QuerySet([Said("decomposition")]), {"bm25": Searches("bm25", TABLE)})
+    with pytest.raises(InputError, match="empty question"):
+        pipe.retrieve(Topic("t0", "  "))
+    out = pipe.retrieve(Topic("t2", "", topic="statins"))  # no question, but a topic label: that is searched
+    assert out.queries == [Query("q0", "statins", "fallback")] and set(out.runs) == {"bm25/q0"}

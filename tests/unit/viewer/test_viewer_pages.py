@@ -229,3 +229,34 @@ def test_lead_sentences_verdict_and_abstention_round_trip_and_show(tmp_path: Pat
     page3 = client.get("/run/lead/topic/t3").text
     assert "no citation: no retrieved sentence settles it" in page3 and "decided by" not in page3
     assert back["t3"].verdict == "unsettled"
+
+
+def test_query_stages_and_notes_reach_the_run_files_and_the_page(tmp_path: Path, client_for) -> None:
+    """Issue 32: a run whose branch selects a stage that produced nothing searches the question and says so in the
+    run directory (queries.jsonl ``notes``), which ``rundir_read`` and the topic page show; a query two stages
+    produced names both."""
+    from medcite.config import load_settings
+    from medcite.corpus.store import DocumentStore, FileStats
+    from medcite.pipeline import Pipeline
+    from medcite.rundir import read_answers, read_notes, read_queries
+    from medcite.types import Article, Query, Topic
+
+    store = DocumentStore.create(tmp_path / "store")
+    with store.transaction() as tx:
+        tx.upsert([Article("11", "Statins lower LDL cholesterol", "Statin therapy lowers LDL cholesterol."),
+                   Article("12", "Aspirin for headache", "Aspirin relieves tension headache.")], FileStats("t"))
+    store.close()
+    settings = load_settings("offline", ["generate.backend=extractive", "evidence.backend=snippets",
+                                         'retrieve.queries=["original", "keywords"]',
+                                         'retrieve.branches=[{"backend": "bm25", "queries": ["reformulation"]}]'])
+    run = tmp_path / "runs" / "noted"
+    with Pipeline(settings, tmp_path / "store") as pipeline:
+        pipeline.run([Topic("t1", "Do statins lower LDL cholesterol?"), Topic("t2", "statins")], run)
+    assert [a.topic_id for a in read_answers(run) if a.sentences] == ["t1", "t2"]  # answered, never stopped
+    notes = read_notes(run)
+    assert set(notes) == {"t1", "t2"} and "branch bm25" in notes["t1"][0] and "['reformulation']" in notes["t1"][0]
+    # t2's keyword query is its question: one query, in both stages
+    assert read_queries(run)["t2"] == [Query("q0", "statins", "original", ("keywords",))]
+    page = client_for(tmp_path / "runs").get("/run/noted/topic/t2").text
+    assert "original + keywords" in page
+    assert "it searched the question (q0) instead" in page

@@ -23,6 +23,38 @@ def test_dense_settings_apply_the_encoder_and_layout_options() -> None:
         dense_settings("bm25", "offline", [], None, None)
 
 
+def test_encoder_options_merge_into_the_encoder_settings() -> None:
+    """--encoder / --query-encoder name the model; the user's --set device, dtype and batch size stay."""
+    runtime = ["indexes.dense.encoder.device=cuda", "indexes.dense.encoder.dtype=float16",
+               "indexes.dense.encoder.batch_size=256"]
+    cfg = dense_settings("dense", "offline", runtime, "/models/my-encoder", None)
+    enc = cfg.encoder
+    assert (enc.backend, enc.model) == ("sentence-transformers", "/models/my-encoder")  # type: ignore[attr-defined]
+    assert (enc.device, enc.dtype, enc.batch_size) == ("cuda", "float16", 256)
+    pair = dense_settings("dense", "offline", runtime, None, "ncbi/MedCPT-Query-Encoder").encoder
+    assert pair.backend == "hf-asymmetric" and (pair.device, pair.dtype, pair.batch_size) == ("cuda", "float16", 256)
+    medcpt = dense_settings("dense", "offline", runtime, "medcpt", None).encoder
+    assert medcpt.backend == "hf-asymmetric" and medcpt.device == "cuda"
+    as_json = dense_settings("dense", "offline", runtime, HASH, None).encoder
+    assert as_json.backend == "hash-bow" and (as_json.device, as_json.batch_size) == ("cuda", 256)
+    # --batch-size sets that one field, over a --set of it, and keeps the rest
+    opt = dense_settings("dense", "offline", runtime, "minilm", None, batch_size=64).encoder
+    assert (opt.batch_size, opt.device, opt.dtype) == (64, "cuda", "float16")
+    # without any of them the defaults hold: auto, auto, by device
+    plain = dense_settings("dense", "offline", [], "minilm", None).encoder
+    assert (plain.device, plain.dtype, plain.batch_size) == ("auto", "auto", None)
+
+
+def test_encoder_option_drops_the_preset_models_own_settings_but_not_the_users() -> None:
+    # pjs-config-1 indexes with intfloat/e5-base and its 'query: ' / 'passage: ' prefixes: they are e5's, not MiniLM's
+    swapped = dense_settings("dense", "pjs-config-1", [], "minilm", None).encoder
+    assert swapped.model == "minilm" and swapped.query_prefix is None and swapped.document_prefix is None  # type: ignore[attr-defined]
+    mine = dense_settings("dense", "pjs-config-1", ["indexes.dense.encoder.query_prefix=q: "], "minilm", None).encoder
+    assert mine.query_prefix == "q: " and mine.document_prefix is None  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="not a valid JSON object"):
+        dense_settings("dense", "offline", [], '{"backend": ', None)
+
+
 def test_dense_build_then_update_and_the_missing_inputs(store: Path, tmp_path: Path) -> None:
     pytest.importorskip("faiss")
     cfg = dense_settings("dense", "offline", [], HASH, None)

@@ -27,10 +27,11 @@ import numpy as np
 from ...errors import IndexMismatchError, InputError
 from ...io import JSONObject
 from ...progress import progress
+from ..build_lock import building, phase
 from . import faiss_index as fx
 from . import folder as fo
 from .chunks import Chunk, check_vectors, chunk_files, encode_chunks, start_or_resume
-from .encoders import Encoder, load_encoder
+from .encoders import Encoder, load_encoder, recorded_encoder
 from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
@@ -77,9 +78,16 @@ def build_dense_index(
 
     Resumes an interrupted build; an existing index is updated incrementally unless ``rebuild``
     (``relayout``: also re-lay it out from its stored vectors when the layout settings changed).
-    Returns the manifest.
+    Returns the manifest. Holds the folder's build lock (:mod:`..build_lock`): another job's build of the same
+    folder is waited for, then found done (or resumed, when it stopped halfway).
     """
     out = Path(out)
+    with building(out, "the dense index"):
+        return _build(store, out, settings, encoder=encoder, rebuild=rebuild, relayout=relayout)
+
+
+def _build(store: DocumentStore, out: Path, settings: FaissConfig, *, encoder: Encoder | None, rebuild: bool,
+           relayout: bool) -> JSONObject:
     if fo.has_index(out) and not rebuild:
         return update_dense_index(store, out, settings, encoder=encoder, relayout=relayout)
     if len(store) == 0:
@@ -121,9 +129,16 @@ def update_dense_index(
     """Apply the store's changes since the index's sequence number (adds, replacements, deletions).
 
     ``relayout``: when the layout settings differ from the index's, rebuild it from the stored vectors in
-    the new layout (nothing is encoded again); otherwise the layout and precision stay as built.
+    the new layout (nothing is encoded again); otherwise the layout and precision stay as built. Holds the
+    folder's build lock.
     """
     out = Path(out)
+    with building(out, "the dense index"):
+        return _update(store, out, settings, encoder=encoder, relayout=relayout)
+
+
+def _update(store: DocumentStore, out: Path, settings: FaissConfig, *, encoder: Encoder | None,
+            relayout: bool) -> JSONObject:
     manifest = fo.read(out)
     corpus = manifest["corpus"]
     if corpus.get("store_id") != store.store_id:
@@ -145,7 +160,7 @@ def update_dense_index(
     if since == target and not relayout:
         return manifest
     if encoder is None and since != target:  # a pure re-layout encodes nothing: no model needed
-        encoder = load_encoder(manifest["encoder"]["spec"])
+        encoder = load_encoder(recorded_encoder(manifest["encoder"]["spec"]))
     if encoder is not None:
         check_encoder(manifest, encoder, out)
     loaded = fo.load(out, manifest)
@@ -255,7 +270,9 @@ def assemble(
     corpus: JSONObject,
     old_files: dict[str, str] | None,
 ) -> JSONObject:
-    """Stream chunks into new row files and a new FAISS index, then commit the manifest."""
+    """Stream chunks into new row files and a new FAISS index, then commit the manifest (call it holding the
+    folder's build lock: the commit removes the data files the new manifest does not name)."""
+    phase("assembling the FAISS index")
     out.mkdir(parents=True, exist_ok=True)
     serial = fo.next_serial(old_files)
     files = {

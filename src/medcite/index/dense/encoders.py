@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_chec
 import numpy as np
 from pydantic import Field
 
+from ...devices import Device, Dtype, Placement, device_field, dtype_field, peek_device, place
 from ...errors import ConfigError
 from ...io import JSONObject
 from ...progress import progress
@@ -218,7 +219,9 @@ def make_fingerprint(**space: object) -> str:
 class EncoderConfig(BackendConfig):
     """Base of every encoder backend's settings (``settings.indexes.<name>.encoder``)."""
 
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
+    #: batch sizes when ``batch_size`` is None: (on the CPU, on a GPU)
+    batch_defaults: ClassVar[tuple[int, int]] = (32, 128)
 
     normalize: bool | None = Field(
         None, description="L2-normalise vectors; None = the backend's default (symmetric: yes, MedCPT: no)."
@@ -229,8 +232,11 @@ class EncoderConfig(BackendConfig):
     doc_max_length: int | None = Field(
         None, ge=1, description="Article token limit; None = backend default (MedCPT 512, MiniLM 256)."
     )
-    batch_size: int = Field(32, ge=1, description="Texts per encoder batch.")
-    device: str = Field("cpu", description="Torch device for encoding, e.g. 'cpu' or 'cuda'.")
+    batch_size: int | None = Field(
+        None, ge=1, description="Texts per encoder batch; None: by device (32 on the CPU, 128 on a GPU)."
+    )
+    device: Device = device_field("the encoder")
+    dtype: Dtype = dtype_field("the encoder")
 
     #: abstracts per second on a CPU and on an accelerator, roughly (all-MiniLM-L6-v2: ~15 per CPU-second,
     #: docs/SCALE.md): only tells a long build from a short one before it starts (medcite.announce)
@@ -240,15 +246,16 @@ class EncoderConfig(BackendConfig):
         """The encoder in a few words, from its settings alone: ``all-MiniLM-L6-v2 (packaged;
         sentence-transformers on cpu)``."""
         model = getattr(self, "model", None)
+        device = peek_device(self.device)
         if not isinstance(model, str):
-            return f"{self.backend} (on {self.device})"
+            return f"{self.backend} (on {device})"
         packaged = model.strip().lower() in MINILM_ALIASES
         return f"{'all-MiniLM-L6-v2' if packaged else model} ({'packaged; ' if packaged else ''}{self.backend} " \
-               f"on {self.device})"
+               f"on {device})"
 
     def docs_per_s(self) -> float:
         cpu, other = self.typical_docs_per_s
-        return cpu if self.device == "cpu" else other
+        return cpu if peek_device(self.device) == "cpu" else other
 
     def identity(self) -> JSONObject:
         """What defines the vector space: the config without runtime fields, plus the content identity of
@@ -260,6 +267,15 @@ class EncoderConfig(BackendConfig):
             if folder is not None:
                 data[f"{key}_identity"] = model_identity(folder)
         return data
+
+
+def encoder_placement(what: str, device: str, dtype: str, batch_size: int | None,
+                      batch_defaults: tuple[int, int] = EncoderConfig.batch_defaults) -> Placement:
+    """Where the encoder ``what`` (its model name) runs: device, dtype and batch size resolved, logged once and
+    recorded (:func:`medcite.devices.place`), before its model loads. An encoder does not know where in the
+    settings it sits, so an error names the usual place (``indexes.<name>.encoder``)."""
+    return place(f"encoder {what}", device, dtype, setting="indexes.<name>.encoder", batch_size=batch_size,
+                 batch_defaults=batch_defaults)
 
 
 if TYPE_CHECKING:
@@ -316,6 +332,15 @@ def spec_to_config(spec: JSONObject) -> EncoderConfig:
     cfg = registry.validate_config("encoder", data)
     assert isinstance(cfg, EncoderConfig)
     return cfg
+
+
+def recorded_encoder(spec: JSONObject) -> EncoderConfig:
+    """The encoder an index manifest records (its ``encoder.spec``), to run on this machine: the fields that say
+    where and how it ran when the index was built (device, dtype, batch size: ``runtime_fields``) are back at
+    their defaults (``auto``), so an index built on a GPU opens on a laptop."""
+    cfg = spec_to_config(spec)
+    fields = type(cfg).model_fields
+    return cfg.model_copy(update={f: fields[f].default for f in cfg.runtime_fields if f in fields})
 
 
 def encoder_config(spec: BackendConfig | Mapping[str, Any] | str) -> EncoderConfig:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,11 +25,12 @@ from ...errors import ConfigError, IndexMismatchError
 from ...io import JSONObject
 from ...types import Hit
 from ..base import EncodedSearch, index_folder
+from ..build_lock import building
 from . import faiss_index as fx
 from . import folder as fo
 from .build import CHUNKS, build_dense_index, check_encoder
 from .chunks import encoded_rows
-from .encoders import Encoder, EncoderConfig, load_encoder
+from .encoders import Encoder, EncoderConfig, load_encoder, recorded_encoder
 from .faiss_config import FaissConfig
 
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ class FaissIndex(EncodedSearch):
         manifest = fo.read(self.path)
         self.settings = settings or _settings_from_manifest(manifest)
         if encoder is None:
-            encoder = load_encoder(manifest["encoder"]["spec"])
+            encoder = load_encoder(recorded_encoder(manifest["encoder"]["spec"]))
         check_encoder(manifest, encoder, self.path)
         self.encoder = encoder
         self._load(manifest)
@@ -76,16 +78,18 @@ class FaissIndex(EncodedSearch):
         store, encoder_cfg = ctx.store, cfg.encoder
         assert isinstance(encoder_cfg, EncoderConfig)
         folder = index_folder(store.path, cfg)
-        encoder = None
-        if not fo.has_index(folder) and any(folder.parent.glob("dense-*")):  # adopting one needs the fingerprint
-            encoder = ctx.encoder(encoder_cfg)
-            adopt_earlier_folder(store, folder, encoder)
-        count, full = pending(folder, store)
-        doing = f"encoding {count:,} {'' if full else 'new or changed '}abstracts with {encoder_cfg.describe()}"
-        with long_work(log, what="the dense index", doing=doing, count=count, where=str(folder), full=full,
-                       per_second=encoder_cfg.docs_per_s()):
-            encoder = encoder or ctx.encoder(encoder_cfg)
-            build_dense_index(store, folder, cfg, encoder=encoder, relayout=True)
+        # what is left to do is read under the lock: after waiting for another job's build, it is nothing
+        with building(folder, "the dense index"):
+            encoder = None
+            if not fo.has_index(folder) and any(folder.parent.glob("dense-*")):  # adopting one needs the fingerprint
+                encoder = ctx.encoder(encoder_cfg)
+                adopt_earlier_folder(store, folder, encoder)
+            todo = pending(folder, store)
+            with long_work(log, what="the dense index", doing=todo.doing(encoder_cfg.describe()), count=todo.left,
+                           where=str(folder), full=todo.full, per_second=encoder_cfg.docs_per_s()):
+                encoder = encoder or ctx.encoder(encoder_cfg)
+                build_dense_index(store, folder, cfg, encoder=encoder, relayout=True)
+        # opened after letting go: the jobs of an array that only load the index do not queue for each other
         return cls(folder, encoder, settings=cfg)
 
     @property
@@ -160,14 +164,36 @@ class FaissIndex(EncodedSearch):
         """Nothing to release: the FAISS index is in RAM and the row files are memory maps."""
 
 
-def pending(folder: Path, store: DocumentStore) -> tuple[int, bool]:
-    """The abstracts a build or sync of ``folder`` is about to encode, and whether it is a first build."""
+@dataclass(frozen=True)
+class Pending:
+    """What a build or sync of a dense index folder is about to do: ``total`` abstracts to encode, of which
+    ``done`` are already encoded (the chunks of an interrupted first build), and whether it is a first build."""
+
+    total: int
+    done: int
+    full: bool
+
+    @property
+    def left(self) -> int:
+        return self.total - self.done
+
+    def doing(self, encoder: str) -> str:
+        """``encoding 19,089 abstracts (10,000 already encoded, resuming) with X``: the total the progress lines
+        count to (they count the chunks already encoded as done)."""
+        resuming = f" ({self.done:,} already encoded, resuming)" if self.done else ""
+        return f"encoding {self.total:,} {'' if self.full else 'new or changed '}abstracts{resuming} with {encoder}"
+
+
+def pending(folder: Path, store: DocumentStore) -> Pending:
+    """The abstracts a build or sync of ``folder`` is about to encode (read it under the folder's build lock:
+    another job's unfinished chunks are not this job's to count)."""
     if fo.has_index(folder):
         corpus = fo.read(folder).get("corpus", {})
         if corpus.get("store_id") != store.store_id:
-            return 0, False  # the sync refuses it, saying why
-        return store.count_changes_since(int(corpus.get("seq", 0))), False
-    return max(len(store) - encoded_rows(folder / CHUNKS), 0), True
+            return Pending(0, 0, False)  # the sync refuses it, saying why
+        return Pending(store.count_changes_since(int(corpus.get("seq", 0))), 0, False)
+    total = len(store)
+    return Pending(total, min(encoded_rows(folder / CHUNKS), total), True)
 
 
 def adopt_earlier_folder(store: DocumentStore, folder: Path, encoder: Encoder) -> bool:
@@ -192,8 +218,7 @@ def adopt_earlier_folder(store: DocumentStore, folder: Path, encoder: Encoder) -
 def _settings_from_manifest(manifest: JSONObject) -> FaissConfig:
     """The index's config as recorded (encoder from its spec; fields of older manifests that no longer
     exist are ignored)."""
-    from .encoders import spec_to_config
 
     recorded = manifest.get("settings", {})
     known = {k: v for k, v in recorded.items() if k in FaissConfig.model_fields and k not in ("encoder", "backend")}
-    return FaissConfig(encoder=spec_to_config(manifest["encoder"]["spec"]), **known)
+    return FaissConfig(encoder=recorded_encoder(manifest["encoder"]["spec"]), **known)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ...devices import Dtype, Placement
 from ...errors import ConfigError
 from ...registry import require
 from ...types import Article
@@ -23,6 +24,7 @@ from .encoders import (
     ASYMMETRIC_PRESETS,
     EncoderConfig,
     encode_batched,
+    encoder_placement,
     l2_normalize,
     make_fingerprint,
     model_identity,
@@ -52,7 +54,7 @@ class AsymmetricConfig(EncoderConfig):
         return [self.query_model, self.model]
 
 
-def _load(name: str, role: str, device: str) -> tuple[Any, Any, str]:
+def _load(name: str, role: str, placement: Placement) -> tuple[Any, Any, str]:
     transformers = require("transformers", "dense", "the hf-asymmetric encoder")
     folder = resolve_model(name, role=role)
     try:
@@ -64,7 +66,7 @@ def _load(name: str, role: str, device: str) -> tuple[Any, Any, str]:
             hint="give a folder written by save_pretrained() with both the model and its tokenizer",
         ) from None
     model.eval()
-    model.to(device)
+    placement.to(model)
     return tokenizer, model, folder
 
 
@@ -81,8 +83,9 @@ class AsymmetricEncoder:
         normalize: bool | None = None,
         query_max_length: int | None = None,
         doc_max_length: int | None = None,
-        batch_size: int = 32,
-        device: str = "cpu",
+        batch_size: int | None = None,
+        device: str = "auto",
+        dtype: Dtype = "auto",
     ) -> None:
         preset = ASYMMETRIC_PRESETS.get(model.strip().lower())
         if preset:
@@ -94,8 +97,10 @@ class AsymmetricEncoder:
                 hint="set the encoder's query_model (--query-encoder), or use --encoder medcpt",
             )
         self._torch = require("torch", "dense", "the hf-asymmetric encoder")
-        self._q_tok, self._q_model, q_folder = _load(query_model, "query encoder", device)
-        self._d_tok, self._d_model, d_folder = _load(model, "article encoder", device)
+        # resolved before the models load: a device this machine lacks fails here, with the fix
+        self.placement = encoder_placement(f"{query_model}+{model}", device, dtype, batch_size)
+        self._q_tok, self._q_model, q_folder = _load(query_model, "query encoder", self.placement)
+        self._d_tok, self._d_model, d_folder = _load(model, "article encoder", self.placement)
         q_dim, d_dim = int(self._q_model.config.hidden_size), int(self._d_model.config.hidden_size)
         if q_dim != d_dim:
             raise ConfigError(
@@ -103,12 +108,12 @@ class AsymmetricEncoder:
                 f"article encoder {model!r} gives {d_dim}-d",
                 hint="pair a query and an article encoder trained together (same hidden size)",
             )
-        self.device = device
+        self.device, self.dtype = self.placement.device, self.placement.dtype
         self.dim = d_dim
         self.query_max_length = int(query_max_length or QUERY_MAX_LENGTH)
         self.doc_max_length = int(doc_max_length or ARTICLE_MAX_LENGTH)
         self.normalize = bool(normalize) if normalize is not None else False
-        self.batch_size = batch_size
+        self.batch_size = int(self.placement.batch_size or 32)
         self.name = f"{query_model}+{model}"
         self.fingerprint = make_fingerprint(
             kind="asymmetric-cls",
@@ -125,7 +130,7 @@ class AsymmetricEncoder:
     def from_config(cls, cfg: AsymmetricConfig, ctx: BuildContext | None = None) -> AsymmetricEncoder:
         return cls(cfg.model, query_model=cfg.query_model, normalize=cfg.normalize,
                    query_max_length=cfg.query_max_length, doc_max_length=cfg.doc_max_length,
-                   batch_size=cfg.batch_size, device=cfg.device)
+                   batch_size=cfg.batch_size, device=cfg.device, dtype=cfg.dtype)
 
     def _cls(self, model: Any, batch: Any) -> np.ndarray:
         batch = {k: v.to(self.device) for k, v in batch.items()}

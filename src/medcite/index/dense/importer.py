@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import IndexMismatchError, InputError
 from ...io import JSONObject
+from ..build_lock import building
 from . import folder as fo
 from .build import Chunk, assemble, encoder_record
 from .encoders import Encoder, load_encoder
@@ -131,9 +132,15 @@ def import_embeddings(
 
     ``encoder`` (default: the one ``settings`` names) must give vectors of the chunks' size; it is
     recorded so queries are encoded into the same space. With ``store``, the index follows that store
-    from its current sequence number on (the embeddings are taken to match its present contents).
+    from its current sequence number on (the embeddings are taken to match its present contents). Holds the
+    build lock of ``out``.
     """
-    src, out = Path(src), Path(out)
+    with building(Path(out), "the dense index"):
+        return _import(Path(src), Path(out), settings, encoder=encoder, store=store)
+
+
+def _import(src: Path, out: Path, settings: FaissConfig, *, encoder: Encoder | None,
+            store: DocumentStore | None) -> JSONObject:
     pairs = find_chunks(src)
     total, dim = check_chunks(pairs)
     encoder = encoder or load_encoder(settings.encoder)

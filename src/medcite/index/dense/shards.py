@@ -32,6 +32,7 @@ import numpy as np
 
 from ...errors import IndexMismatchError, InputError
 from ...io import JSONObject, write_json
+from ..build_lock import building
 from . import folder as fo
 from .build import assemble, encoder_record
 from .chunks import Chunk, encode_chunks, start_or_resume
@@ -69,9 +70,16 @@ def encode_shard(
 ) -> JSONObject:
     """Encode shard ``(I, N)`` of ``store`` into the folder ``out``; returns its ``shard.json`` record.
 
-    Resumes an interrupted shard; a complete one is returned as it is (``rebuild``: encode it again).
+    Resumes an interrupted shard; a complete one is returned as it is (``rebuild``: encode it again). Holds the
+    folder's build lock: a second job given the same ``out`` waits, then finds the shard complete.
     """
     out = Path(out)
+    with building(out, f"dense shard {shard[0]}/{shard[1]}"):
+        return _encode_shard(store, out, settings, shard, encoder=encoder, rebuild=rebuild)
+
+
+def _encode_shard(store: DocumentStore, out: Path, settings: FaissConfig, shard: tuple[int, int], *,
+                  encoder: Encoder | None, rebuild: bool) -> JSONObject:
     index, of = parse_shard(f"{shard[0]}/{shard[1]}")
     if out.exists() and not out.is_dir():
         raise InputError(f"{out} is a file", hint="--out names a folder for the shard's chunk files")
@@ -219,8 +227,15 @@ def import_shards(
     """Merge the N shard folders of one split into a dense index in ``out``; returns the manifest.
 
     ``encoder`` (default: the one ``settings`` names) must be the shards' (same fingerprint): queries are
-    encoded with it. The index follows the store from the shards' sequence number on.
+    encoded with it. The index follows the store from the shards' sequence number on. Holds the build lock of
+    ``out``.
     """
+    with building(Path(out), "the dense index"):
+        return _import_shards(folders, Path(out), settings, encoder=encoder, store=store)
+
+
+def _import_shards(folders: Sequence[str | Path], out: Path, settings: FaissConfig, *, encoder: Encoder | None,
+                   store: DocumentStore | None) -> JSONObject:
     checked = check_shards([Path(f) for f in folders], store)
     ordered, records = [f for f, _ in checked], [r for _, r in checked]
     encoder = encoder or load_encoder(settings.encoder)
@@ -233,7 +248,6 @@ def import_shards(
             hint=f"pass the encoder the shards were made with ({shard_enc['spec']})")
     total = sum(int(r["rows"]) for r in records)
     corpus = {"store_id": records[0]["store_id"], "seq": records[0]["seq"], "count": total}
-    out = Path(out)
     old = fo.read(out)["files"] if fo.has_index(out) else None
     log.info("merging %d shards (%d rows, %d-d)", len(records), total, shard_enc["dim"])
     record = encoder_record(encoder, settings.encoder.model_dump(mode="json"))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import Field
 
+from ...devices import Dtype
 from ...errors import ConfigError
 from ...io import JSONObject
 from ...registry import require
@@ -22,6 +23,8 @@ from .encoders import (
     MINILM_ALIASES,
     EncoderConfig,
     encode_batched,
+    encoder_placement,
+    l2_normalize,
     make_fingerprint,
     model_identity,
     packaged_minilm_dir,
@@ -97,8 +100,9 @@ class SentenceTransformerEncoder:
         normalize: bool | None = None,
         query_max_length: int | None = None,
         doc_max_length: int | None = None,
-        batch_size: int = 32,
-        device: str = "cpu",
+        batch_size: int | None = None,
+        device: str = "auto",
+        dtype: Dtype = "auto",
         query_prefix: str | None = None,
         document_prefix: str | None = None,
     ) -> None:
@@ -110,8 +114,13 @@ class SentenceTransformerEncoder:
             folder = str(packaged_minilm_dir())
         else:
             folder = resolve_model(model)
+        # resolved before the model loads: a device this machine lacks fails here, with the fix
+        self.placement = encoder_placement(model, device, dtype, batch_size)
         try:
-            self._model = st.SentenceTransformer(folder, device=device)
+            self._model = st.SentenceTransformer(folder, device=self.placement.device)
+            self.placement.to(self._model)
+        except ConfigError:
+            raise
         except Exception as exc:  # a folder with a config but unusable weights, or a failed download
             raise ConfigError(
                 f"cannot load sentence-transformers model {model!r} ({type(exc).__name__}: {exc})",
@@ -123,7 +132,8 @@ class SentenceTransformerEncoder:
         self.query_max_length = int(query_max_length) if query_max_length else self._model.max_seq_length
         self.doc_max_length = int(self._model.max_seq_length)
         self.normalize = True if normalize is None else bool(normalize)
-        self.batch_size = batch_size
+        self.batch_size = int(self.placement.batch_size or 32)
+        self.device, self.dtype = self.placement.device, self.placement.dtype
         self.name = model
         getter = (
             getattr(self._model, "get_embedding_dimension", None)
@@ -151,7 +161,7 @@ class SentenceTransformerEncoder:
     @classmethod
     def from_config(cls, cfg: STEncoderConfig, ctx: BuildContext | None = None) -> SentenceTransformerEncoder:
         return cls(cfg.model, normalize=cfg.normalize, query_max_length=cfg.query_max_length,
-                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device,
+                   doc_max_length=cfg.doc_max_length, batch_size=cfg.batch_size, device=cfg.device, dtype=cfg.dtype,
                    query_prefix=cfg.query_prefix, document_prefix=cfg.document_prefix)
 
     def _encode(self, texts: list[str], max_length: int | None = None) -> np.ndarray:
@@ -167,7 +177,9 @@ class SentenceTransformerEncoder:
             show_progress_bar=False,
             **extra,
         )
-        return np.asarray(out, dtype=np.float32)
+        vecs = np.asarray(out, dtype=np.float32)
+        # half precision normalises to within ~1 %: normalise again in float32 (an index assumes unit vectors)
+        return l2_normalize(vecs) if self.normalize and self.dtype != "float32" else vecs
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return encode_batched(

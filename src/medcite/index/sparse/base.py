@@ -29,6 +29,7 @@ from ...errors import ConfigError, CorruptIndexError, IndexMismatchError, Medcit
 from ...io import JSONObject, remove_stale_temp_files
 from ...types import Hit
 from ..base import IndexConfig, SparseIndex, digest, index_folder
+from ..build_lock import building
 from ..manifest import MANIFEST, read_manifest, write_manifest
 
 if TYPE_CHECKING:
@@ -187,11 +188,18 @@ def build_sparse(
 
     An existing index must be of the same store (else :class:`IndexMismatchError`) and the same index
     settings (else the same error, with a hint to pass ``rebuild=True`` or use a new folder). Only the
-    articles changed since the index's recorded store sequence are applied.
+    articles changed since the index's recorded store sequence are applied. Holds the folder's build lock
+    (:mod:`..build_lock`): another job's build of the same folder is waited for, then found up to date.
     """
     folder = Path(folder)
     backend = backend_class(settings.backend)
     backend.check_settings(settings)
+    with building(folder, "the BM25 index"):
+        return _build(store, folder, settings, backend, rebuild=rebuild)
+
+
+def _build(store: DocumentStore, folder: Path, settings: SparseConfig, backend: SparseBackend, *,
+           rebuild: bool) -> UpdateReport:
     start = time.perf_counter()
     if rebuild:
         clear_folder(folder)
@@ -337,14 +345,16 @@ def ensure_sparse(store: DocumentStore, cfg: SparseConfig) -> SparseIndex:
     long build or sync is announced first (:mod:`medcite.announce`)."""
     folder = index_folder(store.path, cfg)
     backend = backend_class(cfg.backend)
-    count, full = pending(folder, store, rebuilds=getattr(backend, "rebuilds_on_update", False))
-    doing = f"indexing {count:,} {'' if full else 'new or changed '}abstracts with {cfg.backend}"
-    with long_work(log, what="the BM25 index", doing=doing, count=count, where=str(folder), full=full,
-                   per_second=getattr(backend, "docs_per_s", 1_000.0)):
-        report = build_sparse(store, folder, cfg)
-    if report.added or report.replaced or report.deleted:
-        log.info("BM25 index %s: +%d ~%d -%d documents", folder, report.added, report.replaced, report.deleted)
-    return open_sparse(folder, store)
+    # what is left to do is read under the lock: after waiting for another job's build, it is nothing
+    with building(folder, "the BM25 index"):
+        count, full = pending(folder, store, rebuilds=getattr(backend, "rebuilds_on_update", False))
+        doing = f"indexing {count:,} {'' if full else 'new or changed '}abstracts with {cfg.backend}"
+        with long_work(log, what="the BM25 index", doing=doing, count=count, where=str(folder), full=full,
+                       per_second=getattr(backend, "docs_per_s", 1_000.0)):
+            report = build_sparse(store, folder, cfg)
+        if report.added or report.replaced or report.deleted:
+            log.info("BM25 index %s: +%d ~%d -%d documents", folder, report.added, report.replaced, report.deleted)
+    return open_sparse(folder, store)  # opened after letting go: jobs that only open it do not queue
 
 
 def pending(folder: Path, store: DocumentStore, *, rebuilds: bool = False) -> tuple[int, bool]:
