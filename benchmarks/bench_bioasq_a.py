@@ -223,7 +223,7 @@ def markdown(result: dict[str, Any]) -> str:
         "snippets with the packaged MiniLM (PJs-team's own snippet model; DS@GT's bge-large-en swapped): their "
         "offline rows are the same system and must agree, which they do. What they measure is dense MiniLM "
         "retrieval against BM25, and embedding against TF-IDF snippet scoring; the published rerankers need "
-        "their models (`--set` them, or `medcite train reranker` for DS@GT's fine-tuned cross-encoder).",
+        "their models (`--set` them, or `medcite models build dsgt-b1` for DS@GT's fine-tuned cross-encoder).",
         "",
         "**Reading.** Documents decide the snippets: with the gold documents in gold order the same selection "
         "reaches about 0.76 snippet F1 against about 0.40 from retrieved ones, while embedding and TF-IDF sentence "

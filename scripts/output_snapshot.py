@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO))
 
 TASK_A = ["offline-grounding", "clac24-llm", "clac24-llm-nli", "dal25-expert", "dal25-emotional"]
 BIOASQ = ["dsgt-b1", "dsgt-b2", "dsgt-b3", "dsgt-b4", "dsgt-b5", "pjs-config-1", "pjs-config-2", "pjs-config-3",
-          "pjs-config-4", "pjs-config-5"]
+          "pjs-config-4", "pjs-config-5", "dsgt-b-gpt4-style1", "dsgt-b-gpt4-style2", "dsgt-b-gpt4-style3",
+          "dsgt-b-mistral-style1", "dsgt-b-mistral-style3"]
 RETRIEVAL_ONLY = ["bm25", "hybrid", "hybrid-adapted", "narrow", "wide", "best", "trained-ce", "trained-ce-int8",
                   "trained-ensemble"]
 ALIASES = {"pjs-ensemble", "dsgt-ensemble"}
@@ -74,10 +75,9 @@ def read_json(path: Path) -> Any:
 
 
 def sets_for(preset: str, url: str, grounding: bool = False) -> list[str]:
-    from oracle.server import llm_overrides
-
     from medcite.config import load_settings
     from medcite.pipeline import offline_overrides
+    from oracle.server import llm_overrides
 
     base = load_settings(preset)
     swaps = [o for o in offline_overrides(base, "local", grounding) if o != "--set"]

@@ -28,12 +28,17 @@ def test_dsgt_ensemble_is_a_cross_encoder_then_its_weighted_ensemble_with_a_list
     assert ensemble.backend == "ensemble-weighted" and ensemble.weights == [0.125, 0.875] and ensemble.k == 10
     assert [m.backend for m in ensemble.members] == ["cross-encoder", "llm-listwise"]
     assert ensemble.members[1].window == 30 and s.rerank.llm_names() == {None}
-    # DS@GT fine-tuned its cross-encoder on negatives mined from its dense index: the command that does so
-    assert "medcite train reranker --negatives-from dense" in preset_description("dsgt-ensemble")
+    # DS@GT's fine-tuned cross-encoder (trained by medcite as 004 describes) in both places, and its build command
+    assert ce.model == ensemble.members[0].model == "models:dsgt-minilm-l12-ce-bioasq"
+    assert "medcite models build dsgt-b1" in preset_description("dsgt-ensemble")
+
+
+DSGT_PHASE_B = ["dsgt-b-gpt4-style1", "dsgt-b-gpt4-style2", "dsgt-b-gpt4-style3", "dsgt-b-mistral-style1",
+                "dsgt-b-mistral-style3"]
 
 
 def test_the_documented_offline_swaps_are_what_offline_overrides_gives() -> None:
-    for preset in ("pjs-ensemble", "dsgt-ensemble"):
+    for preset in ("pjs-ensemble", "dsgt-ensemble", "dsgt-b1", *DSGT_PHASE_B):
         swaps = _swaps(preset)
         text = preset_description(preset)
         for swap in swaps:  # each swap named in the description (the JSON of swapped rerankers by its key)

@@ -3,6 +3,8 @@ models named and prompt fields, not only that it runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from medcite.config import load_settings, preset_description
@@ -190,3 +192,64 @@ def test_config_show_prints_the_medhopqa_chain(name: str) -> None:
     assert [b["backend"] for b in s["retrieve"]["branches"]] == (["bm25"] if name.endswith("bm25") else
                                                                   ["bm25", "dense"])
     assert s["generate"]["posthoc_judge"]["llm"] == "mistral" and s["llms"]["mistral"]["model"].startswith("mistralai/")
+
+
+# DS@GT's Phase B systems (004 §3.3, Tables 4-7): each submitted system a preset, answers from the snippets after
+# 1 or 10 training questions drawn from the training set, in its prompt style
+DSGT_B = [("dsgt-b-gpt4-style1", "gpt-4o", 1, 1), ("dsgt-b-gpt4-style2", "gpt-4o", 2, 1),
+          ("dsgt-b-gpt4-style3", "gpt-4o", 3, 1),
+          ("dsgt-b-mistral-style1", "mistralai/Mistral-7B-Instruct-v0.3", 1, 10),
+          ("dsgt-b-mistral-style3", "mistralai/Mistral-7B-Instruct-v0.3", 3, 10)]
+
+
+@pytest.mark.parametrize(("name", "model", "style", "shots"), DSGT_B)
+def test_dsgt_phase_b_systems(name: str, model: str, style: int, shots: int) -> None:
+    from medcite.pipeline import provenance
+
+    s = load_settings(name)
+    assert (s.llm.backend, s.llm.model) == ("openai", model)
+    qa = s.qa
+    assert (qa.backend, qa.prompt, qa.style, qa.shots, qa.draw) == ("llm", "dsgt", style, shots, "random")
+    assert qa.llm_names() == {None} and qa.model_names() == []  # a random draw loads no encoder
+    assert placeholders("bioasq_answer") == {"passage", "question", "hint", "rules", "shape"}
+    run = provenance.paper(name)
+    assert run is not None and run["file"] == "004" and run["run"].split()[0] in {
+        "GPT4turbo", "GPTPrompt1sStyle2", "GPTPrompt1sStyle3", "Mistral7BIns10shots"}
+    assert f"Style{style}" in provenance.sources(name)["qa.style"].quote  # the system's own Table 6 row
+    # Phase A+ retrieves as dsgt-b1 (medcite's choice), with DS@GT's fine-tuned cross-encoder
+    assert s.retrieve == load_settings("dsgt-b1").retrieve and s.rerank.model == "models:dsgt-minilm-l12-ce-bioasq"
+    d = preset_description(name)
+    assert "DS@GT" in d and run["run"] in d and "Offline" in d
+
+
+@pytest.mark.parametrize(("name", "model", "style", "shots"), DSGT_B)
+def test_dsgt_phase_b_systems_prompt_as_their_style_says(name: str, model: str, style: int, shots: int,
+                                                         tmp_path: Path) -> None:
+    """Built through the context with a scripted LLM: the calls, the example turns and the formatting template."""
+    import json
+
+    from medcite.pipeline import Context
+    from medcite.types import Question, Snippet
+
+    training = tmp_path / "train.json"
+    training.write_text(json.dumps({"questions": [
+        {"id": f"ex{i}", "type": "list", "body": f"List genes of family {i}.", "ideal_answer": [f"Family {i}."],
+         "exact_answer": [["A"], ["B"], ["C"]], "documents": [],
+         "snippets": [{"document": "9", "text": f"Family {i} holds A, B and C."}]} for i in range(12)]}))
+    replies = ['{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'] * 2
+    s = load_settings(name, [f"qa.examples={training}",
+                             "llm=" + json.dumps({"backend": "replies", "replies": replies})])
+    with Context(s) as ctx:
+        qa = ctx.build("qa", s.qa)
+        got = qa.answer(Question("q", "list", "List genes mutated in ovarian cancer."), [Snippet("1", "BRCA1.")])
+        prompts = ctx.llm().prompts  # type: ignore[attr-defined]  # the scripted "replies" LLM keeps them
+    assert len(got.examples) == shots and len(set(got.examples)) == shots
+    assert len(prompts) == (1 if style == 1 else 2)  # style 1: exact and ideal together; 2 and 3: exact, then ideal
+    first = prompts[0]
+    assert [m["role"] for m in first] == ["system"] + ["user", "assistant"] * shots + ["user"]
+    example_reply = json.loads(first[2]["content"])["exact_answer"]
+    assert example_reply == (["A"] if style == 1 else ["A", "B", "C"])  # query template 1 shows one list item
+    strict = "Note that all phrases, even not complete, are related to the question." in first[-1]["content"]
+    assert strict is (style == 3)
+    if style != 1:
+        assert "(Hint: short answer is BRCA1)" in prompts[1][-1]["content"]

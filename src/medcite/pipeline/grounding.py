@@ -20,10 +20,17 @@ a sentence judged contradicting it stays a candidate -- a filter before the judg
 the LLM picks the citations from the lists (:class:`medcite.generate.listwise.ListwiseCitations`, Appendix A)
 instead of the stance stage judging each pair; every candidate it was shown is recorded as read, the picked ones
 with a one-hot verdict.
+
+Dalhousie 2025 (§III-A1) searches one rewrite per stance and checks that what each found "truly align[s] with the
+intended stance". ``candidate_lists=per_side``: the supporting citations are chosen among what the support rewrite
+found and the contradicting ones among what the contradict rewrite found, each in its own FAISS order ("we retain
+the first three according to the FAISS similarity ranking, since earlier results are more likely to be relevant to
+the rewritten query"); ``fused`` (the default) takes both kinds from the one fused ranking.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +39,11 @@ from ..config import GroundSettings
 from ..corpus.store import DocumentStore
 from ..evidence.sentences import article_sentences
 from ..retrieve.base import QuerySet
+from ..retrieve.fusion import rrf
 from ..types import Article, Hit, Query, Stance, StanceVerdict, Topic
-from .retrieval import RetrievalPipeline
+from .retrieval import RetrievalPipeline, Retrieved
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -65,6 +75,16 @@ def choose(verdicts: dict[str, StanceVerdict], label: Stance, floor: float, most
     if ranking is not None:
         return [p for p in ranking if p in ok][:most]
     return sorted(ok, key=lambda p: (-verdicts[p].score(label), p))[:most]
+
+
+def side_ranking(retrieved: Retrieved, side: str) -> list[Hit] | None:
+    """What the queries of stage ``side`` (``support`` / ``contradict``) found, in their own search's order (RRF
+    when several searched); None when the query set has no such query."""
+    ids = {q.id for q in retrieved.queries if side in q.stages}
+    runs = [hits for name, hits in retrieved.runs.items() if name.split("/", 1)[-1] in ids]
+    if not ids:
+        return None
+    return list(runs[0]) if len(runs) == 1 else rrf(runs)
 
 
 def one_hot(label: Stance) -> StanceVerdict:
@@ -143,8 +163,10 @@ class Grounder:
         for i, text in enumerate(sentences):
             skip = set(exclude[i]) if i < len(exclude) else set()
             retrieved = self.retrieval.retrieve(Topic(f"{topic_id}-{i}", text, topic=question))
-            cands = [h for h in retrieved.final if h.pmid not in skip][: cfg.candidates]
-            articles = self.store.get_many([h.pmid for h in cands])
+            own, other = self._lists(retrieved)
+            cands = [h for h in own if h.pmid not in skip][: cfg.candidates]
+            others = [h for h in other if h.pmid not in skip][: cfg.candidates] if other is not None else []
+            articles = self.store.get_many(list(dict.fromkeys(h.pmid for h in [*cands, *others])))
             cands = [h for h in cands if h.pmid in articles]
             g = SentenceGrounding(text, retrieved.queries, cands, {}, articles=articles, rankings=retrieved.rankings)
             if by_question:
@@ -153,6 +175,8 @@ class Grounder:
                 g.articles.update({p: asked_articles[p] for p in g.contradiction_candidates})
                 if asked:
                     g.rankings = {**g.rankings, "contradiction": asked}
+            elif other is not None:
+                g.contradiction_candidates = [h.pmid for h in others if h.pmid in articles]
             else:
                 g.contradiction_candidates = [h.pmid for h in cands]
             if self.contradict_filter is not None:
@@ -163,6 +187,23 @@ class Grounder:
         else:
             self._judge(found)
         return found
+
+    def _lists(self, retrieved: Retrieved) -> tuple[list[Hit], list[Hit] | None]:
+        """The supporting citations' candidate ranking and, for ``candidate_lists=per_side``, the contradicting
+        ones' (None: the same list)."""
+        if self.settings.candidate_lists == "fused":
+            return list(retrieved.final), None
+        cfg = self.settings
+        found = {side: side_ranking(retrieved, side) for side in ("support", "contradict")}
+        wanted = {"support": cfg.max_supported > 0,
+                  "contradict": cfg.max_contradicted > 0 and cfg.contradict_from == "sentence"}
+        missing = [side for side, hits in found.items() if hits is None and wanted[side]]
+        if missing:
+            log.warning("topic %s: the query set has no %s query: those citations come from the fused ranking",
+                        retrieved.topic.id, " or ".join(missing))
+        support, contradict = found["support"], found["contradict"]
+        return (list(retrieved.final) if support is None else support,
+                list(retrieved.final) if contradict is None else contradict)
 
     def _contradiction_pool(self, g: SentenceGrounding) -> list[str]:
         return g.filtered if g.filtered is not None else g.contradiction_candidates

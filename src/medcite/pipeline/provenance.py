@@ -12,7 +12,9 @@ A preset file documents itself in two keys that are not settings (``config.NOTE_
 Keys of ``sources`` are dotted paths into the settings tree (``rerank.stages.0.k`` for a list item). A preset
 that ``extends`` another inherits its sources; its own override them. ``quote`` must be a verbatim substring of
 the paper's text (whitespace-normalised) -- ``tests/unit/test_preset_sources.py`` checks every one against the
-texts in ``../shared/papers/`` -- so a preset cannot claim what its paper does not say.
+texts in ``../shared/papers/`` -- so a preset cannot claim what its paper does not say; :mod:`.quote_meaning`
+(tests/unit/test_quote_meaning.py) checks that each quote means its setting's value (its numbers and model names,
+its run's own table row, no inherited quote over a changed value).
 """
 
 from __future__ import annotations

@@ -1,15 +1,22 @@
-"""Few-shot examples for the LLM qa backend: BioASQ training questions, picked by similarity to the question.
+"""Few-shot examples for the LLM qa backend: BioASQ training questions, drawn at random or picked by similarity.
 
 DS@GT (BioASQ 13b) and PJs-team show the model 1 or 10 solved questions (snippets, question, gold answer)
 before the question asked. :func:`read_examples` reads them from a BioASQ training or golden file (every
-answer shape the files use: flat or synonym-list exact answers, ideal answers as a string or a list), and
-:class:`ExamplePicker` returns the ``n`` questions of the same type whose bodies are closest to the question
-by encoder cosine (the packaged MiniLM by default), never the question itself (same id or same text).
+answer shape the files use: flat or synonym-list exact answers, ideal answers as a string or a list). Two ways
+to choose the ``n`` examples of a question, both among the usable training questions of its type and never the
+question itself (same id or same text):
+
+- :class:`RandomDraw` (``qa.draw=random``): DS@GT's "The examples were drawn from the training set as
+  snippets-question-answer triplets" (004 §3.3), which says no more; medcite draws them at random, seeded by
+  ``qa.draw_seed`` and the question id (the same question always gets the same examples, whatever else is asked);
+- :class:`ExamplePicker` (``qa.draw=similar``, medcite's own choice): the questions whose bodies are closest to
+  the question by encoder cosine (the packaged MiniLM by default).
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -91,15 +98,48 @@ def usable(example: Question) -> bool:
     return bool(example.snippets and example.ideal_answers and (example.type == "summary" or example.exact_answer))
 
 
+def by_type(examples: Sequence[Question]) -> dict[str, list[Question]]:
+    """The usable ``examples`` by question type, in file order."""
+    out: dict[str, list[Question]] = {}
+    for q in examples:
+        if usable(q):
+            out.setdefault(q.type, []).append(q)
+    return out
+
+
+def _other(ex: Question, question: Question) -> bool:
+    return ex.id != question.id and not _same_text(ex.body, question.body)
+
+
+class Draw(Protocol):
+    """What the LLM qa backend asks of an example chooser."""
+
+    def pick(self, question: Question, n: int) -> list[Question]: ...
+
+
+class RandomDraw:
+    """``n`` training questions of the question's type drawn at random (seeded by ``seed`` and the question id)."""
+
+    def __init__(self, examples: Sequence[Question], seed: int = 13) -> None:
+        self.seed = seed
+        # sorted by id: the draw does not depend on the order of the training file
+        self.by_type = {t: sorted(qs, key=lambda q: q.id) for t, qs in by_type(examples).items()}
+
+    def pick(self, question: Question, n: int) -> list[Question]:
+        """At most ``n`` examples of ``question.type``, in the order drawn; never ``question`` itself."""
+        pool = [ex for ex in self.by_type.get(question.type, []) if _other(ex, question)]
+        if n <= 0 or not pool:
+            return []
+        # a str seed is hashed with SHA-512 by random.seed: the same draw on every run and machine
+        return random.Random(f"{self.seed}:{question.id}").sample(pool, min(n, len(pool)))
+
+
 class ExamplePicker:
     """The training questions most similar to a question (cosine of encoder vectors of the question bodies)."""
 
     def __init__(self, examples: Sequence[Question], encoder: QueryEncoder) -> None:
         self.encoder = encoder
-        self.by_type: dict[str, list[Question]] = {}
-        for q in examples:
-            if usable(q):
-                self.by_type.setdefault(q.type, []).append(q)
+        self.by_type: dict[str, list[Question]] = by_type(examples)
         self._vectors: dict[str, np.ndarray] = {}
 
     def _matrix(self, qtype: str) -> np.ndarray:
@@ -123,7 +163,7 @@ class ExamplePicker:
         out = []
         for i in order:
             ex = pool[i]
-            if ex.id == question.id or _same_text(ex.body, question.body):
+            if not _other(ex, question):
                 continue
             out.append(ex)
             if len(out) >= n:

@@ -2,16 +2,18 @@
 
 DS@GT ("Beyond Retrieval: Ensembling Cross-Encoders and GPT Rerankers with LLMs for Biomedical QA", Verma et
 al., CLEF 2025) prompt every question with its snippets as a passage (``bioasq_answer.txt``), after ``shots``
-solved training questions of the same type (1 or 10 in the paper; here the ``shots`` most similar by encoder
-cosine, never the question itself), in one of three prompt styles:
+solved training questions of the same type (1 or 10 in the paper, "drawn from the training set": ``draw=random``,
+seeded; or, medcite's own choice, ``draw=similar``: the most similar by encoder cosine; never the question itself;
+:mod:`.examples`), in one of three prompt styles:
 
 - **style 1**: one call returns the exact and the ideal answer together in one JSON object (answer
   formatting template 1, after Ateia & Kruschwitz 2024; list examples show one gold item each, as the
   paper's query template 1 did);
 - **style 2**: the exact answer first; then the ideal-answer prompt carries the system's own exact answer as a
   hint, "(Hint: short answer is ...)" (query template 2; list examples show the whole gold list);
-- **style 3**: style 2 with answer formatting template 2: factoid items without synonyms or acronyms, numbers
-  merged into ranges; list items cut from the passage; ideal answers that combine the passage's own phrases.
+- **style 3**: style 2 with answer formatting template 2 (004 Fig. 5, verbatim in the ``*_strict`` rule files):
+  factoid items without synonyms or acronyms, numbers merged into ranges; list items cut from the passage; ideal
+  answers that combine the passage's own phrases.
 
 Summary questions get the ideal-answer prompt only.
 
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 from pydantic import Field
 
 from ..errors import ConfigError, InputError
+from ..llm.base import reject
 from ..registry import stage_field
 from ..settings_base import UsesLLM
 from ..types import QUESTION_TYPES, QAAnswer, Question, Snippet
@@ -52,11 +55,12 @@ from .answer_json import (
     normalize_yesno,
 )
 from .base import FACTOID_MAX, QAConfig
-from .examples import ExamplePicker, QueryEncoder, read_examples
+from .examples import Draw, ExamplePicker, QueryEncoder, RandomDraw, read_examples
 
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..llm.base import LLM, Message
+    from ..llm.completion import Completion
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +84,21 @@ class LLMQAConfig(UsesLLM, QAConfig):
         "with the system's exact answer as a hint), 3 (style 2 with the stricter answer formatting template 2)."
     )
     shots: int = Field(1, ge=0, le=20, description="Solved training questions shown first (0: zero-shot; DS@GT: 1 "
-                       "or 10), the most similar of the same type.")
+                       "or 10), of the question's type, chosen as `draw` says.")
+    draw: Literal["similar", "random"] = Field(
+        "similar", description="How the `shots` examples are chosen among the training questions of the question's "
+        "type: 'similar' (medcite's choice: the most similar bodies by `encoder` cosine) or 'random' (DS@GT: "
+        "'drawn from the training set'; seeded by `draw_seed` and the question id)."
+    )
+    draw_seed: int = Field(13, ge=0, description="Seed of the random draw (draw=random): with the question id, it "
+                           "fixes which examples each question gets.")
     examples: str | None = Field(
         None, description="BioASQ training JSON (.json or .json.gz) the examples come from; needed when shots > 0."
     )
     encoder: stage_field("encoder") = Field(  # type: ignore[valid-type]
         "minilm", validate_default=True,
-        description="Encoder that ranks training questions by similarity to the question (packaged MiniLM).",
+        description="Encoder that ranks training questions by similarity to the question (draw=similar; packaged "
+        "MiniLM).",
     )
     max_snippets: int = Field(20, ge=1, description="Snippets shown in the passage of the question.")
     example_snippets: int = Field(5, ge=1, description="Snippets shown in the passage of each example.")
@@ -100,12 +112,19 @@ class LLMQAConfig(UsesLLM, QAConfig):
         default_factory=list, description="Further LLMs (names in `llms`) that answer with the same prompt; the "
         "answers are combined (PJs-team config-5; see qa.llm_qa.combine_answers). Empty: one LLM."
     )
+    aplus_ensemble: list[str] | None = Field(
+        None, description="Phase A+ only: the further LLMs there (None: `ensemble` in every phase; []: `llm` "
+        "alone). PJs-team config-5 answered Phase B with its ensemble but Phase A+ with Claude 3 Sonnet alone "
+        "(002 §2.2)."
+    )
 
     def llm_names(self) -> set[str | None]:
-        return {self.llm, *self.ensemble}
+        return {self.llm, *self.ensemble, *(self.aplus_ensemble or ())}
 
     def model_names(self) -> list[str]:
-        return self.encoder.model_names() if self.shots else []  # type: ignore[no-any-return,attr-defined]
+        if not self.shots or self.draw != "similar":
+            return []
+        return self.encoder.model_names()  # type: ignore[no-any-return,attr-defined]
 
 
 class _Unreadable(Exception):
@@ -134,7 +153,8 @@ class LLMQA:
     Config = LLMQAConfig
 
     def __init__(self, llm: LLM, *, style: int = 1, shots: int = 0, examples: Sequence[Question] = (),
-                 encoder: QueryEncoder | None = None, ideal_max_words: int = 200, list_max: int = 10,
+                 encoder: QueryEncoder | None = None, draw: str = "similar", draw_seed: int = 13,
+                 ideal_max_words: int = 200, list_max: int = 10,
                  max_snippets: int = 20,
                  example_snippets: int = 5, max_tokens: int | None = 512, repair: bool = True,
                  prompt_dir: str | Path | None = None, prompt: str = "dsgt",
@@ -143,12 +163,19 @@ class LLMQA:
             raise ConfigError(f"unknown BioASQ answer prompt {prompt!r}", hint="use 'dsgt' or 'pjs'")
         if style not in (1, 2, 3):
             raise ConfigError(f"unknown prompt style {style!r}", hint="use 1, 2 or 3 (DS@GT, BioASQ 13b)")
-        if shots and encoder is None:
-            raise ConfigError("few-shot examples need an encoder to rank them", hint="pass encoder=...")
+        if draw not in ("similar", "random"):
+            raise ConfigError(f"unknown few-shot draw {draw!r}", hint="use 'similar' or 'random'")
+        if shots and draw == "similar" and encoder is None:
+            raise ConfigError("few-shot examples by similarity need an encoder to rank them",
+                              hint="pass encoder=..., or draw='random'")
         self.llm = llm
         self.style = style
         self.shots = shots
-        self.picker = ExamplePicker(examples, encoder) if shots and encoder is not None else None  # (checked above)
+        self.picker: Draw | None = None
+        if shots and draw == "random":
+            self.picker = RandomDraw(examples, draw_seed)
+        elif shots and encoder is not None:  # (checked above)
+            self.picker = ExamplePicker(examples, encoder)
         self.ideal_max_words = ideal_max_words
         self.list_max = list_max
         self.max_snippets = max_snippets
@@ -169,8 +196,9 @@ class LLMQA:
                 raise ConfigError(f"qa.shots={cfg.shots} needs training questions to draw the examples from",
                                   hint="--set qa.examples=TRAINING.json (a BioASQ JSON file), or --set qa.shots=0")
             examples = read_examples(cfg.examples)
-            encoder = ctx.encoder(cfg.encoder)
-        common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder,
+            encoder = ctx.encoder(cfg.encoder) if cfg.draw == "similar" else None
+        common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder, draw=cfg.draw,
+                      draw_seed=cfg.draw_seed,
                       ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
                       example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair,
                       prompt=cfg.prompt)
@@ -254,11 +282,11 @@ class LLMQA:
         return out + [m for m in final if m["role"] != "system"]
 
     # -- calls -----------------------------------------------------------------------------------------
-    def _complete(self, messages: list[Message], step: str, attempt: int) -> str:
+    def _complete(self, messages: list[Message], step: str, attempt: int) -> Completion:
         from ..llm.trace import trace_context
 
         with trace_context(stage="qa", step=step, attempt=attempt):
-            return self.llm.complete(messages, max_tokens=self.max_tokens).text
+            return self.llm.complete(messages, max_tokens=self.max_tokens)
 
     def _read(self, text: str, qtype: str, part: str) -> tuple[Exact, str | None]:
         # a part not asked for is None (answer_fields gives None for it)
@@ -274,21 +302,24 @@ class LLMQA:
 
     def _ask(self, messages: list[Message], qtype: str, part: str, notes: list[str]) -> tuple[Exact, str | None]:
         """One call, and one repair call when its reply cannot be read; raises _Unreadable after that."""
-        text = self._complete(messages, part, 1)
+        reply = self._complete(messages, part, 1)
+        text = reply.text
         try:
             return self._read(text, qtype, part)
         except AnswerFormatError as exc:
             error = str(exc)
+        reject(self.llm, reply, f"{part}: {error}")
         if not self.repair:
             raise _Unreadable(error)
         from ..llm.prompts import render
 
         retry = [*messages, {"role": "assistant", "content": text},
                  *render("bioasq_repair", self.prompt_dir, error=error, shape=self.shape(qtype, part))]
-        text = self._complete(retry, part, 2)
+        reply = self._complete(retry, part, 2)
         try:
-            got = self._read(text, qtype, part)
+            got = self._read(reply.text, qtype, part)
         except AnswerFormatError as exc:
+            reject(self.llm, reply, f"{part} after the repair request: {exc}")
             raise _Unreadable(f"{error}; after the repair request: {exc}") from None
         notes.append(f"{part}: reply repaired after: {error}")
         return got
@@ -339,7 +370,7 @@ class LLMQA:
         if ideal is None:
             ideal = self._fallback_ideal(shown)
             notes.append("fallback ideal answer: the snippets' own sentences")
-        return QAAnswer(question.id, exact, ideal, tuple(shown), tuple(notes))
+        return QAAnswer(question.id, exact, ideal, tuple(shown), tuple(notes), tuple(e.id for e in examples))
 
 
 def _key(name: str) -> str:
@@ -376,4 +407,4 @@ def combine_answers(answers: Sequence[QAAnswer], qtype: str, list_max: int = 100
         exact = tuple(names[: FACTOID_MAX if qtype == "factoid" else list_max])
     notes = [*first.notes, f"ensemble of {len(answers)} LLMs: " + "; ".join(
         f"LLM {i + 1}: exact {a.exact!r}" for i, a in enumerate(answers))]
-    return QAAnswer(first.question_id, exact, first.ideal, first.sources, tuple(notes))
+    return QAAnswer(first.question_id, exact, first.ideal, first.sources, tuple(notes), first.examples)

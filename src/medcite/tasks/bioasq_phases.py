@@ -14,8 +14,9 @@ writers of :mod:`medcite.tasks.bioasq`: an error anywhere leaves no submission f
 The run directory (docs/RUNDIR.md) holds ``config.json`` (the resolved settings and their hash), one topic per
 question (``topics.jsonl``, ``documents.trec``, ``evidence.jsonl``: the snippets, ``answers.jsonl``: the ideal
 answer) so ``medcite view`` opens it, ``bioasq.jsonl``: each question's documents, snippets and answer as
-submitted, and ``submission.json`` (also written to ``output`` when one is given). Re-running into the same
-directory with the same settings resumes it.
+submitted (``examples``: the ids of the training questions an LLM answerer was shown first), and
+``submission.json`` (also written to ``output`` when one is given). Re-running into the same directory with the
+same settings resumes it.
 """
 
 from __future__ import annotations
@@ -77,9 +78,14 @@ class BioASQResult:
         return self.questions
 
 
-def build_answerer(settings: Settings, ctx: BuildContext) -> Answerer:
-    """The answerer ``settings.qa`` names, built through the one construction path (registry stage ``qa``)."""
-    answerer: Answerer | None = ctx.build("qa", settings.qa)
+def build_answerer(settings: Settings, ctx: BuildContext, *, phase: Literal["aplus", "b"] = "b") -> Answerer:
+    """The answerer ``settings.qa`` names, built through the one construction path (registry stage ``qa``); in
+    Phase A+ with ``qa.aplus_ensemble`` (where the backend has it) in place of ``qa.ensemble``."""
+    qa = settings.qa
+    aplus = getattr(qa, "aplus_ensemble", None)  # only the llm backend answers with an ensemble
+    if phase == "aplus" and aplus is not None:
+        qa = qa.model_copy(update={"ensemble": list(aplus)})
+    answerer: Answerer | None = ctx.build("qa", qa)
     if answerer is None:
         raise ConfigError("Phase A+ and B need an answerer, but qa.backend is 'none'",
                           hint="--set qa.backend=extractive (offline) or --set qa.backend=llm")
@@ -98,14 +104,16 @@ def _snippet_of(row: JSONObject) -> Snippet:
 
 
 def _answer_row(a: QAAnswer) -> JSONObject:
+    """A question's answer in ``bioasq.jsonl``, with the ids of its few-shot examples when it was shown any."""
     exact = list(a.exact) if isinstance(a.exact, tuple) else a.exact
-    return {"exact": exact, "ideal": a.ideal, "notes": list(a.notes)}
+    return {"exact": exact, "ideal": a.ideal, "notes": list(a.notes),
+            **({"examples": list(a.examples)} if a.examples else {})}
 
 
 def _answer_of(qid: str, row: JSONObject) -> QAAnswer:
     exact = row.get("exact")
     return QAAnswer(qid, tuple(exact) if isinstance(exact, list) else exact, row.get("ideal", ""),
-                    notes=tuple(row.get("notes", ())))
+                    notes=tuple(row.get("notes", ())), examples=tuple(row.get("examples", ())))
 
 
 def _evidence(snippets: Sequence[Snippet]) -> list[Evidence]:
@@ -272,7 +280,7 @@ class PhaseAPlus(_Retrieving):
         from ..progress import progress
 
         pipeline, questions, out, command, output = ctx.corpus(self.name), inputs, ctx.out, ctx.command, ctx.output
-        answerer = self.answerer or build_answerer(pipeline.settings, pipeline.context)
+        answerer = self.answerer or build_answerer(pipeline.settings, pipeline.context, phase="aplus")
         selector = self._selector(pipeline)
         with self._writer(out, pipeline.settings, command, self._extra(pipeline)) as writer:
             done = writer.done_topics()

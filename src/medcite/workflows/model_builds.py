@@ -70,6 +70,9 @@ class BuildData:
     corpus: Path | None = None
     min_questions: int = 20
     ltr_options: JSONObject = field(default_factory=dict)
+    #: changes to the DS@GT cross-encoder recipe's TrainOptions (a quick rebuild on a slice: epochs, max_pairs,
+    #: max_dev, min_pairs); recorded in its training.json as ``recipe.overrides``
+    reranker_options: JSONObject = field(default_factory=dict)
 
     def file(self, kind: str, model: str) -> Path:
         path = self.files.get(kind)
@@ -171,14 +174,25 @@ def _train_reranker(spec: TrainedModel, preset: str, data: BuildData, store: Pat
                           base=str(folder("medcite-minilm-bi-bioasq-ce-base")), opts=opts)
 
 
+def _train_dsgt(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
+    """DS@GT's fine-tuned cross-encoder (paper 004), the recipe of :mod:`medcite.train.dsgt`: the hub's
+    ms-marco-MiniLM-L-12-v2 where reachable, else the packaged MiniLM as its stand-in (said before it starts and in
+    ``training.json``)."""
+    from ..train.dsgt import train_dsgt
+
+    assert store is not None
+    return train_dsgt(data.file("bioasq", spec.name), store, out, min_questions=data.min_questions,
+                      overrides=data.reranker_options or None)
+
+
 RECIPES: dict[str, Callable[[TrainedModel, str, BuildData, Path | None, Path], JSONObject]] = {
     "reader": _train_reader, "stance": _train_stance, "yesno": _train_yesno, "ideal": _train_ideal,
     "answer": _train_answer,
     "ltr": _train_ltr,
-    "bi-encoder": _train_encoder, "cross-encoder": _train_reranker,
+    "bi-encoder": _train_encoder, "cross-encoder": _train_reranker, "dsgt-cross-encoder": _train_dsgt,
 }
 #: the preset whose first stage a model named on its own is trained for
-DEFAULT_PRESET = {"ltr": "best"}
+DEFAULT_PRESET = {"ltr": "best", "dsgt-cross-encoder": "dsgt-b1"}
 
 
 def preset_models(preset: str) -> list[str]:

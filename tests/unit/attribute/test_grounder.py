@@ -7,7 +7,7 @@ from typing import Any
 
 from medcite.config import GroundSettings
 from medcite.pipeline.grounding import Grounder
-from medcite.types import Article, Hit, Stance, StanceVerdict
+from medcite.types import Article, Hit, Query, Stance, StanceVerdict
 
 # candidate order of the retrieval, and the verdict the stance stage gives each
 VERDICTS = {
@@ -67,3 +67,48 @@ def test_existing_citations_are_never_proposed_again() -> None:
     g = ground(exclude=("1", "3"), anchor=1)
     assert "1" not in g.verdicts and g.supported == ["2"] and g.anchored == ["2"]
     assert g.contradicted == ["4"]
+
+
+class SidedRetrieval:
+    """Two rewrites, one per stance (Dalhousie 2025): the support rewrite found 5, 1, 2; the contradict rewrite
+    found 3, 4, 2. The fused ranking interleaves them."""
+
+    def __init__(self, sides: tuple[str, ...] = ("support", "contradict")) -> None:
+        self.sides = sides
+
+    def retrieve(self, topic: Any) -> Any:
+        found = {"support": ["5", "1", "2"], "contradict": ["3", "4", "2"]}
+        queries = [Query(f"{side}-1", f"{side} rewrite", side) for side in self.sides]
+        runs = {f"dense/{side}-1": [Hit(p, 1.0 - r / 10, r + 1, frozenset({f"dense/{side}-1"}))
+                                    for r, p in enumerate(found[side])] for side in self.sides}
+        fused = [Hit(p, 1.0 / (r + 1), r + 1) for r, p in enumerate(["5", "3", "1", "4", "2"])]
+        return SimpleNamespace(topic=topic, final=fused, queries=queries, rankings={}, runs=runs)
+
+
+def sided(retrieval: Any, exclude: tuple[str, ...] = (), **settings: Any) -> Any:
+    grounder = Grounder(retrieval, Stance_(), Store(), GroundSettings(**settings))  # type: ignore[arg-type]
+    (g,) = grounder.ground(["a sentence"], exclude=[exclude])
+    return g
+
+
+def test_per_side_lists_keep_each_rewrites_candidates_for_its_own_stance() -> None:
+    # fused: one list for both kinds, so 3 (found only by the contradict rewrite) supports
+    g = sided(SidedRetrieval())
+    assert (g.supported, g.contradicted) == (["3", "2"], ["1", "4"])
+    # per_side: supports from the support rewrite's list (5, 1, 2), in its order: 3 is not offered as supporting,
+    # and 1 (found only by the support rewrite) is not offered as contradicting
+    g = sided(SidedRetrieval(), candidate_lists="per_side")
+    assert [h.pmid for h in g.candidates] == ["5", "1", "2"]
+    assert g.contradiction_candidates == ["3", "4", "2"]
+    assert (g.supported, g.contradicted) == (["2"], ["4"])
+    assert set(g.verdicts) == {"1", "2", "3", "4", "5"}  # every candidate of either list judged once
+    # each list is cut to `candidates`, and existing citations are skipped before the cut
+    g = sided(SidedRetrieval(), candidate_lists="per_side", candidates=2, exclude=("5",))
+    assert [h.pmid for h in g.candidates] == ["1", "2"] and g.contradiction_candidates == ["3", "4"]
+
+
+def test_per_side_without_a_sides_query_falls_back_to_the_fused_ranking() -> None:
+    g = sided(SidedRetrieval(("support",)), candidate_lists="per_side")
+    assert [h.pmid for h in g.candidates] == ["5", "1", "2"]
+    assert g.contradiction_candidates == ["5", "3", "1", "4", "2"]
+    assert g.contradicted == ["1", "4"]

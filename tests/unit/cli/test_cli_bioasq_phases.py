@@ -155,7 +155,7 @@ def test_bad_input_names_the_question_and_leaves_no_file(store: Path, tmp_path: 
 
 def test_phase_b_answers_from_the_gold_snippets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     echo = Echo()
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx: echo)
+    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: echo)
     questions = _write(tmp_path / "b.json", PHASE_B)
     out = tmp_path / "phase_b.json"
     result = _invoke("phase-b", "--questions", str(questions), "--output", str(out), "--run-dir",
@@ -172,7 +172,7 @@ def test_phase_b_answers_from_the_gold_snippets(tmp_path: Path, monkeypatch: pyt
 def test_phase_aplus_answers_from_its_own_snippets(store: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     echo = Echo()
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx: echo)
+    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: echo)
     questions = _write(tmp_path / "q.json", QUESTIONS)
     out = tmp_path / "aplus.json"
     result = _invoke("phase-aplus", "--questions", str(questions), "--corpus", str(store), "--preset", "bm25",
@@ -193,7 +193,7 @@ def test_an_answerer_error_leaves_no_submission(tmp_path: Path, monkeypatch: pyt
                 raise RuntimeError("the model fell over")
             return super().answer(question, snippets)
 
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx: Broken())
+    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: Broken())
     out = tmp_path / "b.json"
     result = _invoke("phase-b", "--questions", str(_write(tmp_path / "q.json", PHASE_B)), "--output", str(out),
                      "--run-dir", str(tmp_path / "run"))

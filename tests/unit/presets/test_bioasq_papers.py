@@ -5,6 +5,7 @@ the PJs prompt and answer ensemble built and run on a fake LLM."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +15,12 @@ from medcite.pipeline import provenance
 from medcite.qa.answer_json import extract_json
 from medcite.qa.llm_qa import LLMQA, combine_answers
 from medcite.rerank.ensemble import UnionEnsemble
+from medcite.tasks.bioasq_phases import build_answerer
 from medcite.types import Article, Hit, QAAnswer, Question, Snippet
 
 PJS = [f"pjs-config-{i}" for i in range(1, 6)]
 DSGT = [f"dsgt-b{i}" for i in range(1, 6)]
+DSGT_CE = "models:dsgt-minilm-l12-ce-bioasq"
 
 
 @pytest.mark.parametrize("name", PJS + DSGT)
@@ -73,6 +76,38 @@ def test_pjs_config_5_answers_with_claude_3_7_and_3_sonnet() -> None:
     assert load_settings("pjs-config-4").qa.ensemble == []
 
 
+class _Ctx:
+    """Builds the qa stage as the pipeline's context does, over fake LLMs by name."""
+
+    def __init__(self, **llms: _Fake) -> None:
+        self.llms = llms
+
+    def llm(self, name: str | None, purpose: str = "") -> _Fake:
+        return self.llms[name or "default"]
+
+    def build(self, stage: str, cfg: Any) -> LLMQA:
+        assert stage == "qa"
+        return LLMQA.from_config(cfg, self)  # type: ignore[arg-type]
+
+
+def test_pjs_config_5_answers_phase_a_plus_with_sonnet_3_alone_and_phase_b_with_the_ensemble() -> None:
+    """002 §2.2: "In Phase A+, we employed Claude Sonnet 3"; §4.3: Phase B's config-5 is the "ensemble of Claude
+    Sonnet 3.7 and Sonnet 3"."""
+    s = load_settings("pjs-config-5")
+    assert s.qa.aplus_ensemble == [] and s.qa.ensemble == ["sonnet37"]
+    q = Question(id="q", type="yesno", body="Is FSHD inherited?")
+    snippets = [Snippet("1", "FSHD is autosomal dominant.")]
+    for phase, called in (("aplus", 0), ("b", 1)):
+        sonnet3 = _Fake('<JSON>{"ideal_answer": "Yes.", "exact_answer": "yes"}</JSON>')
+        sonnet37 = _Fake('<JSON>{"ideal_answer": "No.", "exact_answer": "no"}</JSON>')
+        answerer = build_answerer(s, _Ctx(default=sonnet3, sonnet37=sonnet37), phase=phase)  # type: ignore[arg-type]
+        got = answerer.answer(q, snippets)
+        assert (len(sonnet3.seen), len(sonnet37.seen)) == (1, called), phase
+        assert got.exact == "yes"  # a 1-1 tie goes to Claude 3 Sonnet (combine_answers)
+    # config-4 has no ensemble: one LLM in both phases
+    assert load_settings("pjs-config-4").qa.aplus_ensemble is None
+
+
 def test_pjs_ensemble_is_an_alias_of_config_4() -> None:
     for alias, run in (("pjs-ensemble", "pjs-config-4"), ("dsgt-ensemble", "dsgt-b3")):
         assert load_settings(alias).model_dump(exclude={"preset"}) == load_settings(run).model_dump(exclude={"preset"})
@@ -84,7 +119,7 @@ def test_dsgt_cross_encoder_runs(name: str, k: int) -> None:
     assert s.retrieve.k == k and s.retrieve.branches[0].k == k
     assert s.indexes["dense"].encoder.model == "BAAI/bge-large-en"
     assert s.rerank.backend == "cross-encoder" and s.rerank.top_n == k and s.rerank.k == 10
-    assert s.rerank.model == "cross-encoder/ms-marco-MiniLM-L-12-v2"
+    assert s.rerank.model == DSGT_CE  # DS@GT's fine-tuned model, trained by medcite (not the hub's base)
 
 
 def test_dsgt_b4_is_the_cross_encoders_top_30_then_gpt_top_10() -> None:
@@ -104,13 +139,76 @@ def test_dsgt_b3_is_the_1_to_7_weighted_ensemble() -> None:
 
 
 @pytest.mark.parametrize("name", DSGT)
-def test_dsgt_answers_gpt_4o_1_shot_style_2_and_the_phase_b_sets(name: str) -> None:
+def test_dsgt_answers_gpt_4o_1_shot_style_2_with_an_example_drawn_from_the_training_set(name: str) -> None:
     s = load_settings(name)
-    assert (s.qa.backend, s.qa.prompt, s.qa.style, s.qa.shots) == ("llm", "dsgt", 2, 1)
+    assert (s.qa.backend, s.qa.prompt, s.qa.style, s.qa.shots, s.qa.draw) == ("llm", "dsgt", 2, 1, "random")
     assert s.bioasq.encoder.model == "BAAI/bge-large-en"
-    # the submitted Phase B systems, as docs/BIOASQ.md gives them
-    mistral = load_settings(name, ["llm.model=mistralai/Mistral-7B-Instruct-v0.3", "qa.shots=10", "qa.style=3"])
-    assert (mistral.llm.model, mistral.qa.shots, mistral.qa.style) == ("mistralai/Mistral-7B-Instruct-v0.3", 10, 3)
+    # GPTPrompt1sStyle2 is also a preset of its own, with the very same answer settings
+    assert s.qa == load_settings("dsgt-b-gpt4-style2").qa and s.llm == load_settings("dsgt-b-gpt4-style2").llm
+
+
+def test_dsgt_b3_and_b4_rerank_with_the_fine_tuned_cross_encoder_in_every_place() -> None:
+    for name in ("dsgt-b3", "dsgt-b4"):
+        ce = load_settings(name).rerank.stages[0]
+        assert (ce.backend, ce.model) == ("cross-encoder", DSGT_CE)
+    members = load_settings("dsgt-b3").rerank.stages[1].members
+    assert (members[0].backend, members[0].model) == ("cross-encoder", DSGT_CE)
+    # the quote of Table 2 says what the setting now is: the model fine-tuned for 3 epochs
+    for name, path in (("dsgt-b1", "rerank.model"), ("dsgt-b3", "rerank.stages.0.model"),
+                       ("dsgt-b4", "rerank.stages.0.model")):
+        assert "finetuned for 3 epochs" in provenance.sources(name)[path].quote
+
+
+# -- answer formatting template 2 (004 Fig. 5), verbatim ---------------------------------------------------------
+def _fig5(section: str) -> str:
+    """The lines of 004 Fig. 5 under ``section`` ("List", "Factoid", "Summary"), whitespace-normalised."""
+    text = (provenance.papers_dir() / provenance.PAPERS["004"][0]).read_text(encoding="utf-8")
+    fig = text[text.index("Answer Formatting Template 2 (showing key changes from Template 1)"):
+               text.index("Figure 5: Answer Formatting Templates.")]
+    heads = ["List:", "Factoid:", "Summary:"]
+    start = fig.index(f"{section}:") + len(section) + 1
+    ends = [fig.index(h) for h in heads if fig.index(h) > start]
+    return provenance.normalise(fig[start: min(ends) if ends else len(fig)])
+
+
+@pytest.mark.parametrize(("prompt", "section"), [("bioasq_rules_list_strict", "List"),
+                                                 ("bioasq_rules_factoid_strict", "Factoid"),
+                                                 ("bioasq_rules_ideal_strict", "Summary")])
+def test_answer_formatting_template_2_is_fig_5_word_for_word(prompt: str, section: str) -> None:
+    from medcite.llm.prompts import load_prompt
+
+    (message,) = load_prompt(prompt)
+    lead, *template2 = [line for line in message["content"].splitlines() if line.strip()]
+    # the lines after template 1's lead are Fig. 5's section, all of it and nothing else, as printed
+    assert provenance.normalise(" ".join(template2)) == _fig5(section)
+    assert "{" in lead and not any("{" in line for line in template2)  # only the lead has a placeholder
+    if section == "List":
+        assert "- Note that all phrases, even not complete, are related to the question." in template2
+
+
+def test_a_style_3_request_with_drawn_examples_is_recognised_by_the_oracle(tmp_path: Path) -> None:
+    """The oracle test server (tests/oracle) recognises the verbatim template 2 inside bioasq_answer, after the
+    examples, as the question's own request."""
+    import json
+
+    from oracle.templates import recognise
+
+    training = tmp_path / "train.json"
+    training.write_text(json.dumps({"questions": [
+        {"id": f"ex{i}", "type": "list", "body": f"List genes of family {i}.", "ideal_answer": ["Genes."],
+         "exact_answer": [["A"], ["B"]], "documents": [], "snippets": [{"document": "9", "text": f"Family {i}."}]}
+        for i in range(3)]}))
+    from medcite.qa.examples import read_examples
+
+    llm = _Fake('{"exact_answer": ["A"]}')
+    qa = LLMQA(llm, style=3, shots=2, draw="random", examples=read_examples(training))  # type: ignore[arg-type]
+    q = Question(id="q", type="list", body="List genes mutated in ovarian cancer.")
+    got = qa.answer(q, [Snippet("1", "BRCA1 and TP53.")])
+    assert len(got.examples) == 2
+    found = recognise(llm.seen[0])
+    assert found is not None and found.name == "bioasq_answer"
+    assert found.values["question"] == q.body
+    assert "Note that all phrases, even not complete, are related to the question." in found.values["rules"]
 
 
 class _Fake:
@@ -180,4 +278,4 @@ def test_pjs_phase_b_with_the_lora_finetuned_qwen() -> None:
     assert (s.llm.backend, s.llm.model, s.llm.temperature) == ("openai", "pj-mathematician/bioasq-task13B", 0.01)
     assert (s.qa.backend, s.qa.prompt, s.qa.shots, s.qa.style, s.qa.ensemble) == ("llm", "pjs", 0, 1, [])
     sources = provenance.sources("pjs-qwen-lora")
-    assert "Qwen2.5-3B-Instruct" in sources["llm.model"].quote and "vLLM" in sources["llm.backend"].quote
+    assert "pj-mathematician/bioasq-task13B" in sources["llm.model"].quote and "vLLM" in sources["llm.backend"].quote

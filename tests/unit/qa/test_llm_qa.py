@@ -1,5 +1,6 @@
 """The LLM qa backend (DS@GT / PJs-team, BioASQ 13b): JSON read tolerantly, one repair retry, prompt styles,
-few-shot examples by similarity, exact answers normalised by type, the ideal answer's word cap."""
+few-shot examples drawn at random (seeded) or by similarity, exact answers normalised by type, the ideal answer's
+word cap."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from medcite.qa.answer_json import (
 )
 from medcite.qa.base import Answerer
 from medcite.qa.llm_qa import LLMQA, LLMQAConfig
-from medcite.types import Question, Snippet
+from medcite.types import QAAnswer, Question, Snippet
 
 SNIPPETS = (
     Snippet("111", "BRCA1 and TP53 mutations are frequent in ovarian cancer.", "abstract", 0, "abstract", 55),
@@ -200,9 +201,13 @@ def test_style_3_uses_the_stricter_formatting_template(tmp_path: Path) -> None:
         qa.answer(FACTOID, SNIPPETS)
         qa.answer(LIST, SNIPPETS)
     fact_exact, fact_ideal, list_exact = (_user_text(p) for p in llm.prompts[:3])
-    assert "Do not include synonyms" in fact_exact and "merge them into one range" in fact_exact
-    assert "(Hint: short answer is BRCA1)" in fact_ideal and "combine direct phrases" in fact_ideal
-    assert "shortest, cleanest and most direct expression cut from the passage" in list_exact
+    # answer formatting template 2 as 004 Fig. 5 prints it (checked line by line in tests/unit/presets)
+    assert "Do not include synonyms or duplicate meanings." in fact_exact
+    assert "merge them into a single range or compact expression if appropriate" in fact_exact
+    assert "(Hint: short answer is BRCA1)" in fact_ideal
+    assert "Prefer answers of only combining direct phrases or sentences from the Passage." in fact_ideal
+    assert "Note that all phrases, even not complete, are related to the question." in list_exact
+    assert "most direct entry cut from the Passage that -accurately answer the question" in list_exact
 
 
 def test_summary_questions_get_the_ideal_prompt_only(tmp_path: Path) -> None:
@@ -243,6 +248,53 @@ def test_few_shot_picks_the_most_similar_questions_never_the_question_itself(tmp
     shown = " ".join(m["content"] for m in prompt[1:-1])
     assert "ovarian" not in shown  # neither the question, its copy, the other type nor the unusable one
     assert "examples near, mid" in got.notes[0]
+
+
+def _drawn(qa: LLMQA, question: Question, n: int) -> list[str]:
+    assert qa.picker is not None
+    return [e.id for e in qa.picker.pick(question, n)]
+
+
+def test_random_draw_is_seeded_by_the_question_and_never_shows_the_question(tmp_path: Path) -> None:
+    """DS@GT: 'The examples were drawn from the training set' (004 §3.3): draw=random, of the question's type."""
+    training = TRAINING + [_example(f"f{i}", "factoid", f"Which enzyme number {i} is it?", [[f"E{i}"]])
+                           for i in range(12)]
+    usable = {"near", "mid", "far", *(f"f{i}" for i in range(12))}  # factoid, answered, not the question
+    qa, _, ctx = _qa(tmp_path, ["{}"], examples=training, shots=10, draw="random")
+    with ctx:
+        ten = _drawn(qa, FACTOID, 10)
+        assert len(ten) == len(set(ten)) == 10 and set(ten) <= usable
+        assert _drawn(qa, FACTOID, 10) == ten  # the same question, the same draw
+        draws = {tuple(_drawn(qa, Question(f"q{i}", "factoid", f"Question {i}?"), 1)) for i in range(20)}
+        assert len(draws) > 3  # another question, another draw
+        other = Question("q-other", "factoid", "Which kinase is it?")
+        assert set(_drawn(qa, other, 30)) == usable | {FACTOID.id, "copy"}  # at most every usable one
+        assert _drawn(qa, LIST, 5) == ["list-ex"]
+    again, _, ctx = _qa(tmp_path, ["{}"], examples=list(reversed(training)), shots=10, draw="random")
+    with ctx:
+        assert _drawn(again, FACTOID, 10) == ten  # whatever the order of the training file
+    seeded, _, ctx = _qa(tmp_path, ["{}"], examples=training, shots=10, draw="random", draw_seed=14)
+    with ctx:
+        assert _drawn(seeded, FACTOID, 10) != ten
+    # no encoder is loaded for a random draw
+    hub = "BAAI/bge-large-en"
+    assert LLMQAConfig(shots=1, draw="random", examples="x.json", encoder=hub).model_names() == []
+    assert LLMQAConfig(shots=1, examples="x.json", encoder=hub).model_names() == [hub]
+
+
+def test_the_drawn_example_ids_are_in_the_answer_and_the_run_directory(tmp_path: Path) -> None:
+    from medcite.tasks.bioasq_phases import _answer_of, _answer_row
+
+    reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
+    qa, llm, ctx = _qa(tmp_path, [reply], examples=TRAINING, shots=2, style=1, draw="random")
+    with ctx:
+        got = qa.answer(FACTOID, SNIPPETS)
+    assert len(got.examples) == 2 and set(got.examples) <= {"near", "mid", "far"}
+    shown = [m["content"] for m in llm.prompts[0] if m["role"] == "user"][:-1]
+    assert [next(e for e in got.examples if f"Snippet of {e}." in text) for text in shown] == list(got.examples)
+    row = _answer_row(got)
+    assert row["examples"] == list(got.examples) and _answer_of(FACTOID.id, row).examples == got.examples
+    assert "examples" not in _answer_row(QAAnswer(FACTOID.id, "no", "No."))  # zero-shot rows stay as they were
 
 
 def test_one_shot_list_examples_show_one_gold_item_in_style_1_and_all_in_style_2(tmp_path: Path) -> None:
@@ -287,3 +339,35 @@ def test_a_name_loses_its_full_stop_and_a_sentence_answer_keeps_it() -> None:
     assert normalize_entities(["Daratumumab.", "msDNA is a complex of DNA, RNA, and protein."], 5) == (
         "Daratumumab", "msDNA is a complex of DNA, RNA, and protein.")
     assert normalize_entities(["hearing loss.;"], 5) == ("hearing loss",)
+
+
+def test_a_phase_b_run_records_each_questions_drawn_examples(tmp_path: Path) -> None:
+    """A DS@GT Phase B preset through the CLI: the ids of the training questions each question was shown are in the
+    run directory (bioasq.jsonl), the same on a second run into a fresh directory (seeded)."""
+    from click.testing import CliRunner
+
+    from medcite.cli.main import cli
+
+    training = tmp_path / "train.json"
+    training.write_text(json.dumps({"questions": TRAINING}), encoding="utf-8")
+    questions = tmp_path / "q.json"
+    snippet = {"document": "http://www.ncbi.nlm.nih.gov/pubmed/1", "text": "BRCA1 is mutated.",
+               "beginSection": "abstract", "endSection": "abstract", "offsetInBeginSection": 0,
+               "offsetInEndSection": 17}
+    questions.write_text(json.dumps({"questions": [
+        {"id": "b1", "type": "factoid", "body": "Which gene is mutated in ovarian cancer?", "snippets": [snippet]},
+        {"id": "b2", "type": "list", "body": "List genes mutated in ovarian cancer.", "snippets": [snippet]}]}))
+    reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1 is mutated."}'
+    llm = "llm=" + json.dumps({"backend": "replies", "replies": [reply]})
+    drawn = []
+    for run in ("r1", "r2"):
+        result = CliRunner().invoke(cli, [
+            "-q", "bioasq", "phase-b", "--questions", str(questions), "--preset", "dsgt-b-gpt4-style1",
+            "--set", f"qa.examples={training}", "--set", llm,
+            "--output", str(tmp_path / f"{run}.json"), "--run-dir", str(tmp_path / run)])
+        assert result.exit_code == 0, result.output
+        rows = [json.loads(x) for x in (tmp_path / run / "bioasq.jsonl").read_text().splitlines() if x.strip()]
+        drawn.append({r["id"]: r["examples"] for r in rows})
+    assert drawn[0] == drawn[1]
+    assert len(drawn[0]["b1"]) == 1 and drawn[0]["b1"][0] in {"q-fact", "copy", "near", "mid", "far"}
+    assert drawn[0]["b2"] == ["list-ex"]
