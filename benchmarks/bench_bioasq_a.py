@@ -9,7 +9,7 @@ training. Each system submits its top 10 documents and 10 snippets (medcite's Ph
 `medcite.evidence.bioasq_snippets`, from `settings.bioasq`).
 
 Systems: BM25 (`bm25` preset), and each BioASQ preset's retrieval with its documented offline swaps
-(`offline_overrides(settings, "local")`: models this machine lacks are swapped as the preset description says),
+(`offline_settings(settings, "local")`: models this machine lacks are swapped as the preset description says),
 each with the preset's snippet scorer and with the TF-IDF scorer; plus the gold documents in gold order
 (oracle documents: isolates the snippet selection).
 
@@ -38,13 +38,13 @@ import common  # noqa: E402
 import plot_results  # noqa: E402
 import retrieval_corpus  # noqa: E402
 
-from medcite.config import load_settings  # noqa: E402
+from medcite.config import load_settings, with_overrides  # noqa: E402
 from medcite.corpus.ingest import ingest  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
 from medcite.evaluate.bioasq import evaluate_phase_a  # noqa: E402
 from medcite.evidence.bioasq_snippets import BioASQSnippets, offsets_exact  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
-from medcite.pipeline import RetrievalPipeline, offline_overrides  # noqa: E402
+from medcite.pipeline import RetrievalPipeline, offline_lines, offline_settings  # noqa: E402
 from medcite.types import Hit, Question, Snippet, Topic  # noqa: E402
 
 NAME = "bioasq_a"
@@ -93,11 +93,16 @@ def build_store(data_dir: Path, questions: list[Any]) -> tuple[Path, dict[str, A
 
 
 # -- systems ---------------------------------------------------------------------------------------
-def run_system(name: str, preset: str, overrides: list[str], store: Path, topics: Sequence[Topic],
+def run_system(name: str, preset: str, offline: bool, store: Path, topics: Sequence[Topic],
                gold: Mapping[str, Mapping[str, Any]], scorers: Sequence[str],
                oracle: bool = False) -> list[dict[str, Any]]:
-    """One retrieval system and its snippets under each scorer; a row of measures per scorer."""
-    settings = load_settings(preset, [*overrides, "indexes.dense.threads=1"])
+    """One retrieval system (``offline``: with the preset's offline swaps) and its snippets under each scorer; a
+    row of measures per scorer."""
+    settings = load_settings(preset)
+    overrides = offline_lines(settings, "local") if offline else []  # recorded with the results, as printed
+    if offline:
+        settings = offline_settings(settings, "local")
+    settings = with_overrides(settings, ["indexes.dense.threads=1"])
     pipe = RetrievalPipeline.from_settings(settings, store)
     rows = []
     try:
@@ -161,11 +166,10 @@ def main() -> None:
     chosen = held[: args.questions] if args.questions else held
     topics = [Topic(q.id, " ".join(raw[q.id]["body"].split()), type=raw[q.id]["type"]) for q in chosen]
     rows: list[dict[str, Any]] = []
-    rows += run_system("BM25", "bm25", [], store, topics, raw, ["tfidf", "embedding"])
+    rows += run_system("BM25", "bm25", False, store, topics, raw, ["tfidf", "embedding"])
     for preset in PRESETS:
-        swaps = [o for o in offline_overrides(load_settings(preset), "local") if o != "--set"]
-        rows += run_system(f"{preset} (offline)", preset, swaps, store, topics, raw, ["embedding", "tfidf"])
-    rows += run_system("gold documents (oracle)", "bm25", [], store, topics, raw, ["tfidf", "embedding"],
+        rows += run_system(f"{preset} (offline)", preset, True, store, topics, raw, ["embedding", "tfidf"])
+    rows += run_system("gold documents (oracle)", "bm25", False, store, topics, raw, ["tfidf", "embedding"],
                        oracle=True)
     result = {"questions": len(topics), "rows": rows, **corpus_stats,
               "seconds": round(time.perf_counter() - start, 1)}

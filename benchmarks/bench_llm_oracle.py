@@ -4,7 +4,7 @@ What a user with a vLLM server and a strong model would get, measured here witho
 answers each prompt medcite sends right (the question's human ideal answer, each sentence citing the evidence
 item it shares most words with; gold-first rerank orders; HealthVer labels; gold exact answers), written in
 five styles real models use (plain, markdown, fenced, ``<think>`` first, chatter after), and can plant one
-fault class at a set rate. Non-LLM models get the offline swaps (``offline_overrides(..., "local")``). The
+fault class at a set rate. Non-LLM models get the offline swaps (``offline_settings(..., "local")``). The
 questions are BioASQ's held-back questions (``medcite.train.qa_data.held_out_ids``) whose ideal answer has 2-5
 sentences; the corpus is the articles of their gold snippets.
 

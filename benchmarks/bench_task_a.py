@@ -12,7 +12,7 @@ question-answer pair.
 With ``--timing``: 40 BioGen-sized items — the answers medcite's Task B presets wrote for the BioGen 2025
 topics (`bench_task_b.py` run directories, their citations as existing ones) — are grounded by the
 `medcite ground` command of every Task A preset on the demo corpus, offline (LLM stages swapped for their
-no-LLM counterparts as `offline_overrides(..., "none", grounding=True)` gives), measuring wall time and
+no-LLM counterparts as `offline_lines(..., "none", grounding=True)` prints), measuring wall time and
 checking the submission with the validator (0 violations expected).
 
     python benchmarks/bench_task_a.py --questions 100
@@ -73,13 +73,16 @@ def timing_input(runs: Path, out: Path, n: int = 40) -> Path:
 
 def time_presets(input_path: Path, corpus: Path, presets: list[str]) -> list[dict[str, Any]]:
     """`medcite ground` of each preset, offline, on ``input_path``: wall time, validity, PMIDs found."""
-    from medcite.pipeline import offline_overrides
+    import shlex
+
+    from medcite.pipeline import offline_lines
 
     rows = []
     items = json.loads(input_path.read_text(encoding="utf-8"))
     sentences = sum(len(i["answer"]) for i in items)
     for preset in presets:
-        swaps = offline_overrides(load_settings(preset), "none", grounding=True)
+        swaps = [arg for line in offline_lines(load_settings(preset), "none", grounding=True)
+                 for arg in shlex.split(line)]  # the options a user would type
         out = WORK / "timing" / preset
         if out.exists():
             import shutil

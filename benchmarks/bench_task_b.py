@@ -1,7 +1,7 @@
 """TREC BioGen 2025 Task B: every preset over the 30 topics on the demo corpus, offline.
 
 For each preset and stack (``none``: every LLM stage swapped for its no-LLM counterpart; ``local``: the
-packaged SmolLM2-135M in-process, see :func:`medcite.pipeline.offline_overrides`), the run directory is
+packaged SmolLM2-135M in-process, see :func:`medcite.pipeline.offline_settings`), the run directory is
 written like ``medcite run`` does, the submission validated (official checks + medcite's), and checked
 again here: PMIDs cited outside the topic's evidence block, sentences over 3 PMIDs, answers over 250 words.
 Per-topic latency by stage comes from the run's ``timings.jsonl``: retrieval (query generation + first
@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import plot_results  # noqa: E402
 
-from medcite.config import load_settings  # noqa: E402
+from medcite.config import load_settings, with_overrides  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
 from medcite.errors import ConfigError, LLMError  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
-from medcite.pipeline import Pipeline, offline_overrides  # noqa: E402
+from medcite.pipeline import Pipeline, offline_lines, offline_settings  # noqa: E402
 from medcite.rundir import read_answers  # noqa: E402
 from medcite.tasks.biogen import write_biogen25  # noqa: E402
 from medcite.tasks.topics import read_topics  # noqa: E402
@@ -92,9 +92,9 @@ def check_run(out: Path, topic_ids: list[str], corpus: Path) -> dict[str, Any]:
 
 def run_one(preset: str, stack: str, topics: list[Any], corpus: Path, out: Path, sets: list[str],
             resume: bool = False) -> dict[str, Any]:
-    swaps = [o for o in offline_overrides(load_settings(preset), stack) if o != "--set"]
-    overrides = swaps + sets
-    settings = load_settings(preset, overrides)
+    base = load_settings(preset)
+    overrides = offline_lines(base, stack)  # what the run changed, as printed for the results
+    settings = with_overrides(offline_settings(base, stack), sets)
     if out.exists() and not resume:
         shutil.rmtree(out)
     start = time.perf_counter()
@@ -144,8 +144,8 @@ def markdown(results: dict[str, Any]) -> str:
         "The topics of `biogen2025_taskB_topics.json` (30, or the first N where the table says so) on the demo corpus "
         "(`data/demo/store`, 50k PubMed abstracts), measured on the shared 2-core machine while other jobs ran "
         "(several runs at once, one torch thread each), so timings are upper bounds. Stack `none`: every LLM stage "
-        "swapped for its no-LLM counterpart (`offline_overrides(settings, 'none')`); `local`: the packaged "
-        "SmolLM2-135M in-process (`offline_overrides(settings, 'local')`) with the small budgets listed. Servers "
+        "swapped for its no-LLM counterpart (`offline_settings(settings, 'none')`); `local`: the packaged "
+        "SmolLM2-135M in-process (`offline_settings(settings, 'local')`) with the small budgets listed. Servers "
         "and hub models named by the presets (vLLM, cross-encoders, MedCPT) are not available here, so no run "
         "reranks, and dense branches use the packaged MiniLM (`indexes.dense.encoder=minilm`, the store's dense "
         "index built on first use). A run whose overrides list `retrieve.branches=[...bm25...]` had BM25 in place "
@@ -175,7 +175,7 @@ def markdown(results: dict[str, Any]) -> str:
         "Settings changed per run (besides the preset):",
         "",
     ]
-    lines += [f"- `{r['preset']}` / {r['stack']}: " + (" ".join(f"`--set {o}`" for o in r["overrides"]) or "none")
+    lines += [f"- `{r['preset']}` / {r['stack']}: " + (" ".join(f"`{o}`" for o in r["overrides"]) or "none")
               for r in runs.values()]
     refused = results.get("refused", {})
     if refused:

@@ -4,7 +4,7 @@ Topics: the first N held-back BioASQ dev questions (`retrieval_corpus.held_back`
 ideal answer, asked as Task B topics (question only, no narrative). Corpus: the Task A benchmark's sub-corpus store
 (`benchmarks/work/task_a/store`: every snippet document gold for a held-back question plus distractors, with its
 BM25 and FAISS indexes; `python benchmarks/bench_task_a.py` builds it). Every Task B preset runs offline with its
-documented swaps (`offline_overrides(settings, "none")`: no LLM, so LLM stages take their no-LLM path and
+documented swaps (`offline_settings(settings, "none")`: no LLM, so LLM stages take their no-LLM path and
 generation is extractive; rerankers run through their stand-ins), like `benchmarks/bench_task_b.py`.
 
 Measures (`medcite.tasks.biogen_b_measures`, what `medcite eval biogen-b` reports): citation coverage and
@@ -233,7 +233,7 @@ def markdown(result: dict[str, Any]) -> str:
         "## Task B presets by BioACE's measures on BioASQ questions (`benchmarks/bench_task_b_measures.py`)",
         "",
         f"{result['questions']} held-back BioASQ dev questions as Task B topics (question only), the Task A "
-        f"benchmark's sub-corpus store, every preset offline (`offline_overrides(settings, 'none')`: extractive "
+        f"benchmark's sub-corpus store, every preset offline (`offline_settings(settings, 'none')`: extractive "
         f"answers, rerank stand-ins). Citations judged by `{result['judge']}` (three labels); nuggets against "
         f"each question's first ideal answer, MiniLM cosine >= {result['threshold']}, micro over sentences. "
         "Baselines: `gold-snippet` (the first gold snippet as the answer) and `bm25-top-sentence`. Completeness "

@@ -74,16 +74,14 @@ def read_json(path: Path) -> Any:
     return json.loads(text)
 
 
-def sets_for(preset: str, url: str, grounding: bool = False) -> list[str]:
+def sets_for(preset: str, url: str) -> list[str]:
+    """``--offline`` (the command's own swaps; Task A's stance stage counted by `medcite ground`) and the preset's
+    LLMs pointed at the oracle server."""
     from medcite.config import load_settings
-    from medcite.pipeline import offline_overrides
     from oracle.server import llm_overrides
 
-    base = load_settings(preset)
-    swaps = [o for o in offline_overrides(base, "local", grounding) if o != "--set"]
-    swaps += llm_overrides(url, list(base.llms))
-    out: list[str] = []
-    for s in swaps:
+    out: list[str] = ["--offline"]
+    for s in llm_overrides(url, list(load_settings(preset).llms)):
         out += ["--set", s]
     return out
 
@@ -141,7 +139,7 @@ def main() -> int:
                     out = runs / "run"
                     entry["cli"] = invoke(["ground", "--input", str(ground), "--corpus", str(store), "--out",
                                            str(out), "--run-id", "snap", "--preset", preset,
-                                           *sets_for(preset, url, grounding=True)])
+                                           *sets_for(preset, url)])
                     entry["submission"] = read_json(out / "submission.jsonl")
                 else:
                     phases = ["phase-a"] if task == "phase-a" else ["phase-a", "phase-aplus", "phase-b"]

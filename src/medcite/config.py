@@ -25,7 +25,7 @@ from .errors import ConfigError
 from .index.milvus.server import MilvusSettings
 from .io import JSONObject
 from .registry import stage_field
-from .settings_base import MAX_HITS, Section
+from .settings_base import MAX_HITS, BackendConfig, Section
 
 log = logging.getLogger(__name__)
 
@@ -634,3 +634,108 @@ def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Set
             f"invalid settings ({origin[:300]}): {problems}",
             hint="run `medcite config show` to see every field with its description",
         ) from None
+
+
+def apply_swaps(settings: Settings, swaps: Sequence[tuple[str, object]]) -> Settings:
+    """``settings`` with each (dotted path, JSON value) merged in, in order, as a preset or ``--set`` would merge
+    it (a section whose ``backend`` changes keeps only the keys of its new backend), validated again."""
+    data: JSONObject = settings.model_dump(mode="json", exclude_unset=True)
+    for where, value in swaps:
+        nested: JSONObject = {}
+        for i, part in enumerate(reversed(where.split("."))):
+            nested = {part: value if i == 0 else nested}
+        data = merge(data, nested)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+        raise ConfigError(f"invalid settings (preset {settings.preset!r}, changed at "
+                          f"{', '.join(w for w, _ in swaps)[:300]}): {problems}",
+                          hint="run `medcite config show` to see every field with its description") from None
+
+
+def with_overrides(settings: Settings, overrides: Sequence[str]) -> Settings:
+    """``settings`` with the user's dotted overrides (``a.b=value``, as given to ``--set``) applied last."""
+    return apply_swaps(settings, [(".".join(path), value) for path, value in map(parse_override, overrides)])
+
+
+def set_lines(before: Settings, after: Settings) -> list[str]:
+    """The ``--set`` options that turn ``before`` into ``after``, printed from their difference (the one place
+    that writes them): a changed value by its dotted path, a config whose backend changed or a changed list as a
+    whole (JSON; a config by its backend and the fields that differ from their defaults, after a ``null`` that
+    clears the config it replaces)."""
+    import shlex
+
+    lines = []
+    for where, value in _changes(before, after, ""):
+        text = value if isinstance(value, str) and _reads_as_string(value) else json.dumps(
+            value, separators=(",", ":"))
+        item = f"{where}={text}"
+        lines.append("--set " + (item if shlex.quote(item) == item else shlex.quote(item)))
+    return lines
+
+
+def _reads_as_string(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _changes(a: object, b: object, where: str) -> list[tuple[str, object]]:
+    if _plain(a) == _plain(b):
+        return []
+    # a config below a stage's (an encoder inside a reranker's) may be a shorthand string in the preset: written whole
+    nested = isinstance(b, BackendConfig) and _stage_at(tuple(where.split("."))) is None
+    if isinstance(a, BaseModel) and type(a) is type(b) and not nested:
+        return [c for name in type(b).model_fields
+                for c in _changes(getattr(a, name), getattr(b, name), f"{where}.{name}" if where else name)]
+    if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+        return [c for key in b for c in _changes(a[key], b[key], f"{where}.{key}")]
+    if isinstance(a, BaseModel) and isinstance(b, BaseModel):
+        return _backend_changes(a, b, where)
+    return [(where, _compact(b))]
+
+
+def _backend_changes(a: BaseModel, b: BaseModel, where: str) -> list[tuple[str, object]]:
+    """A config that another backend's replaces: its ``backend`` (a stage section then keeps the fields the new
+    backend shares with the old one, :func:`merge`) and what still differs; elsewhere cleared and written whole."""
+    backend = getattr(b, "backend", None)
+    if _stage_at(tuple(where.split("."))) is not None and isinstance(backend, str):
+        fields = type(b).model_fields
+        kept = {k: v for k, v in a.model_dump(mode="json", exclude_unset=True).items() if k in fields}
+        try:
+            middle = type(b).model_validate(kept | {"backend": backend})
+        except ValidationError:
+            pass
+        else:
+            return [(f"{where}.backend", backend), *_changes(middle, b, where)]
+    return [(where, None), (where, _compact(b))]
+
+
+def _compact(value: object) -> object:
+    """JSON of ``value`` with what its defaults give left out (a config keeps its ``backend``)."""
+    if isinstance(value, list | tuple):
+        return [_compact(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    if not isinstance(value, BaseModel):
+        return _plain(value)
+    out: dict[str, object] = {}
+    for name, field in type(value).model_fields.items():
+        v = getattr(value, name)
+        default = field.get_default(call_default_factory=True)
+        if name == "backend" or _plain(v) != _plain(default):
+            out[name] = _compact(v)
+    return out

@@ -72,6 +72,18 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise
 
 
+def fsync_dir(path: str | Path) -> None:
+    """Make new or renamed entries of the folder ``path`` durable (a file fsynced in a folder that is not may
+    vanish after a crash). A no-op where folders cannot be opened (not POSIX)."""
+    if os.name != "posix":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def remove_stale_temp_files(folder: str | Path) -> list[str]:
     """Delete the temporary files an interrupted :func:`atomic_write` left in ``folder`` (``.NAME.XXXX.tmp``).
 

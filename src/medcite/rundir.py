@@ -23,7 +23,7 @@ from types import TracebackType
 from . import __version__
 from .config import Settings
 from .errors import InputError
-from .io import atomic_write, disk_full, is_disk_full, remove_stale_temp_files, write_json
+from .io import atomic_write, disk_full, fsync_dir, is_disk_full, remove_stale_temp_files, write_json
 from .rundir_read import llm_call_counts, read_answers, read_articles, read_notes, read_queries
 from .trec import format_run
 from .types import Answer, Article, Evidence, Hit, Query, Topic
@@ -183,7 +183,7 @@ class RunWriter:
                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 **(extra or {}),
             })
-            _fsync_dir(self.path)
+            fsync_dir(self.path)
         drop_unfinished_topics(self.path)
         self._dirty: set[str] = set()  # files with rows flushed but not yet fsynced
         self._names = set(os.listdir(self.path))  # directory entries known to be durable
@@ -315,7 +315,7 @@ class RunWriter:
     def _sync_names(self) -> None:
         names = set(os.listdir(self.path))
         if not names <= self._names:
-            _fsync_dir(self.path)
+            fsync_dir(self.path)
         self._names = names
 
 
@@ -325,17 +325,6 @@ def _write_lines(path: Path, lines: Sequence[str], sync: bool) -> None:
         fh.flush()
         if sync:
             os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make new directory entries durable (a file fsynced in a directory that is not may vanish)."""
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _jsonl_topic(line: bytes) -> str | None:
@@ -413,4 +402,4 @@ def _repair(path: Path, topic_of: Callable[[bytes], str | None], keep: Callable[
         return
     with open(path, "rb") as src, atomic_write(path, "wb") as dst:
         dst.writelines(line for line in src if ok(line))
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)

@@ -22,15 +22,14 @@ PRESET = "clac25-a"
 
 
 def _run(url: str, qs: list[Any], store: Path, out: Path, cache_dir: Path) -> tuple[list[Any], dict[str, Any]]:
-    from medcite.config import load_settings
-    from medcite.pipeline import Pipeline, offline_overrides
+    from medcite.config import load_settings, with_overrides
+    from medcite.pipeline import Pipeline, offline_settings
     from medcite.rundir import read_answers
     from medcite.types import Topic
 
     base = load_settings(PRESET)
-    overrides = [o for o in offline_overrides(base, "local") if o != "--set"]
-    overrides += llm_overrides(url, list(base.llms), cache_dir=cache_dir)
-    with Pipeline(load_settings(PRESET, overrides), store) as pipeline:
+    overrides = llm_overrides(url, list(base.llms), cache_dir=cache_dir)
+    with Pipeline(with_overrides(offline_settings(base, "local"), overrides), store) as pipeline:
         pipeline.run([Topic(q.id, q.body) for q in qs], out)
     return read_answers(out), json.loads((out / "summary.json").read_text())["llm_calls"]
 

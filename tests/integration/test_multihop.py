@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from medcite.config import load_settings
+from medcite.config import load_settings, with_overrides
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError
-from medcite.pipeline import Pipeline, offline_overrides
+from medcite.pipeline import Pipeline, offline_lines, offline_settings
 from medcite.types import Article, Topic
 
 DOCS = [
@@ -40,9 +40,10 @@ def _settings(replies: list[str], *extra: str, judge: str = "Supporting Citation
     """The preset with scripted LLMs: ``replies`` for the default LLM (hops, short and long answer) in turn,
     Mistral always answering ``judge`` to System 1's listwise support prompt (only the PMIDs it was shown count);
     the citation step's ColBERT shortlist by its offline stand-in."""
-    shortlist = [o for o in offline_overrides(load_settings(PRESET), "local")
-                 if o.startswith("generate.posthoc_shortlist")]
-    return load_settings(PRESET, [*shortlist, "llm.backend=replies", f"llm.replies={json.dumps(replies)}",
+    base = load_settings(PRESET)
+    shortlist = offline_settings(base, "local").generate.posthoc_shortlist  # type: ignore[attr-defined]
+    base = base.model_copy(update={"generate": base.generate.model_copy(update={"posthoc_shortlist": shortlist})})
+    return with_overrides(base, ["llm.backend=replies", f"llm.replies={json.dumps(replies)}",
                                   "llms.mistral.backend=replies", f"llms.mistral.replies={json.dumps([judge])}",
                                   "retrieve.k=3", "retrieve.keep=3", "hops.docs=4", "evidence.docs=4",
                                   "evidence.max_items=4", "generate.posthoc_candidates=2", *extra])
@@ -153,7 +154,7 @@ def test_lines_copied_from_the_instructions_are_not_sub_questions(store: Path) -
 
 
 def test_without_an_llm_the_flow_stops_before_any_work(store: Path) -> None:
-    settings = load_settings(PRESET, [*(o for o in offline_overrides(load_settings(PRESET), "none") if o != "--set")])
+    settings = offline_settings(load_settings(PRESET), "none")
     assert settings.llm.backend == "none" and settings.flow == "multi-hop"
     with pytest.raises(ConfigError) as err:
         Pipeline(settings, store)
@@ -163,7 +164,7 @@ def test_without_an_llm_the_flow_stops_before_any_work(store: Path) -> None:
 
 
 def test_offline_swaps_name_every_llm_of_the_preset() -> None:
-    swaps = " ".join(offline_overrides(load_settings(PRESET), "local"))
+    swaps = " ".join(offline_lines(load_settings(PRESET), "local"))
     assert "--set llm.backend=local --set llm.model=null" in swaps
     assert "--set llms.mistral.backend=local --set llms.mistral.model=null" in swaps
     assert "rerank" not in swaps  # the MedHopQA systems do not rerank
@@ -185,11 +186,10 @@ def test_packaged_smollm2_runs_the_preset_on_a_biogen_topic(shared_data: Path, t
         ingest([shared_data / "pubmed_xml" / "pubmed21n1298_first300_plus_deletecitation.xml.gz"], s)
     topics = [t for t in read_topics(shared_data / "biogen" / "biogen2025_taskB_topics.json") if t.id == "181"]
     base = load_settings(PRESET)
-    swaps = [o for o in offline_overrides(base, "local") if o != "--set"]
     budget = ["hops.docs=3", "evidence.docs=3", "evidence.max_items=3", "hops.max_hops=2", "hops.max_tokens=32",
               "generate.max_tokens=48", "generate.max_attempts=1", "generate.posthoc_candidates=1",
               f"llm.cache_dir={tmp_path / 'cache'}", f"llms.mistral.cache_dir={tmp_path / 'cache'}"]
-    settings = load_settings(PRESET, [*swaps, *budget])
+    settings = with_overrides(offline_settings(base, "local"), budget)
     assert settings.llm.backend == settings.llms["mistral"].backend == "local" and settings.flow == "multi-hop"
     with Pipeline(settings, store) as pipe:
         pipe.run(topics, tmp_path / "run")

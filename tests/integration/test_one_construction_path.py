@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 from medcite import registry
-from medcite.config import load_settings, preset_names
+from medcite.config import load_settings, preset_names, with_overrides
 from medcite.context import ModelCache
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, MissingExtraError
-from medcite.pipeline import Pipeline, needs_llm, offline_overrides
+from medcite.pipeline import Pipeline, needs_llm, offline_settings
 from medcite.pipeline.offline import llm_names, uses_stance
 from medcite.trained_models import CATALOGUE
 from medcite.trained_models import missing as missing_models
@@ -296,22 +296,22 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
     builds = 0
     for preset in preset_names():
         base = load_settings(preset)
-        swaps = [o for o in offline_overrides(base, "local") if o != "--set"]
+        offline = offline_settings(base, "local")
         for stage, backends in table.items():
             for backend, make in backends.items():
-                extra = make(load_settings(preset, swaps))
-                settings = load_settings(preset, [*swaps, *extra])
+                extra = make(offline)
+                settings = with_overrides(offline, extra)
                 late: list[str] = []  # LLMs a variant makes a stage call that the preset itself never calls
-                if stage != "llm":  # (dal25-expert's Mistral judges only in Task A): swapped as offline_overrides would
+                if stage != "llm":  # (dal25-expert's Mistral judges only in Task A): swapped as offline_settings would
                     for n in sorted(llm_names(settings), key=lambda n: n or ""):
                         cfg, path = (settings.llm, "llm") if n is None else (settings.llms[n], f"llms.{n}")
                         if cfg.backend == "openai":
                             late += [f"{path}.backend=local", f"{path}.model=null"]
                 if late:
-                    settings = load_settings(preset, [*swaps, *extra, *late])
+                    settings = with_overrides(offline, [*extra, *late])
                 if stage != "llm" and needs_llm(settings) and settings.llm.backend == "none":
                     # the stage needs one
-                    settings = load_settings(preset, [*swaps, *extra, *late, "llm.backend=rules"])
+                    settings = with_overrides(offline, [*extra, *late, "llm.backend=rules"])
                 where = f"{preset} + {stage}={backend}"
                 expect_error = (backend == "llamacpp" or (stage, backend) == ("llm", "none") and needs_llm(settings)
                                 or (stage, backend) == ("stance", "none") and uses_stance(settings)

@@ -10,6 +10,7 @@ real code and nothing is injected by hand.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.config import load_settings, preset_names
+from medcite.config import load_settings, preset_names, with_overrides
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.pipeline import Pipeline, needs_llm, offline_overrides
+from medcite.pipeline import Pipeline, needs_llm, offline_lines, offline_settings
 from medcite.rundir import read_answers
 from medcite.tasks.biogen import write_biogen25
 from medcite.tasks.validate import evidence_by_topic, validate_biogen25
@@ -64,13 +65,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(preset: str, store: Path, out: Path, extra: list[str] | None = None) -> tuple[Any, Any, int]:
     """Answers, validation report and the number of LLM calls of one preset run with the rules LLM."""
     base = load_settings(preset)
-    overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + (extra or [])
+    overrides = list(extra or [])
     if needs_llm(base):
         overrides += ["llm.backend=rules", *(f"llms.{name}.backend=rules" for name in base.llms)]
     if base.verify.citations != "off":  # the rules LLM does not judge stance: the rule-based stance stands in
         overrides += ["stance.backend=words"]
     calls = 0
-    with Pipeline(load_settings(preset, overrides), store) as pipeline:
+    with Pipeline(with_overrides(offline_settings(base, "local"), overrides), store) as pipeline:
         pipeline.run(TOPICS, out)
         if needs_llm(base):
             calls = sum(pipeline.context.llm(name).calls  # type: ignore[attr-defined]
@@ -107,7 +108,7 @@ def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: P
     if settings.rerank.backend != "none":  # the rerank stages run offline through their stand-ins, never skipped
         ranked = (tmp_path / preset / "rerank.trec").read_text().splitlines()
         assert {line.split()[0] for line in ranked} == {t.id for t in TOPICS}
-        assert "--set rerank.backend=none" not in " ".join(offline_overrides(settings, "local"))
+        assert offline_settings(settings, "local").rerank.backend != "none"
     if settings.generate.backend == "llm":
         assert calls > 0
         assert {a.generator for a in answers} <= {"llm", "llm+extractive-fallback"}
@@ -152,10 +153,10 @@ def test_cli_names_the_swaps_when_the_server_is_missing(store: Path, tmp_path: P
     # Dal@TREC25 §III-B2a: Llama-3-70B (the default llm) writes dal25-rrf's queries and answer, so only it is swapped
     assert "--set llm.backend=local --set llm.model=null" in result.output
     assert "llms.deepseek" not in result.output
-    assert "--set rerank.backend=embedding --set rerank.model=minilm" in result.output  # monoT5's stand-in
-    assert "--set indexes.dense.encoder=minilm" in result.output
-    # the no-LLM swaps really run the preset offline, through the CLI, into a valid submission
-    none = offline_overrides(load_settings("clac25-b"), "none")
+    assert "--set rerank.backend=embedding --set rerank.model=null" in result.output  # monoT5's stand-in
+    assert "--set indexes.dense.encoder.model=minilm" in result.output
+    # the printed no-LLM swaps really run the preset offline, through the CLI, into a valid submission
+    none = [arg for line in offline_lines(load_settings("clac25-b"), "none") for arg in shlex.split(line)]
     args = ["run", "--topics", str(topics), "--corpus", str(store), "--out", str(tmp_path / "r2"),
             "--preset", "clac25-b", *none]
     result = CliRunner().invoke(cli, args)
@@ -172,8 +173,7 @@ def test_packaged_smollm2_runs_a_preset_offline_and_reruns_from_cache(store: Pat
 
     def run(out: Path) -> list[Any]:
         base = load_settings("clac25-b")
-        overrides = [o for o in offline_overrides(base, "local") if o != "--set"] + budget
-        settings = load_settings("clac25-b", overrides)
+        settings = with_overrides(offline_settings(base, "local"), budget)
         assert settings.llm.backend == "local" and settings.rerank.backend == "embedding"
         pipeline = Pipeline(settings, store)
         try:

@@ -50,8 +50,8 @@ def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tupl
     sentences the oracle wrote in each topic's first answer and those that reached the final answers, extractive
     fallbacks, planted sentences found in a final answer, cited PMIDs outside the evidence shown, sentences over
     3 PMIDs and answers over 250 words. ``degraded``: the server plays a weak model (:class:`OracleServer`)."""
-    from medcite.config import load_settings
-    from medcite.pipeline import Pipeline, offline_overrides
+    from medcite.config import load_settings, with_overrides
+    from medcite.pipeline import Pipeline, offline_settings
     from medcite.rundir import read_answers
     from medcite.tasks.validate import evidence_by_topic
     from medcite.types import Topic
@@ -62,9 +62,8 @@ def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tupl
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
     with server.running() as url:
-        overrides = [o for o in offline_overrides(base, "local") if o != "--set"]
-        overrides += llm_overrides(url, list(base.llms), timeout_s=1.0 if fault == "timeout" else 60.0)
-        with Pipeline(load_settings(preset, [*overrides, *sets]), store) as pipeline:
+        overrides = llm_overrides(url, list(base.llms), timeout_s=1.0 if fault == "timeout" else 60.0)
+        with Pipeline(with_overrides(offline_settings(base, "local"), [*overrides, *sets]), store) as pipeline:
             pipeline.run([Topic(q.id, q.body) for q in qs], out)
     seconds = time.perf_counter() - started
     answers = read_answers(out)
@@ -156,8 +155,8 @@ def run_phase_b(preset: str, qs: list[Any], out: Path, *, degraded: str | None =
     """BioASQ Phase B of ``preset`` from the gold snippets of ``qs`` against the oracle (offline swaps for the
     other models, zero-shot): (the answers read back from the submission, the server, seconds). ``degraded``: the
     server plays a weak model (:class:`OracleServer`)."""
-    from medcite.config import load_settings
-    from medcite.pipeline import offline_overrides
+    from medcite.config import load_settings, with_overrides
+    from medcite.pipeline import offline_settings
     from medcite.pipeline.context import Context
     from medcite.tasks.base import RunContext
     from medcite.tasks.bioasq import read_phase_b_run
@@ -168,8 +167,7 @@ def run_phase_b(preset: str, qs: list[Any], out: Path, *, degraded: str | None =
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
     with server.running() as url:
-        sets = [o for o in offline_overrides(base, "local") if o != "--set" and not o.startswith("qa.shots")]
-        settings = load_settings(preset, [*sets, *llm_overrides(url, list(base.llms)), "qa.shots=0"])
+        settings = with_overrides(offline_settings(base, "local"), [*llm_overrides(url, list(base.llms)), "qa.shots=0"])
         ctx = Context(settings)
         try:
             result = PhaseB().run(qs, RunContext(ctx, out / "run", output=out / "answers.json"))
@@ -182,8 +180,8 @@ def run_phase_a_plus(preset: str, qs: list[Any], store: Path, out: Path, *, degr
                      ) -> tuple[Any, OracleServer, float]:
     """BioASQ Phase A+ of ``preset`` on ``qs`` over ``store`` against the oracle (offline swaps for the other
     models): retrieval, snippets and answers. (the task's result, the server, seconds)."""
-    from medcite.config import load_settings
-    from medcite.pipeline import Pipeline, offline_overrides
+    from medcite.config import load_settings, with_overrides
+    from medcite.pipeline import Pipeline, offline_settings
     from medcite.tasks.base import RunContext
     from medcite.tasks.bioasq_phases import PhaseAPlus
 
@@ -192,8 +190,8 @@ def run_phase_a_plus(preset: str, qs: list[Any], store: Path, out: Path, *, degr
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
     with server.running() as url:
-        sets = [o for o in offline_overrides(base, "local") if o != "--set"]
-        with Pipeline(load_settings(preset, [*sets, *llm_overrides(url, list(base.llms))]), store) as pipeline:
+        settings = with_overrides(offline_settings(base, "local"), llm_overrides(url, list(base.llms)))
+        with Pipeline(settings, store) as pipeline:
             result = PhaseAPlus().run(qs, RunContext(pipeline.context, out, pipeline=pipeline))
     return result, server, time.perf_counter() - started
 
@@ -210,7 +208,6 @@ def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: t
     from medcite.cli.main import cli
     from medcite.config import load_settings
     from medcite.corpus.store import DocumentStore
-    from medcite.pipeline import offline_overrides
     from medcite.pipeline.context import Context
 
     gold = load(qs)
@@ -224,10 +221,9 @@ def run_grounding(preset: str, qs: list[Any], store: Path, out: Path, *, sets: t
                                                     for s in sentences(q.ideal_answers[0])]}) + "\n" for q in qs))
     started = time.perf_counter()
     with server.running() as url:
-        swaps = [o for o in offline_overrides(base, "local", True) if o != "--set"]
-        swaps += llm_overrides(url, list(base.llms))
+        swaps = llm_overrides(url, list(base.llms))  # the LLMs stay the preset's, served by the oracle
         args = ["ground", "--input", str(items), "--corpus", str(store), "--out", str(out / "run"),
-                "--preset", preset]
+                "--preset", preset, "--offline"]
         for s in [*swaps, *sets]:
             args += ["--set", s]
         result = CliRunner().invoke(cli, args, catch_exceptions=False)

@@ -9,8 +9,9 @@
   newly registered backend is covered without editing this test);
 - importing any registered backend (to validate its settings) needs none of the heavy optional libraries:
   a missing extra is reported when the backend is built, not when a preset is read;
-- docs/ARCHITECTURE.md is drawn from the code: its package tree names every subpackage and its layer line
-  every layer of the contract.
+- docs/ARCHITECTURE.md is drawn from the code: its package tree names every subpackage, and every module in its
+  folder's entry (``cli/`` is named by its rule, one module per command), and its layer line every layer of the
+  contract.
 - only the build context (``medcite.pipeline.context``) builds backends: no other module calls
   ``from_config``, calls a class ``registry.load`` returned, or constructs a registered backend class (the
   class names come from the registry), except the few listed with their reason.
@@ -75,21 +76,47 @@ def test_no_import_cycles_counting_type_checking_imports() -> None:
     assert _cycles(exclude_type_checking_imports=False) == []
 
 
-def _tree_paths(text: str) -> set[str]:
-    """The folders the package tree of docs/ARCHITECTURE.md names, as paths under src/medcite ("index/sparse")."""
+def _tree_sections(text: str) -> dict[str, str]:
+    """The package tree of docs/ARCHITECTURE.md: each folder it names, as a path under src/medcite ("index/sparse";
+    "" for src/medcite itself), with its own text (its line and the lines up to the next folder's)."""
     block = text.split("```\nsrc/medcite/\n", 1)[1].split("```", 1)[0]
-    paths: set[str] = set()
+    sections: dict[str, list[str]] = {"": []}
     stack: list[tuple[int, str]] = []
+    current = ""
     for line in block.splitlines():
         m = re.match(r"^( *)([a-z_]+)/(?:\s|$)", line)
-        if not m:
+        if m:
+            indent, name = len(m.group(1)), m.group(2)
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            stack.append((indent, name))
+            current = "/".join(n for _, n in stack)
+            sections.setdefault(current, [])
+        sections[current].append(line)
+    return {path: "\n".join(lines) for path, lines in sections.items()}
+
+
+def _tree_paths(text: str) -> set[str]:
+    """The folders the package tree of docs/ARCHITECTURE.md names, as paths under src/medcite ("index/sparse")."""
+    return {path for path in _tree_sections(text) if path}
+
+
+#: packages the tree describes by a rule instead of by name: cli/ is "one module per command"
+_MODULES_BY_RULE = ("cli",)
+
+
+def _unnamed_modules(text: str, src: Path) -> list[str]:
+    """The modules under ``src`` whose file name the text of their own folder in the tree does not hold."""
+    sections = _tree_sections(text)
+    missing = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src)
+        folder = rel.parent.as_posix() if rel.parent != Path(".") else ""
+        if path.name == "__init__.py" or folder.split("/")[0] in _MODULES_BY_RULE:
             continue
-        indent, name = len(m.group(1)), m.group(2)
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        stack.append((indent, name))
-        paths.add("/".join(n for _, n in stack))
-    return paths
+        if path.name not in re.findall(r"[\w.]+\.py\b", sections.get(folder, "")):
+            missing.append(rel.as_posix())
+    return missing
 
 
 def test_architecture_doc_names_every_subpackage() -> None:
@@ -105,6 +132,20 @@ def test_architecture_doc_names_every_subpackage() -> None:
     wanted = [layer.removeprefix("medcite.") for layer in layers]
     # in the contract's order; the doc may name a layer the contract has yet to hold (none once merged)
     assert [n for n in named if n in wanted] == wanted, f"the layer line of docs/ARCHITECTURE.md: {' > '.join(wanted)}"
+
+
+def test_architecture_doc_names_every_module_in_its_folder() -> None:
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    missing = _unnamed_modules(text, ROOT / "src" / "medcite")
+    assert missing == [], "name these modules in their folder's entry of the tree of docs/ARCHITECTURE.md"
+
+
+def test_a_module_missing_from_the_tree_or_named_in_another_folder_is_caught(tmp_path: Path) -> None:
+    for module in ("types.py", "rerank/base.py", "rerank/none.py", "rerank/colbert.py", "cli/run.py"):
+        (tmp_path / module).parent.mkdir(exist_ok=True)
+        (tmp_path / module).write_text("")
+    doc = "```\nsrc/medcite/\n  types.py   the types\n  rerank/   base.py, none.py\n  retrieve/ colbert.py\n```\n"
+    assert _unnamed_modules(doc, tmp_path) == ["rerank/colbert.py"]
 
 
 #: the settings, the registry, the build context and the LLM base: below every stage, so on no import cycle

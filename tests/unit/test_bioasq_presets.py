@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from medcite.config import load_settings, preset_description
-from medcite.pipeline import offline_overrides
+from medcite.config import Settings, load_settings, preset_description
+from medcite.pipeline import offline_settings
 from medcite.pipeline.offline import is_local_model
-
-
-def _swaps(preset: str) -> list[str]:
-    return [o for o in offline_overrides(load_settings(preset), "local") if o != "--set"]
 
 
 def test_pjs_ensemble_is_dense_then_a_union_of_embedding_rerankers() -> None:
@@ -37,27 +33,23 @@ DSGT_PHASE_B = ["dsgt-b-gpt4-style1", "dsgt-b-gpt4-style2", "dsgt-b-gpt4-style3"
                 "dsgt-b-mistral-style3"]
 
 
-def test_the_documented_offline_swaps_are_what_offline_overrides_gives() -> None:
+def test_offline_the_presets_rerank_and_score_snippets_with_models_that_are_here() -> None:
     for preset in ("pjs-ensemble", "dsgt-ensemble", "dsgt-b1", *DSGT_PHASE_B):
-        swaps = _swaps(preset)
-        text = preset_description(preset)
-        for swap in swaps:  # each swap named in the description (the JSON of swapped rerankers by its key)
-            key, _, value = swap.partition("=")
-            assert (f"--set {swap}" if not value.startswith("[") else f"--set {key}=") in text, (preset, swap)
-        s = load_settings(preset, swaps)
+        s = offline_settings(load_settings(preset), "local")
         assert s.rerank.backend != "none" and all(is_local_model(m) for m in s.rerank.model_names())
         assert all(is_local_model(m) for m in s.indexes["dense"].model_names())
         assert s.bioasq.encoder.model_names() == []
-    assert "bioasq.encoder=minilm" in _swaps("dsgt-ensemble")
+    assert load_settings("dsgt-ensemble").bioasq.encoder.model_names()  # bge-large-en, swapped above
 
 
 def test_a_reranker_snippet_scorer_without_its_model_becomes_minilm() -> None:
     s = load_settings("offline", ["bioasq.scorer=reranker", "bioasq.reranker=cross-encoder:no/such-model"])
-    assert _bioasq(offline_overrides(s, "local")) == ["bioasq.scorer=embedding", "bioasq.encoder=minilm"]
+    minilm = load_settings("offline").bioasq.encoder
+    assert _bioasq(offline_settings(s, "local")) == ("embedding", minilm)
     listwise = load_settings("offline", ["bioasq.scorer=reranker", "bioasq.reranker=llm-listwise"])
-    assert _bioasq(offline_overrides(listwise, "local")) == []
-    assert _bioasq(offline_overrides(listwise, "none")) == ["bioasq.scorer=embedding", "bioasq.encoder=minilm"]
+    assert _bioasq(offline_settings(listwise, "local")) == ("reranker", minilm)
+    assert _bioasq(offline_settings(listwise, "none")) == ("embedding", minilm)
 
 
-def _bioasq(swaps: list[str]) -> list[str]:
-    return [o for o in swaps if o.startswith("bioasq.")]
+def _bioasq(s: Settings) -> tuple[str, object]:
+    return s.bioasq.scorer, s.bioasq.encoder

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from pydantic import Field
@@ -31,6 +31,10 @@ Passage = tuple[str | None, int, int, str]
 
 class StanceConfig(BackendConfig):
     """Base of every stance backend's settings."""
+
+    #: what judges in its place on a machine without a model it loads (a hub NLI model): medcite's trained stance
+    #: classifier, shipped with medcite (``--offline``, :func:`medcite.pipeline.offline.offline_settings`)
+    offline_stand_in: ClassVar[dict[str, object]] = {"backend": "classifier", "model": "models:medcite-reader"}
 
     whole_text_chars: int = Field(
         1500, ge=0, description="Texts up to this many characters are also judged whole, besides sentence by "

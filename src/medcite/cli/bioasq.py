@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..tasks.base import Result
-from ..workflows.tasks import read_inputs, run_task, settings_for
+from ..workflows.tasks import Result, read_inputs, run_task, settings_for
 from .options import Decorated, preset_options
 
 
@@ -25,7 +24,7 @@ def _swap_options(f: Decorated) -> Decorated:
 
 
 def _common(f: Decorated) -> Decorated:
-    f = preset_options("offline", retracted=True)(f)
+    f = preset_options("offline", retracted=True, offline=False)(f)  # its own --offline and --no-llm
     f = _swap_options(f)
     f = click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
                      help="Submission JSON to write (atomically, only when every question is answered and valid).")(f)

@@ -9,6 +9,7 @@ import textwrap
 import click
 
 from ..config import preset_description, preset_names
+from ..workflows.presets import provenance_lines
 from .options import resolve, settings_options
 
 
@@ -71,22 +72,6 @@ def presets(full: bool) -> None:
         if full:
             for line in provenance_lines(name):
                 click.echo(f"    {line}")
-
-
-def provenance_lines(name: str) -> list[str]:
-    """Per documented setting of a preset: the value, where it comes from, and its offline swap."""
-    from ..pipeline import provenance
-
-    found = provenance.paper(name)
-    out = []
-    if found is not None:
-        title = provenance.PAPERS.get(found.get("file", ""), ("", "?"))[1]
-        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}")
-    for row in provenance.rows(name):
-        swap = f"   [offline: {row.offline}]" if row.offline is not None else ""
-        value = row.value if isinstance(row.value, str) else json.dumps(row.value, separators=(",", ":"))
-        out.append(f"{row.source.path} = {value}   <- {row.source.text()}{swap}")
-    return out
 
 
 def models_status(preset: str) -> str:

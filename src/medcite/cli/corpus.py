@@ -18,11 +18,9 @@ def corpus_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def stats(store_dir: str, as_json: bool) -> None:
     """Counts, ingested files, sequence number, retracted articles and year range of a store."""
-    from ..corpus.store import DocumentStore
+    from ..workflows.corpus import store_stats
 
-    with DocumentStore.open(store_dir) as store:
-        info = store.stats()
-        files = store.files()
+    info, files = store_stats(store_dir)
     if as_json:
         click.echo(json.dumps({**info, "files": files}, indent=2))
         return
@@ -48,12 +46,7 @@ def stats(store_dir: str, as_json: bool) -> None:
 @click.option("--store", "store_dir", required=True, type=click.Path(file_okay=False), help="Document store folder.")
 def show(pmid: str, store_dir: str) -> None:
     """Print one article as JSON."""
-    from ..corpus.store import DocumentStore
-    from ..errors import InputError
+    from ..workflows.corpus import store_article
 
-    with DocumentStore.open(store_dir) as store:
-        article = store.get(pmid)
-    if article is None:
-        raise InputError(f"PMID {pmid} is not in the store at {store_dir}",
-                         hint=f"list what is there with `medcite corpus stats --store {store_dir}`")
+    article = store_article(store_dir, pmid)
     click.echo(json.dumps(dataclasses.asdict(article), indent=2, ensure_ascii=False))

@@ -12,16 +12,18 @@ from pathlib import Path
 
 import click
 
-from ..rundir import new_run_dir
-from ..types import Topic
+from ..workflows.demo import QUESTIONS, run_demo
 from .options import resolve, settings_options
 from .render import echo_result
 
-QUESTIONS = (
-    Topic("demo-1", "What are the neurological manifestations of COVID-19?"),
-    Topic("demo-2", "Does relaxation therapy lower blood pressure in essential hypertension?"),
-    Topic("demo-3", "Are COVID-19 survivors at risk of anxiety and depression?"),
-)
+__all__ = ["QUESTIONS", "demo"]
+
+
+def _say(text: str, step: bool) -> None:
+    if step:
+        click.secho(text, bold=True)
+    else:
+        click.echo(text)
 
 
 @click.command("demo")
@@ -32,30 +34,7 @@ QUESTIONS = (
 @settings_options
 def demo(data_dir: Path, runs: Path, preset: str, overrides: tuple[str, ...]) -> None:
     """Fetch a real PubMed sample, ingest, index and answer three questions with cited sentences."""
-    from ..corpus.ingest import ingest
-    from ..corpus.sample import demo_files
-    from ..corpus.store import DocumentStore
-    from ..pipeline import Pipeline
-
-    settings = resolve(preset, overrides)
-    click.secho("1/3 fetching the PubMed sample (cached after the first run)", bold=True)
-    files = demo_files()
-    store_path = data_dir / "store"
-    click.secho(f"2/3 ingesting {', '.join(f.name for f in files)} into {store_path}", bold=True)
-    with DocumentStore.create(store_path) as store:
-        stats = ingest(files, store, on_error="skip", batch_size=settings.corpus.batch_size)
-        for s in stats:
-            click.echo(f"   {Path(s.path).name}: +{s.added} added, {s.replaced} replaced, {s.deleted} deleted, "
-                       f"{s.skipped} bad records skipped [{s.status}]")
-        click.echo(f"   store: {len(store)} articles")
-    click.secho("3/3 indexing and answering (extractive answers, no LLM)", bold=True)
-    pipeline = Pipeline(settings, store_path)
-    out = new_run_dir(runs, "demo")
-    click.echo()
-    try:
-        results = pipeline.run(QUESTIONS, out, command="medcite demo")
-    finally:
-        pipeline.close()
-    for result in results:
+    done = run_demo(resolve(preset, overrides), data_dir, runs, _say)
+    for result in done.results:
         echo_result(result)
-    click.echo(f"run directory: {out}  (view it with: medcite view {runs})")
+    click.echo(f"run directory: {done.run_dir}  (view it with: medcite view {runs})")

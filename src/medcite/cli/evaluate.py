@@ -11,7 +11,7 @@ from .numbers import Finite
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
-    from ..evaluate.retrieval import RetrievalReport
+    from ..workflows.evaluate import RetrievalReport
 
 
 @click.group("eval")
@@ -58,17 +58,12 @@ def retrieval(
     json_out: Path | None
 ) -> None:
     """Score a ranked run: BioASQ MAP@10/GMAP@10, P@k, R@k, nDCG@10, MRR."""
-    from ..evaluate.bioasq_map import check_missing_policy
-    from ..evaluate.gold import read_gold
-    from ..evaluate.retrieval import DEFAULT_METRICS, evaluate_retrieval, parse_metrics
     from ..io import write_json
-    from ..trec import read_run
+    from ..workflows.evaluate import evaluate_retrieval_run
 
-    names = parse_metrics(metrics) if metrics else list(DEFAULT_METRICS)
-    run = read_run(run_path)
-    qrels = read_gold(gold)
-    report = evaluate_retrieval(run, qrels, names, missing=check_missing_policy(missing))
-    if not set(run) & set(qrels):
+    done = evaluate_retrieval_run(run_path, gold, metrics, missing)
+    report, qrels = done.report, done.qrels
+    if not done.shared:
         click.echo("warning: no query id of the run is in the gold file", err=True)
     if per_query:
         click.echo("query\t" + "\t".join(report.metrics))
@@ -92,11 +87,9 @@ def _coverage(qrels: dict[str, dict[str, int]], corpus: Path | None) -> dict[str
         return {}
     from dataclasses import asdict
 
-    from ..corpus.store import DocumentStore
-    from ..evaluate.coverage import gold_coverage
+    from ..workflows.evaluate import store_coverage
 
-    with DocumentStore.open(corpus) as store:
-        cov = gold_coverage(qrels, store.existing)
+    cov = store_coverage(qrels, corpus)
     click.echo(f"gold in corpus: {cov.line()}")
     warning = cov.warning(str(corpus))
     if warning:
@@ -157,16 +150,13 @@ def _listed(qids: list[str]) -> str:
 )
 def biogen_a(run_path: Path, qrels: Path, average: str, json_out: Path | None) -> None:
     """Score Task A grounding: support/contradict x strict/relaxed precision, recall, F1 (docs/TASK_A.md)."""
-    from ..evaluate.grounding import KINDS, MODES, Average, evaluate_grounding, read_judgements
     from ..io import write_json
-    from ..tasks.biogen_a import read_task_a_run
+    from ..workflows.evaluate import KINDS, MODES, evaluate_task_a
 
     submission = run_path / "submission.jsonl" if run_path.is_dir() else run_path
     if json_out is None and run_path.is_dir():
         json_out = run_path / "metrics_task_a.json"
-    run = read_task_a_run(submission)
-    mean: Average = "sentence" if average == "sentence" else "question"
-    report = evaluate_grounding(run, read_judgements(qrels), average=mean)
+    report = evaluate_task_a(submission, qrels, average)
     if report.questions == 0:
         click.echo("warning: no qa_id of the run has judgements", err=True)
     click.echo(f"{'':<20}{'precision':>10}{'recall':>10}{'f1':>10}{'soft_recall':>13}")
@@ -285,15 +275,10 @@ def _encoder_spec(text: str) -> str | dict[str, object]:
 def bioasq(phase: str, gold: Path, system_path: Path, missing: str, corpus: Path | None, rouge: bool,
            json_out: Path | None) -> None:
     """Score a BioASQ Task b submission with the official measures (docs/BIOASQ.md)."""
-    from ..evaluate.bioasq import evaluate_phase_a, evaluate_phase_b
     from ..io import write_json
-    from ..tasks.bioasq import read_phase_a_run, read_phase_b_run, read_questions
+    from ..workflows.evaluate import evaluate_bioasq
 
-    questions = read_questions(gold)
-    if phase == "A":
-        report = evaluate_phase_a(questions, read_phase_a_run(system_path), missing=missing)
-    else:
-        report = evaluate_phase_b(questions, read_phase_b_run(system_path), missing=missing, rouge=rouge)
+    report = evaluate_bioasq(phase, gold, system_path, missing=missing, rouge=rouge)
     for group, values in report.measures.items():
         cells = "  ".join(f"{name} {value:.4f}" for name, value in values.items())
         click.echo(f"{group:<10} {cells}  ({report.counts.get(group, 0)} questions)")
@@ -306,8 +291,8 @@ def bioasq(phase: str, gold: Path, system_path: Path, missing: str, corpus: Path
                    f"{_listed(report.not_in_gold)}", err=True)
     coverage = {}
     if corpus is not None:
-        from ..evaluate.gold import read_gold
+        from ..workflows.evaluate import read_gold_qrels
 
-        coverage = _coverage(read_gold(gold), corpus)
+        coverage = _coverage(read_gold_qrels(gold), corpus)
     if json_out is not None:
         write_json(json_out, {"gold": str(gold), "system": str(system_path), **report.as_dict(), **coverage})

@@ -28,7 +28,7 @@ def ground(input_path: Path, corpus: Path, out: Path, team_id: str, run_id: str 
     (not already cited) and <= 3 contradicting PMIDs; write and validate DIR/submission.jsonl (exit 255 and
     a .errlog when it is invalid)."""
     items = read_inputs("biogen-a", input_path)  # bad input stops here, before any model loads or file is written
-    settings = resolve(preset, overrides)
+    settings = resolve(preset, overrides, grounding=True)
     result = run_task("biogen-a", settings, items, corpus=corpus, out=out,
                       command=f"medcite ground --preset {settings.preset} --input {input_path}",
                       options={"team_id": team_id, "run_id": run_id, "pmid_type": pmid_type})

@@ -9,7 +9,7 @@ import click
 
 from ..workflows.index_sparse import build_bm25
 from .numbers import Finite
-from .options import settings_options
+from .options import workflow_options
 
 
 @click.command("bm25")
@@ -32,7 +32,7 @@ from .options import settings_options
 @click.option("--b", "b", type=Finite(), default=None, help="BM25 b (tantivy: 0.75 only).")
 @click.option("--rebuild", is_flag=True, help="Discard the index in --out and build it from scratch.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@settings_options
+@workflow_options
 def bm25(
     store: Path,
     out: Path | None,

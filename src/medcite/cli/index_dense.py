@@ -9,7 +9,7 @@ import click
 
 from ..workflows.index_dense import build_dense, dense_settings, encode_store_shard
 from .numbers import Count
-from .options import settings_options
+from .options import workflow_options
 
 
 @click.group("dense", invoke_without_command=True)
@@ -36,7 +36,7 @@ from .options import settings_options
 @click.option("--chunk-size", type=Count(1), default=None,
               help="Articles per build chunk (memory bound and resume unit).")
 @click.option("--rebuild", is_flag=True, help="Discard what --out holds and build from scratch.")
-@settings_options
+@workflow_options
 @click.pass_context
 def dense(
     ctx: click.Context,
@@ -88,7 +88,7 @@ def dense(
 @click.option("--chunk-size", type=Count(1), default=None,
               help="Articles per chunk file (memory bound and resume unit).")
 @click.option("--rebuild", is_flag=True, help="Discard what --out holds and encode the shard from scratch.")
-@settings_options
+@workflow_options
 def encode(
     store: Path, shard_text: str, out: Path, name: str, encoder: str | None, query_encoder: str | None,
     batch_size: int | None, chunk_size: int | None, rebuild: bool, preset: str, overrides: tuple[str, ...],

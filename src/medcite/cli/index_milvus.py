@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..workflows.index_milvus import sync_milvus
-from .options import settings_options
+from .options import workflow_options
 
 
 @click.command("milvus")
@@ -18,7 +18,7 @@ from .options import settings_options
               help="Collection name (same as --set index.milvus.collection=NAME; default: one per store and layout).")
 @click.option("--rebuild", is_flag=True, help="Drop the collection and build it from scratch.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@settings_options
+@workflow_options
 def milvus(store: Path, uri: str | None, collection: str | None, rebuild: bool, as_json: bool, preset: str,
            overrides: tuple[str, ...]) -> None:
     """Index every article of --store in a Milvus collection: BM25 text fields and the vectors of every

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -12,8 +10,7 @@ from .numbers import Count, Finite
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
-    from ..corpus.ingest import Format, OnError
-    from ..corpus.store import FileStats
+    from ..workflows.corpus import FileStats, Format, OnError
 
 _COLUMNS = ("status", "added", "replaced", "deleted", "kept_newer", "skipped", "warnings")
 
@@ -44,24 +41,13 @@ def ingest(
     after an interruption finishes the job without duplicates. DeleteCitation entries delete PMIDs and a
     newer Version of a PMID replaces the older one.
     """
-    from ..corpus.ingest import ingest as run_ingest
-    from ..corpus.store import DocumentStore
+    from ..workflows.corpus import ingest_files
 
     settings = resolve(preset, overrides)
     mode = on_error or settings.corpus.on_error
     batch = batch_size or settings.corpus.batch_size
-    new = not Path(store_dir).exists()
-    with DocumentStore.create(store_dir, wait_s=wait_s) as store:
-        try:
-            results = run_ingest(paths, store, on_error=mode, batch_size=batch, fmt=fmt)
-        except BaseException:
-            empty = new and not store.files()
-            store.close()
-            if empty:  # a store this command created and filled with nothing: leave no trace of it
-                shutil.rmtree(store_dir, ignore_errors=True)
-            raise
-        total = len(store)
-    echo_results(results, store_dir, total)
+    done = ingest_files(paths, store_dir, on_error=mode, batch_size=batch, fmt=fmt, wait_s=wait_s)
+    echo_results(done.results, store_dir, done.total)
 
 
 def echo_results(results: list[FileStats], store_dir: str, total: int) -> None:

@@ -67,9 +67,9 @@ def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str 
 def list_models(as_json: bool, presets: tuple[str, ...]) -> None:
     """Every model a preset or command names: where it comes from here (trained here, shipped, packaged, hub
     cache, server, missing), its size, who uses it, and the command that makes it."""
-    from ..pipeline.inventory import inventory
+    from ..workflows.presets import model_inventory
 
-    entries = inventory(list(presets) or None)
+    entries = model_inventory(presets)
     if as_json:
         click.echo(json.dumps([e.as_dict() for e in entries], indent=2))
         return

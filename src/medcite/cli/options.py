@@ -14,13 +14,16 @@ from ..config import Settings, load_settings
 Decorated = TypeVar("Decorated", bound=Callable[..., object])
 
 
-def preset_options(default: str, *, retracted: bool = False) -> Callable[[Decorated], Decorated]:
+def preset_options(default: str, *, retracted: bool = False, offline: bool = True) -> Callable[[Decorated], Decorated]:
     """Add ``--preset`` (default ``default``) and repeatable ``--set a.b=value`` to a command; with
-    ``retracted`` also ``--allow-retracted`` (:func:`retracted_option`)."""
+    ``retracted`` also ``--allow-retracted`` (:func:`retracted_option`); with ``offline`` also ``--offline``
+    (:func:`offline_option`: :func:`resolve` then runs the preset on this machine)."""
 
     def decorate(f: Decorated) -> Decorated:
         if retracted:
             f = retracted_option(f)
+        if offline:
+            f = offline_option(f)
         f = click.option(
             "--set", "overrides", multiple=True, metavar="KEY=VALUE",
             help="Override one setting, e.g. --set retrieve.k=50 (repeatable).",
@@ -32,8 +35,29 @@ def preset_options(default: str, *, retracted: bool = False) -> Callable[[Decora
 
 
 settings_options = preset_options("offline")
-#: the options of the commands that answer questions: ``--preset``, ``--set`` and ``--allow-retracted``
+#: the options of the commands that answer questions: ``--preset``, ``--set``, ``--offline`` and ``--allow-retracted``
 answer_options = preset_options("offline", retracted=True)
+#: the options of a command that passes the preset on to a workflow, which resolves it (no ``--offline``)
+workflow_options = preset_options("offline", offline=False)
+
+#: where :func:`offline_option` leaves the flag for :func:`resolve` (click's per-invocation ``meta``)
+_OFFLINE = "medcite.offline"
+
+
+def offline_option(f: Decorated) -> Decorated:
+    """Add ``--offline``: :func:`resolve` applies the preset's offline swaps (models this machine lacks -> their
+    stand-ins, a server LLM -> the packaged local one) before the user's ``--set`` values."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, offline: bool = False, **kwargs: Any) -> Any:
+        click.get_current_context().meta[_OFFLINE] = offline
+        return f(*args, **kwargs)
+
+    return cast(Decorated, click.option(
+        "--offline", is_flag=True,
+        help="Run the preset on this machine: models it lacks become their packaged stand-ins and a server LLM "
+        "the packaged local one (`medcite config presets --long` lists the swaps per preset).",
+    )(wrapper))
 
 
 def retracted_option(f: Decorated) -> Decorated:
@@ -53,5 +77,12 @@ def retracted_option(f: Decorated) -> Decorated:
     )(wrapper))
 
 
-def resolve(preset: str, overrides: tuple[str, ...]) -> Settings:
+def resolve(preset: str, overrides: tuple[str, ...], *, grounding: bool = False) -> Settings:
+    """The preset with the user's ``--set`` values; with ``--offline`` given, run on this machine (``grounding``:
+    a Task A command, whose stance stage is swapped too)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(_OFFLINE):
+        from ..workflows.tasks import settings_for
+
+        return settings_for(preset, overrides, offline=True, no_llm=False, grounding=grounding)
     return load_settings(preset, list(overrides))

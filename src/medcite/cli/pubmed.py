@@ -10,7 +10,7 @@ from .numbers import Count, Finite
 from .options import resolve, settings_options
 
 if TYPE_CHECKING:
-    from ..corpus.ingest import OnError
+    from ..workflows.corpus import OnError
 
 
 @click.group("pubmed")
@@ -55,12 +55,11 @@ def sync(
     DEST/quarantine (never ingested); a re-run with nothing new downloads nothing. Exits with status 1
     when a file could not be verified (it is listed), after ingesting what could be.
     """
-    from ..corpus import nlm_sync as ns
+    from ..workflows.corpus import sync_mirror
 
-    opts = ns.SyncOptions(folders=ns.select_folders(baseline, updates), since=since, limit=limit,
-                          retries=retries, backoff_s=backoff_s, timeout_s=timeout_s,
-                          retry_quarantined=retry_quarantined)
-    report = ns.sync(dest, base_url or ns.DEFAULT_BASE_URL, opts)
+    report = sync_mirror(dest, base_url, baseline=baseline, updates=updates, since=since, limit=limit,
+                         retries=retries, backoff_s=backoff_s, timeout_s=timeout_s,
+                         retry_quarantined=retry_quarantined)
     listed = ", ".join(f"{n} in {folder}/" for folder, n in report.listed.items())
     shown = [o for o in report.outcomes if o.status != "present"]
     for o in shown:
@@ -88,18 +87,13 @@ def sync(
 
 
 def _ingest(dest: str, store_dir: str, on_error: OnError, batch_size: int, wait_s: float) -> None:
-    from ..corpus.ingest import ingest
-    from ..corpus.nlm_sync import ingest_plan
-    from ..corpus.store import DocumentStore
+    from ..workflows.corpus import ingest_mirror
     from .ingest import echo_results
 
-    paths, stopped = ingest_plan(dest)
-    if not paths:
+    done, stopped = ingest_mirror(dest, store_dir, on_error=on_error, batch_size=batch_size, wait_s=wait_s)
+    if done is None:
         click.echo(f"nothing to ingest into {store_dir}" + (f": {stopped}" if stopped else ""))
         return
-    with DocumentStore.create(store_dir, wait_s=wait_s) as store:
-        results = ingest(paths, store, on_error=on_error, batch_size=batch_size)
-        total = len(store)
-    echo_results(results, store_dir, total)
+    echo_results(done.results, store_dir, done.total)
     if stopped:
         click.echo(f"stopped before {stopped}: later files wait for it, so updates apply in NLM order")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 import click
 
-from ..pipeline import TopicResult
 from ..types import Article
+
+if TYPE_CHECKING:
+    from ..workflows.ask import TopicResult
 
 
 def echo_result(result: TopicResult, *, width: int = 100) -> None:

@@ -1,32 +1,20 @@
-"""`medcite search`: BM25 search of one free-text query, or of every topic of a topics file, into a TREC run.
+"""`medcite search`: BM25 search of one free-text query, or of every topic of a topics file, into a TREC run;
+with --preset/--corpus, any retrieval preset end to end over a document store (:mod:`medcite.workflows.search`).
 
-The command is split into small steps (where the queries come from, what searches them, where the
-ranking goes) so that other sources of a retriever (e.g. a preset over a corpus) can be added as
-options without touching the rest.
+-k caps the hits written per topic; a preset's own ``retrieve.keep`` (narrow: 10, wide: 30) still applies, and for
+presets without one the first-stage ``retrieve.k`` is raised to k so that k hits can come back.
 """
 
 from __future__ import annotations
 
-import logging
-import statistics
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import InputError
+from ..types import Article, Hit
+from ..workflows.search import search_index, search_preset
 from .numbers import MAX_HITS, Count
 from .trec_output import write_trec
-
-if TYPE_CHECKING:
-    from ..index.sparse.base import SparseIndex
-    from ..types import Article, Hit, Topic
-
-log = logging.getLogger(__name__)
-
-QUERY_FIELDS = ("question", "topic", "narrative")
-BATCH = 256
 
 
 @click.command("search")
@@ -104,105 +92,27 @@ def search(
     """
     if allow_retracted:
         overrides = (*overrides, "retrieve.allow_retracted=true")
+    printed = output is None and topics is None
     if preset is not None or corpus is not None or overrides:
-        from .search_preset import search_preset
-
-        search_preset(preset=preset, corpus=corpus, overrides=overrides, query=query, topics=topics,
-                      output=output, k=k, run_tag=run_tag, query_from=query_from, qid=qid, index_dir=index_dir)
-        return
-    if (query is None) == (topics is None):
-        raise InputError(
-            "give either a QUERY or --topics FILE (not both)", hint='e.g. medcite search --index idx "statin myopathy"'
-        )
-    index = _open_index(index_dir)
-    tag = run_tag or f"medcite-{index.name}"
-    if topics is not None:
-        items = _topic_queries(topics, query_from)
-        run = _search_all(index, items, k)
-        write_trec(run, output, tag)
-        return
-    hits = index.search(str(query), k)
-    if output is not None:
-        write_trec({qid: hits}, output, tag)
+        ranking = search_preset(preset=preset, corpus=corpus, overrides=overrides, query=query, topics=topics, k=k,
+                                query_from=query_from, qid=qid, index_dir=index_dir, articles=printed)
     else:
-        _print_hits(index, hits)
+        ranking = search_index(index_dir, query=query, topics=topics, k=k, query_from=query_from, qid=qid,
+                               articles=printed)
+    if printed:
+        _print_hits(ranking.run[qid], ranking.articles)
+        return
+    write_trec(ranking.run, output, run_tag or ranking.tag)
 
 
-def _open_index(index_dir: Path | None) -> SparseIndex:
-    from ..index.sparse.base import open_sparse
-
-    if index_dir is None:
-        raise InputError(
-            "give --index DIR (a folder built by `medcite index bm25`)",
-            hint="medcite index bm25 --store STORE --out DIR",
-        )
-    return open_sparse(index_dir)
-
-
-def _topic_queries(path: Path, query_from: str) -> list[tuple[str, str]]:
-    """(topic id, query text) for every topic, the text joined from the chosen fields."""
-    from ..tasks.topics import read_topics
-
-    fields = [f.strip() for f in query_from.split(",") if f.strip()]
-    bad = [f for f in fields if f not in QUERY_FIELDS]
-    if bad or not fields:
-        raise InputError(f"--query-from {query_from!r}: choose from {', '.join(QUERY_FIELDS)}")
-    out = []
-    for topic in read_topics(path):
-        text = " ".join(v for v in (_field(topic, f) for f in fields) if v)
-        out.append((topic.id, text or topic.question))
-    return out
-
-
-def _field(topic: Topic, name: str) -> str | None:
-    value: str | None = getattr(topic, name)
-    return value
-
-
-def _search_all(index: SparseIndex, items: list[tuple[str, str]], k: int) -> dict[str, list[Hit]]:
-    from ..progress import progress
-
-    run: dict[str, list[Hit]] = {}
-    seconds: list[float] = []
-    with progress(total=len(items), desc="search", unit="query") as bar:
-        for i in range(0, len(items), BATCH):
-            chunk = items[i : i + BATCH]
-            start = time.perf_counter()
-            results = index.search_many([text for _, text in chunk], k)
-            seconds.append((time.perf_counter() - start) / len(chunk))
-            for (topic_id, _), hits in zip(chunk, results, strict=True):
-                run[topic_id] = hits
-            bar.update(len(chunk))
-    if seconds:
-        log.info("searched %d queries, %.2f ms per query", len(items), 1000 * statistics.fmean(seconds))
-    return run
-
-
-def _print_hits(index: SparseIndex, hits: list[Hit]) -> None:
-    from .search_preset import hit_line
-
-    titles = _titles(index, [h.pmid for h in hits])
+def _print_hits(hits: list[Hit], articles: dict[str, Article]) -> None:
     if not hits:
         click.echo("no matching documents", err=True)
     for h in hits:
-        click.echo(hit_line(h, titles.get(h.pmid)))
+        click.echo(hit_line(h, articles.get(h.pmid)))
 
 
-def _titles(index: SparseIndex, pmids: list[str]) -> dict[str, Article]:
-    """Articles (for their titles) from the store the index was built from, when it is still where the
-    manifest says."""
-    from ..corpus.store import DocumentStore
-    from ..errors import MedciteError
-
-    corpus = index.manifest.get("corpus", {})
-    path = corpus.get("path")
-    if not pmids or not path or not Path(path).is_dir():
-        return {}
-    try:
-        with DocumentStore.open(path) as store:
-            if store.store_id != corpus.get("store_id"):
-                return {}
-            return store.get_many(pmids)
-    except MedciteError as exc:
-        log.debug("no titles: %s", exc)
-        return {}
+def hit_line(hit: Hit, article: Article | None) -> str:
+    """One printed search hit: rank, PMID, score and title, the title marked RETRACTED for a retracted article."""
+    title = "" if article is None else ("[RETRACTED] " if article.retracted else "") + article.title
+    return f"{hit.rank:>4}  {hit.pmid:>10}  {hit.score:8.3f}  {title[:100]}".rstrip()

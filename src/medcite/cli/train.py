@@ -13,7 +13,7 @@ from .numbers import MAX_SEED, Count, Finite
 from .options import Decorated
 
 if TYPE_CHECKING:
-    from ..train.common import TrainOptions
+    from ..workflows.train import TrainOptions
 
 
 DEVICE_HELP = ("Torch device to train on: auto (a CUDA GPU when there is one, then Apple MPS, else the CPU), cpu, "
@@ -67,7 +67,7 @@ def _common(f: Decorated) -> Decorated:
 
 
 def _options(kw: dict[str, Any], negatives: int) -> TrainOptions:
-    from ..train.common import TrainOptions
+    from ..workflows.train import TrainOptions
 
     return TrainOptions(
         epochs=kw["epochs"], batch_size=kw["batch_size"], lr=kw["lr"], max_length=kw["max_length"],
@@ -110,7 +110,7 @@ def reranker(ctx: click.Context, **kw: Any) -> None:
     if kw["recipe"] == "dsgt":
         from click.core import ParameterSource
 
-        from ..train.dsgt import train_dsgt
+        from ..workflows.train import train_dsgt
 
         given = [f"--{n.replace('_', '-')}" for n in _RECIPE_SETS
                  if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
@@ -123,7 +123,7 @@ def reranker(ctx: click.Context, **kw: Any) -> None:
         report = train_dsgt(kw["data"], kw["corpus"], kw["out"], min_questions=kw["min_questions"],
                             overrides=own or None, index=kw["index"])
     else:
-        from ..train.reranker import train_reranker
+        from ..workflows.train import train_reranker
 
         report = train_reranker(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
                                 opts=_options(kw, negatives=kw["negatives"]))
@@ -138,7 +138,7 @@ def reranker(ctx: click.Context, **kw: Any) -> None:
                    "(about 2.8x faster, lower MAP@10: docs/BENCHMARKS.md).")
 def encoder(**kw: Any) -> None:
     """Adapt the bi-encoder with in-batch negatives (MultipleNegativesRankingLoss); report MAP@10 before/after."""
-    from ..train.encoder import train_encoder
+    from ..workflows.train import train_encoder
 
     report = train_encoder(kw["data"], kw["corpus"], kw["out"], base=kw["base"], index=kw["index"],
                            opts=_options(kw, negatives=kw["negatives"]))
@@ -179,9 +179,7 @@ def encoder(**kw: Any) -> None:
               help="Stop with an error when fewer training questions have a gold document in the store.")
 def ltr(**kw: Any) -> None:
     """Train the learning-to-rank reranker (LightGBM LambdaMART over cheap features); report MAP@10 before/after."""
-    from ..corpus.store import DocumentStore
-    from ..train.ltr import LTROptions, train_ltr
-    from ..workflows.model_builds import first_stage_pipeline
+    from ..workflows.train import LTROptions, train_ltr
 
     opts = LTROptions(
         first_stage=kw["first_stage"], top_n=kw["top_n"],
@@ -190,9 +188,7 @@ def ltr(**kw: Any) -> None:
         dev_fraction=kw["dev_fraction"], seed=kw["seed"], max_train=kw["max_train"], max_dev=kw["max_dev"],
         trees=kw["trees"], learning_rate=kw["learning_rate"], leaves=kw["leaves"], threads=kw["threads"],
         min_questions=kw["min_questions"])
-    opts.check()
-    with DocumentStore.open(kw["corpus"]) as store, first_stage_pipeline(kw["first_stage"], store) as (run, ctx, h):
-        report = train_ltr(kw["data"], store, kw["out"], run, ctx, opts, first_stage_hash=h)
+    report = train_ltr(kw["data"], kw["corpus"], kw["out"], opts)
     click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"],
                            "questions": report["questions"], "duplicates": report["duplicates"]}, indent=2))
     click.echo(f"model written to {kw['out']}", err=True)
@@ -235,7 +231,7 @@ def stance(**kw: Any) -> None:
     """Train the stance classifier (supports / contradicts / neutral) on claims, holding some claims back."""
     from pathlib import Path
 
-    from ..train.stance import StanceTrainOptions, train_stance
+    from ..workflows.train import StanceTrainOptions, train_stance
 
     exclude = Path(kw["bioasq_exclude"]).read_text(encoding="utf-8").split() if kw["bioasq_exclude"] else ()
     try:
@@ -269,7 +265,7 @@ def stance(**kw: Any) -> None:
 @click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
 def yesno(**kw: Any) -> None:
     """Train the yes/no head of the offline BioASQ answerer (held-back questions: the benchmark's split)."""
-    from ..train.qa import YesNoTrainOptions, train_yesno
+    from ..workflows.train import YesNoTrainOptions, train_yesno
 
     try:
         layers = tuple(int(x) for x in kw["layers"].split(",") if x.strip())
@@ -295,7 +291,7 @@ def yesno(**kw: Any) -> None:
 @click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
 def ideal(**kw: Any) -> None:
     """Train the ideal-answer scorer (LightGBM over cheap features; labels: ROUGE-2 F1 to gold ideal answers)."""
-    from ..train.qa import train_ideal
+    from ..workflows.train import train_ideal
 
     report = train_ideal(kw["data"], kw["out"], unit=kw["unit"], seed=kw["seed"])
     click.echo(json.dumps({"metrics": report["metrics"], "questions": report["questions"],
@@ -312,7 +308,7 @@ def ideal(**kw: Any) -> None:
 @click.option("--seed", default=13, show_default=True, type=Count(0, MAX_SEED))
 def answer(**kw: Any) -> None:
     """Train the answer-sentence scorer of the offline preset (LightGBM; labels: ROUGE-2 F1 to ideal answers)."""
-    from ..train.answer import train_answer
+    from ..workflows.train import train_answer
 
     report = train_answer(kw["data"], kw["out"], seed=kw["seed"])
     click.echo(json.dumps({"metrics": report["metrics"], "questions": report["questions"],
@@ -348,8 +344,7 @@ def answer(**kw: Any) -> None:
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 def reader(**kw: Any) -> None:
     """Fine-tune medcite's reader end to end: one trunk, heads for relevance, yes/no, stance and answer spans."""
-    from ..train.reader import ReaderTrainOptions, train_reader
-    from ..train.reader_data import DataOptions
+    from ..workflows.train import DataOptions, ReaderTrainOptions, train_reader
 
     heads = tuple(h.strip() for h in kw["heads"].split(",") if h.strip())
     data = DataOptions(seed=kw["seed"], slice=kw["slice_"], pubmedqa_test=kw["pubmedqa_test"],

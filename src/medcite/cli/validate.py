@@ -8,8 +8,14 @@ from typing import Any
 
 import click
 
-from ..tasks.validate import write_errlog
-from ..workflows.validate import citation_support, kinds, support_report, validate_submission
+from ..workflows.validate import (
+    citation_support,
+    kinds,
+    support_report,
+    validate_bioasq_file,
+    validate_submission,
+    write_errlog,
+)
 
 
 @click.command("validate")
@@ -61,10 +67,7 @@ def _support_line(file: Path, run_dir: Path | None) -> None:
               help="The input questions: each must be answered exactly once, no other id; types come from here.")
 def validate_bioasq(phase: str, file: Path, questions: Path | None) -> None:
     """Validate a BioASQ Task b submission FILE (exit 0, or 255 and FILE.errlog; docs/BIOASQ.md lists the rules)."""
-    from ..tasks.bioasq import validate_phase_a, validate_phase_b
-
-    check = validate_phase_a if phase == "A" else validate_phase_b
-    report = check(file, inputs=questions)
+    report = validate_bioasq_file(phase, file, questions)
     for warning in report.warnings[:50]:
         click.echo(f"  warning: {warning}", err=True)
     if len(report.warnings) > 50:

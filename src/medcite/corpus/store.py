@@ -12,7 +12,7 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -222,27 +222,22 @@ class DocumentStore:
     def iter_articles(self, batch: int = 5000, *, shard: tuple[int, int] | None = None) -> Iterator[Article]:
         """Every article in PMID order, read in bounded batches; ``shard=(i, n)``: only those with
         ``pmid % n == i - 1`` (shard i of n, 1-based), a split that needs no coordination between shards."""
-        last = -1
         where, extra = _shard_sql(shard)
-        while True:
-            rows = self._conn.execute(
-                f"SELECT pmid, version, title, abstract, meta FROM articles WHERE pmid>?{where} ORDER BY pmid LIMIT ?",
-                (last, *extra, batch),
-            ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                yield article_from_row(*row)
-            last = rows[-1][0]
+        yield from self._articles_in_pmid_order(f"pmid>?{where}", lambda last: (last, *extra), batch)
 
     def iter_changes(self, since: int, batch: int = 5000) -> Iterator[Article]:
         """Articles added or replaced after sequence ``since``, in bounded batches."""
+        yield from self._articles_in_pmid_order("seq>? AND pmid>?", lambda last: (since, last), batch)
+
+    def _articles_in_pmid_order(self, where: str, params: Callable[[int], tuple[object, ...]],
+                                batch: int) -> Iterator[Article]:
+        """The articles ``where`` selects, in PMID order, ``batch`` rows per query (keyset paging: ``params(last)``
+        binds the last PMID read, -1 at first, to the ``pmid>?`` of ``where``)."""
         last = -1
         while True:
             rows = self._conn.execute(
-                "SELECT pmid, version, title, abstract, meta FROM articles WHERE seq>? AND pmid>? "
-                "ORDER BY pmid LIMIT ?",
-                (since, last, batch),
+                f"SELECT pmid, version, title, abstract, meta FROM articles WHERE {where} ORDER BY pmid LIMIT ?",
+                (*params(last), batch),
             ).fetchall()
             if not rows:
                 return

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import CorruptIndexError
+from ..io import fsync_dir
 
 FORMAT_VERSION = 1
 DB_NAME = "store.sqlite"
@@ -77,7 +78,7 @@ def create_db(db: Path, meta: Iterable[tuple[str, str]]) -> None:
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(db.parent)
+    fsync_dir(db.parent)
 
 
 def open_db(db: Path, folder: Path) -> sqlite3.Connection:
@@ -109,14 +110,3 @@ def open_db(db: Path, folder: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make the new directory entry durable (a renamed file in a directory that is not fsynced may vanish)."""
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -174,7 +174,7 @@ class BioASQSnippets:
             scorer = EncoderScorer(ctx.encoder(cfg.encoder))
         else:
             rerank_cfg = cfg.reranker if cfg.reranker is not None else ctx.settings.rerank
-            built = ctx.build("rerank", rerank_cfg) if rerank_cfg.backend != "none" else None
+            built = ctx.build("rerank", rerank_cfg)  # None for the 'none' reranker
             if built is None:
                 raise ConfigError(
                     "the snippet scorer 'reranker' needs a reranker, and none is configured",

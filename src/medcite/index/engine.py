@@ -10,7 +10,7 @@ class like these and one registration line; the settings tree is not edited.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
 from ..settings_base import BackendConfig
 
@@ -32,12 +32,18 @@ class IndexEngine(Protocol):
     serves them with. It must return its input unchanged when nothing moves, and validated configs otherwise
     (they are set on the settings without validating them again)."""
 
+    #: the ``medcite index`` command that builds everything this engine serves at once (None: each named index
+    #: is built by its own backend's command)
+    build_command: ClassVar[str | None]
+
     @classmethod
     def serve(cls, settings: Settings) -> Served: ...
 
 
 class EmbeddedEngine:
     """``index.backend=embedded``: each entry of ``indexes`` is served by its own backend, as configured."""
+
+    build_command: ClassVar[str | None] = None
 
     @classmethod
     def serve(cls, settings: Settings) -> Served:

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -51,6 +51,16 @@ class LLMConfig(BackendConfig):
     cache_dir: str | None = Field(
         None, description="Folder of the LLM cache (None: $MEDCITE_CACHE_DIR or ~/.cache/medcite)."
     )
+
+    #: what the offline swap sets over this LLM's settings to run it on this machine (the packaged SmolLM2,
+    #: in-process); None for a backend that already runs in process
+    offline_stand_in: ClassVar[dict[str, object] | None] = {"backend": "local", "model": None}
+    #: True for a backend that answers no call (``none``): a stage that needs an LLM stops before any work
+    calls_nothing: ClassVar[bool] = False
+    #: True for a backend that calls a server at ``base_url`` (checked before a run starts)
+    needs_server: ClassVar[bool] = False
+    #: the model it runs when ``model`` is None (a packaged one), as named in model listings
+    packaged_model: ClassVar[str | None] = None
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -35,6 +35,8 @@ class LlamaCppConfig(LLMConfig):
     """A GGUF model run in-process by llama-cpp-python (an optional extra, compiled on install)."""
 
     backend: Literal["llamacpp"] = "llamacpp"
+    offline_stand_in: ClassVar[dict[str, object] | None] = None  # in process already
+    packaged_model: ClassVar[str | None] = "smollm2 (packaged)"
     gguf_file: str | None = Field(
         None, description="GGUF file inside a repository named by `model` (None: `model` is a .gguf path, or "
         "the packaged SmolLM2 when `model` is None)."

@@ -108,6 +108,8 @@ class LocalConfig(LLMConfig):
     runtime_fields: ClassVar[frozenset[str]] = frozenset({"device", "dtype"})
 
     backend: Literal["local"] = "local"
+    offline_stand_in: ClassVar[dict[str, object] | None] = None  # in process already
+    packaged_model: ClassVar[str | None] = "smollm2 (packaged)"
     gguf_file: str | None = Field(
         None, description="GGUF file name inside the model folder (None: the packaged SmolLM2 file)."
     )

@@ -6,7 +6,7 @@ without a model and is still asked to call this one gets a :class:`ConfigError` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..errors import ConfigError
 from . import trace
@@ -21,6 +21,7 @@ class NoneConfig(LLMConfig):
     """No language model: every stage takes its no-LLM path."""
 
     backend: Literal["none"] = "none"
+    calls_nothing: ClassVar[bool] = True
 
 
 class NoneLLM(BaseLLM):

@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -79,6 +79,7 @@ class OpenAIConfig(LLMConfig):
     """Any OpenAI-compatible chat server: vLLM, Ollama, a llama.cpp server, OpenAI."""
 
     backend: Literal["openai"] = "openai"
+    needs_server: ClassVar[bool] = True
     base_url: str = Field("http://127.0.0.1:8000/v1", description="Root of the OpenAI-compatible API, including /v1.")
     api_key_env: str = Field(
         "OPENAI_API_KEY", description="Environment variable holding the API key (unset is fine for local servers)."

@@ -126,19 +126,26 @@ def record(
     backend: str, model: str, messages: Sequence[Message], params: dict[str, object], completion: Completion
 ) -> None:
     """Write one trace line for a finished call (no-op outside :func:`trace_to`)."""
-    writer = _WRITER.get()
-    if writer is None:
-        return
-    row = _row(backend, model, messages, params)
-    row.update({
+    outcome: dict[str, object] = {
         "output": completion.text,
         "response_model": completion.model,
         "usage": completion.usage,
         "latency_s": round(completion.latency_s, 6),
         "cache_hit": completion.cache_hit,
-    })
+    }
     if completion.key:
-        row["key"] = completion.key
+        outcome["key"] = completion.key
+    _write_call(backend, model, messages, params, outcome)
+
+
+def _write_call(backend: str, model: str, messages: Sequence[Message], params: dict[str, object],
+                outcome: dict[str, object]) -> None:
+    """Write the trace line of one call: its labels and request (:func:`_row`), then ``outcome``."""
+    writer = _WRITER.get()
+    if writer is None:
+        return
+    row = _row(backend, model, messages, params)
+    row.update(outcome)
     writer.write(row)
 
 
@@ -161,9 +168,5 @@ def record_error(
     backend: str, model: str, messages: Sequence[Message], params: dict[str, object], error: Exception
 ) -> None:
     """Write one trace line for a call that failed (``output`` empty, ``error`` says why)."""
-    writer = _WRITER.get()
-    if writer is None:
-        return
-    row = _row(backend, model, messages, params)
-    row.update({"output": "", "latency_s": None, "cache_hit": False, "error": str(error)})
-    writer.write(row)
+    _write_call(backend, model, messages, params,
+                {"output": "", "latency_s": None, "cache_hit": False, "error": str(error)})

@@ -2,8 +2,8 @@
 
 from .answer import Pipeline, TopicResult
 from .context import Context, build_stage
-from .offline import needs_llm, offline_overrides
+from .offline import needs_llm, offline_lines, offline_settings
 from .retrieval import RetrievalPipeline, Retrieved
 
 __all__ = ["Context", "Pipeline", "RetrievalPipeline", "Retrieved", "TopicResult", "build_stage", "needs_llm",
-           "offline_overrides"]
+           "offline_lines", "offline_settings"]

@@ -27,7 +27,7 @@ from . import loops, multihop
 from .context import Context
 from .gate import build_gate
 from .grounding import Grounder
-from .offline import grounds, offline_overrides, uses_stance
+from .offline import grounds, offline_lines, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ class Pipeline:
                                  purpose="the evidence-sufficiency loop (verify.sufficiency_rounds)")
         except (ConfigError, LLMError) as exc:
             self.close()
-            swap = offline_overrides(settings, "local", grounding)
+            swap = offline_lines(settings, "local", grounding)
             if not swap or (exc.hint and "run offline" in exc.hint):
                 raise
             raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run this preset "

@@ -65,7 +65,7 @@ class Context:
         if name in self._llms:
             return self._llms[name]
         from ..llm.base import llm_enabled
-        from .offline import offline_overrides
+        from .offline import local_llm_lines, offline_lines
 
         where = "llm" if name is None else f"llms.{name}"
         cfg: LLMConfig | None = self.settings.llm if name is None else self.settings.llms.get(name)
@@ -73,15 +73,17 @@ class Context:
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
                               hint=f"define it (--set llms.{name}.backend=...) or use one of: {known}")
-        local = " ".join(offline_overrides(self.settings, "local", self.grounding)) or f"--set {where}.backend=local"
-        if cfg.backend == "none":
+        local = " ".join(offline_lines(self.settings, "local", self.grounding)
+                         or local_llm_lines(self.settings, name))
+        if cfg.calls_nothing:
+            bare = " ".join(offline_lines(self.settings, "none", self.grounding))
             raise ConfigError(
                 f"{purpose or f'preset {self.settings.preset!r}'} needs a language model, but {where}.backend "
-                "is 'none'",
-                hint=f"use the packaged local model: {local}; or run without LLM stages: "
-                + (" ".join(offline_overrides(self.settings, "none", self.grounding)) or "--set llm.backend=none"),
+                f"is {cfg.backend!r}",
+                hint=f"use the packaged local model: {local}"
+                + (f"; or run without LLM stages: {bare}" if bare else ""),
             )
-        if cfg.backend == "openai" and isinstance(cfg, _Server):
+        if cfg.needs_server and isinstance(cfg, _Server):
             _check_server(cfg, local)
         try:
             llm = self._make_llm(cfg)
@@ -182,7 +184,7 @@ class Context:
         """The backend ``cfg.backend`` names, with its persistent cache opened from ``cfg.cache_dir`` (unless
         ``cfg.cache`` is false); the caller owns the LLM, which closes its cache."""
         cache = None
-        if cfg.cache and cfg.backend != "none":
+        if cfg.cache and not cfg.calls_nothing:
             from ..llm.cache import LLMCache
 
             cache = LLMCache.in_folder(cfg.cache_dir)

@@ -83,8 +83,9 @@ def build_command(settings: Settings, name: str, store: Path | None) -> str:
     """The `medcite index` command that builds index ``name`` of these settings into the folder a run uses."""
     where = f"--store {store}" if store is not None else "--store STORE"
     preset = f"--preset {settings.preset}"
-    if settings.index.backend == "milvus":
-        return f"medcite index milvus {where} {preset}"
+    engine_command = registry.load("engine", settings.index.backend).build_command
+    if engine_command is not None:  # one command builds everything the engine serves (a Milvus collection)
+        return f"{engine_command} {where} {preset}"
     kind = getattr(settings.indexes[name], "kind", "")
     command, default = _BUILD_COMMAND.get(kind, ("dense", "dense"))
     line = f"medcite index {command} {where} {preset}" + ("" if name == default else f" --index {name}")

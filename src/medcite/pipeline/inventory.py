@@ -108,14 +108,14 @@ def _llm_entries(settings: Settings) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
     for llm in sorted(llm_names(settings, grounding=True), key=lambda n: n or ""):
         cfg = settings.llm if llm is None else settings.llms.get(llm)
-        if cfg is None or cfg.backend == "none":
+        if cfg is None or cfg.calls_nothing:
             continue
         role = "LLM" if llm is None else f"LLM {llm}"
         model = getattr(cfg, "model", None)
-        if cfg.backend in ("local", "llamacpp") and not model:
-            out.append((role, "smollm2 (packaged)", None))
+        if cfg.packaged_model is not None and not model:
+            out.append((role, cfg.packaged_model, None))
         elif model:
-            out.append((role, str(model), getattr(cfg, "base_url", None) if cfg.backend == "openai" else None))
+            out.append((role, str(model), getattr(cfg, "base_url", None) if cfg.needs_server else None))
     return out
 
 

@@ -73,10 +73,10 @@ def hop_llm(pipe: PipelineParts) -> LLM:
     cfg = pipe.settings.hops
     where = "llm" if cfg.llm is None else f"llms.{cfg.llm}"
     backend = pipe.settings.llm if cfg.llm is None else pipe.settings.llms.get(cfg.llm)
-    if backend is not None and backend.backend == "none":
-        from .offline import offline_overrides
+    if backend is not None and backend.calls_nothing:
+        from .offline import offline_lines
 
-        local = " ".join(offline_overrides(pipe.settings, "local")) or f"--set {where}.backend=local"
+        local = " ".join(offline_lines(pipe.settings, "local"))  # the hops' LLM is among those swapped
         raise ConfigError(
             f"flow 'multi-hop' needs a language model to write its sub-questions, but {where}.backend is 'none'; "
             "the multi-hop flow has no no-LLM stand-in",

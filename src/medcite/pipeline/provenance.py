@@ -65,7 +65,7 @@ class Row:
 
     source: Source
     value: Any
-    offline: str | None  # the value on this machine's stack when it differs (offline_overrides), else None
+    offline: str | None  # the value on this machine's stack when it differs (offline_settings), else None
 
 
 def _source(preset: str, path: str, entry: Any) -> Source:
@@ -121,13 +121,12 @@ def value_at(tree: Any, path: str) -> Any:
 
 def rows(preset: str, settings: Settings | None = None) -> list[Row]:
     """Each documented setting of ``preset``: its source, resolved value and offline value (when swapped)."""
-    from .offline import offline_overrides
+    from .offline import offline_settings
 
     settings = settings or load_settings(preset)
     tree = settings.model_dump(mode="json")
     try:
-        swaps = [o for o in offline_overrides(settings, "local", grounding=True) if o != "--set"]
-        offline = load_settings(preset, swaps).model_dump(mode="json") if swaps else tree
+        offline = offline_settings(settings, "local", grounding=True).model_dump(mode="json")
     except ConfigError:
         offline = tree
     own = set(preset_json(preset).get("sources") or {})
@@ -184,7 +183,7 @@ def markdown(names: list[str]) -> str:
              "(`medcite config presets --long` prints the same). A quote is verbatim from the paper text in "
              "`../shared/papers/` (checked by tests/unit/test_preset_sources.py); where a paper is silent the "
              "row says so and names medcite's choice. `offline` is the value on a machine without the paper's "
-             "models or server (`offline_overrides`).", ""]
+             "models or server (`offline_settings`).", ""]
     for name in names:
         found = paper(name)
         table = rows(name)

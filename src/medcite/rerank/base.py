@@ -8,7 +8,6 @@ that can use several query variants (MedCPT averages their vectors) also impleme
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,9 +23,9 @@ class RerankConfig(BackendConfig):
     top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
     k: int = Field(10, ge=1, description="Hits kept after reranking.")
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
-        """The ``key=value`` settings (relative to this section) that run this reranker's stages on this
-        machine when some model it loads is not ``available``: a stand-in of the same shape, same budgets.
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
+        """The stand-in that runs this reranker's stages on this machine when some model it loads is not
+        ``available``: a config of the same shape, same budgets (``self`` when none is needed).
         None: no offline stand-in (the offline check then fails before any work, naming the models).
 
         Default: None. A reranker that loads models declares its stand-in here.
@@ -35,25 +34,26 @@ class RerankConfig(BackendConfig):
 
 
 #: the stand-in of a hub-only pointwise reranker: the packaged all-MiniLM-L6-v2, cosine of query and article
-MINILM_STAND_IN = ["backend=embedding", "model=minilm"]
+MINILM_STAND_IN: dict[str, object] = {"backend": "embedding", "model": "minilm"}
 
 
-def swapped(cfg: RerankConfig, pairs: Sequence[str]) -> dict[str, object]:
-    """``cfg`` as a dict with the ``key=value`` ``pairs`` applied (a new ``backend`` keeps only its own keys)."""
+def swapped(cfg: RerankConfig, changes: Mapping[str, object]) -> RerankConfig:
+    """``cfg`` with the fields ``changes`` replaced (a new ``backend`` keeps only its own fields), validated as
+    the config of the backend it names."""
     from ..registry import config_class
 
-    data: dict[str, object] = cfg.model_dump(mode="json", exclude_defaults=True) | {"backend": cfg.backend}
-    for pair in pairs:
-        key, _, raw = pair.partition("=")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        if key == "backend" and value != data["backend"]:
-            fields = config_class("rerank", value).model_fields
-            data = {k: v for k, v in data.items() if k in fields}
-        data[key] = value
-    return data
+    # the fields that differ from the defaults, as the typed values they hold (nested configs stay configs)
+    data: dict[str, object] = {k: getattr(cfg, k) for k in cfg.model_dump(exclude_defaults=True)}
+    data["backend"] = cfg.backend
+    backend = changes.get("backend", cfg.backend)
+    fields = config_class("rerank", str(backend)).model_fields
+    if backend != cfg.backend:
+        data = {k: v for k, v in data.items() if k in fields}
+    data.update(changes)
+    out = config_class("rerank", str(backend)).model_validate(data)
+    if not isinstance(out, RerankConfig):  # pragma: no cover - every rerank backend's config is one
+        raise TypeError(f"rerank backend {backend!r} has no RerankConfig")
+    return out
 
 
 @runtime_checkable

@@ -10,7 +10,6 @@ stage's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -48,19 +47,19 @@ class CascadeConfig(RerankConfig):
     def llm_names(self) -> set[str | None]:
         return {name for s in self.stages for name in s.llm_names()}
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """Each stage whose models are not all ``available`` replaced by its own stand-in, with its ``k`` (None
         if a stage has none)."""
-        stages: list[object] = []
+        stages: list[RerankConfig] = []
         for s in self.stages:
             if all(available(name) for name in s.model_names()):
-                stages.append(s.model_dump(mode="json", exclude_defaults=True) | {"backend": s.backend})
+                stages.append(s)
                 continue
-            pairs = s.offline_swap(available)
-            if pairs is None:
+            stand_in = s.offline_swap(available)
+            if stand_in is None:
                 return None
-            stages.append(swapped(s, pairs) | {"k": s.k})
-        return ["stages=" + json.dumps(stages, separators=(",", ":"))]
+            stages.append(swapped(stand_in, {"k": s.k}))
+        return swapped(self, {"stages": stages})
 
 
 class CascadeReranker:

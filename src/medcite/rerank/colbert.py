@@ -22,7 +22,7 @@ from pydantic import Field
 from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..registry import require
 from ..types import Article
-from .base import MINILM_STAND_IN, RerankConfig
+from .base import MINILM_STAND_IN, RerankConfig, swapped
 from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
 
 if TYPE_CHECKING:
@@ -55,9 +55,9 @@ class ColBERTConfig(RerankConfig):
     def model_names(self) -> list[str]:
         return [self.model]
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """No ColBERT ships in a package: the packaged MiniLM bi-encoder scores the same top_n, keeps k."""
-        return list(MINILM_STAND_IN)
+        return swapped(self, MINILM_STAND_IN)
 
 
 def colbert_class() -> Any:

@@ -18,7 +18,7 @@ from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
-from .base import MINILM_STAND_IN, RerankConfig
+from .base import MINILM_STAND_IN, RerankConfig, swapped
 from .scoring import PointwiseReranker, document_text, local_model_dir, not_available
 
 if TYPE_CHECKING:
@@ -61,9 +61,9 @@ class CrossEncoderConfig(RerankConfig):
     def model_names(self) -> list[str]:
         return [ALIASES.get(self.model, self.model)]
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """No cross-encoder ships in a package: the packaged MiniLM bi-encoder scores the same top_n, keeps k."""
-        return list(MINILM_STAND_IN)
+        return swapped(self, MINILM_STAND_IN)
 
 
 def cross_encoder_placement(name_or_path: str, device: str = "auto", dtype: str = "auto", *,

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from ..registry import stage_field
 from ..types import Article
-from .base import RerankConfig
+from .base import RerankConfig, swapped
 from .scoring import LRU, PointwiseReranker, article_key
 
 if TYPE_CHECKING:
@@ -54,9 +54,9 @@ class EmbeddingConfig(RerankConfig):
     def model_names(self) -> list[str]:
         return self.model.model_names()  # type: ignore[no-any-return,attr-defined]
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """A hub encoder is replaced by the packaged MiniLM."""
-        return ["model=minilm"]
+        return swapped(self, {"model": "minilm"})
 
 
 def cosine(query: np.ndarray, docs: np.ndarray) -> np.ndarray:

@@ -16,7 +16,6 @@ The fusion arithmetic is :mod:`medcite.retrieve.fusion`'s (``rrf``, ``weighted_s
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
@@ -47,18 +46,15 @@ class _EnsembleConfig(RerankConfig):
     def llm_names(self) -> set[str | None]:
         return {name for m in self.members for name in m.llm_names()}
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """Each member whose models are not all ``available`` replaced by its own stand-in (None if one has none)."""
-        members: list[object] = []
+        members: list[RerankConfig] = []
         for m in self.members:
-            if all(available(name) for name in m.model_names()):
-                members.append(m.model_dump(mode="json", exclude_defaults=True) | {"backend": m.backend})
-                continue
-            pairs = m.offline_swap(available)
-            if pairs is None:
+            stand_in = m if all(available(name) for name in m.model_names()) else m.offline_swap(available)
+            if stand_in is None:
                 return None
-            members.append(swapped(m, pairs))
-        return ["members=" + json.dumps(members, separators=(",", ":"))]
+            members.append(stand_in)
+        return swapped(self, {"members": members})
 
 
 class UnionConfig(_EnsembleConfig):

@@ -61,11 +61,11 @@ class LTRConfig(RerankConfig):
     def model_names(self) -> list[str]:
         return [self.model]
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """None needed: the model is shipped with medcite (or trained here by ``medcite models build``) and its
         encoders are packaged; a missing one stops the pipeline with the command that makes it
         (:func:`medcite.trained_models.check_present`)."""
-        return []
+        return self
 
 
 def model_folder(name: str) -> Path:

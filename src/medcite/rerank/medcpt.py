@@ -25,7 +25,6 @@ encoded once per article and cached.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -84,21 +83,21 @@ class MedCPTConfig(RerankConfig):
         cross = self.cross.model_names() if self.cross is not None else [self.cross_model]
         return [*encoders, *cross]
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """The packaged MiniLM for the encoders and the cross-encoder that are not ``available``; budgets kept."""
-        out = []
+        changes: dict[str, object] = {}
         if self.encoder is None and not (available(self.query_model) and available(self.article_model)):
-            out.append("encoder=minilm")
+            changes["encoder"] = "minilm"
         elif self.encoder is not None and not all(available(m) for m in self.encoder.model_names()):
-            out.append("encoder=minilm")
+            changes["encoder"] = "minilm"
         if self.cross is None and not available(self.cross_model):
-            out.append("cross=embedding")
+            changes["cross"] = "embedding"
         elif self.cross is not None and not all(available(m) for m in self.cross.model_names()):
-            pairs = self.cross.offline_swap(available)
-            if pairs is None:
+            cross = self.cross.offline_swap(available)
+            if cross is None:
                 return None
-            out.append("cross=" + json.dumps(swapped(self.cross, pairs), separators=(",", ":")))
-        return out
+            changes["cross"] = cross
+        return swapped(self, changes)
 
 
 def medcpt_encoder_spec(query_model: str, article_model: str, *, query_max_length: int = 64,

@@ -18,7 +18,7 @@ from ..devices import Device, Dtype, Placement, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from ..types import Article
-from .base import MINILM_STAND_IN, RerankConfig
+from .base import MINILM_STAND_IN, RerankConfig, swapped
 from .scoring import PointwiseReranker, document_text, load_t5
 
 if TYPE_CHECKING:
@@ -46,9 +46,9 @@ class MonoT5Config(RerankConfig):
     def model_names(self) -> list[str]:
         return [self.model]
 
-    def offline_swap(self, available: Callable[[str], bool]) -> list[str] | None:
+    def offline_swap(self, available: Callable[[str], bool]) -> RerankConfig | None:
         """No T5 reranker ships in a package: the packaged MiniLM bi-encoder scores the same top_n, keeps k."""
-        return list(MINILM_STAND_IN)
+        return swapped(self, MINILM_STAND_IN)
 
 
 def monot5_placement(model: str, device: str = "auto", dtype: str = "auto", batch_size: int | None = None) -> Placement:

@@ -12,12 +12,13 @@ model per stage, as Dalhousie 2025 ran DeepSeek-R1 for rewrites).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
-from ..llm.base import LLM, reject
+from ..llm.base import LLM, Message, reject
 from ..llm.format_retry import FormReply, complete_in_form, complete_many_in_form
 from ..llm.personas import frame
 from ..llm.prompts import (
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 
 
 class _LLMQueryConfig(UsesLLM, QueryGenConfig):
-    no_llm: ClassVar[str] = "drop"  # offline: the keyword rewrites stand in (see offline_overrides)
+    no_llm: ClassVar[str] = "drop"  # offline: the keyword rewrites stand in (see offline_settings)
 
     use_narrative: bool = Field(False, description="Show the topic's narrative beside the question.")
     max_tokens: int = Field(256, ge=8, description="Most tokens generated per call.")
@@ -103,7 +104,50 @@ def _note(notes: list[str], got: FormReply, what: str, problem: str) -> None:
         notes.append(note)
 
 
-class LLMReformulator:
+class _LLMQueryGenerator:
+    """What the LLM query generators share: the LLM, the reply budget, the format reminder and the last topic's
+    ``notes``, and one traced call that asks again once when the reply is not in its form."""
+
+    name: ClassVar[str]
+
+    def __init__(self, llm: LLM, *, max_tokens: int, format_reminder: bool) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self.format_reminder = format_reminder
+        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
+
+    def _ask(self, topic: Topic, stage: str, messages: list[Message], ok: Callable[[str], bool],
+             form: tuple[str, str]) -> FormReply:
+        """One call traced as ``stage`` of ``topic``; ``form`` is (what was wrong, the form wanted) of the reminder."""
+        problem, wanted = form
+        with trace_context(topic_id=topic.id, stage=stage):
+            got = complete_in_form(self.llm, messages, ok, problem=problem, form=wanted, max_tokens=self.max_tokens,
+                                   remind=self.format_reminder)
+        _note(self.notes, got, self.name, problem)
+        return got
+
+
+class _QuestionPromptGenerator(_LLMQueryGenerator):
+    """An LLM query generator whose prompt file (``prompt``, from ``prompt_dir``) is shown the topic's question,
+    with its narrative when ``use_narrative``."""
+
+    stage: ClassVar[str]
+
+    def __init__(self, llm: LLM, *, use_narrative: bool, max_tokens: int, prompt_dir: str | Path | None, prompt: str,
+                 format_reminder: bool) -> None:
+        super().__init__(llm, max_tokens=max_tokens, format_reminder=format_reminder)
+        self.use_narrative = use_narrative
+        self.prompt_dir = prompt_dir
+        self.prompt = prompt
+
+    def _ask_question(self, topic: Topic, ok: Callable[[str], bool], form: tuple[str, str]) -> FormReply:
+        """The topic's reply (this topic's ``notes`` start empty)."""
+        self.notes = []
+        messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
+        return self._ask(topic, self.stage, messages, ok, form)
+
+
+class LLMReformulator(_QuestionPromptGenerator):
     """CLaC 2025: exactly three reformulations (formal clinical, patient-focused, one aspect).
 
     The numbered-list answer is read by fixed rules (:func:`medcite.llm.prompts.parse_reformulations`);
@@ -125,24 +169,12 @@ class LLMReformulator:
                  format_reminder: bool = True) -> None:
         if not 1 <= n <= 3:
             raise ValueError(f"n={n}: the reformulation prompt asks for three queries; use 1 to 3")
-        self.llm = llm
+        super().__init__(llm, use_narrative=use_narrative, max_tokens=max_tokens, prompt_dir=prompt_dir,
+                         prompt=prompt, format_reminder=format_reminder)
         self.n = n
-        self.use_narrative = use_narrative
-        self.max_tokens = max_tokens
-        self.prompt_dir = prompt_dir
-        self.prompt = prompt
-        self.format_reminder = format_reminder
-        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
 
     def generate(self, topic: Topic) -> list[Query]:
-        self.notes = []
-        messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
-        problem, form = REFORMULATE_FORM
-        with trace_context(topic_id=topic.id, stage=self.stage):
-            got = complete_in_form(self.llm, messages, lambda text: bool(parse_reformulations(text, self.n)),
-                                   problem=problem, form=form, max_tokens=self.max_tokens,
-                                   remind=self.format_reminder)
-        _note(self.notes, got, self.name, problem)
+        got = self._ask_question(topic, lambda text: bool(parse_reformulations(text, self.n)), REFORMULATE_FORM)
         completion = got.completion
         texts = [t for t in parse_reformulations(completion.text, self.n)
                  if t.casefold() != topic.question.strip().casefold()]
@@ -153,7 +185,7 @@ class LLMReformulator:
         return [Query(id=f"{self.stage}-{i}", text=t, stage=self.stage) for i, t in enumerate(texts, 1)]
 
 
-class LLMDecomposer:
+class LLMDecomposer(_QuestionPromptGenerator):
     """CLaC 2024: at most five keyword sub-queries, answered as a JSON-like list."""
 
     name = "llm_decompose"
@@ -171,23 +203,13 @@ class LLMDecomposer:
                  format_reminder: bool = True) -> None:
         if max_queries < 1:
             raise ValueError(f"max_queries={max_queries}: ask for at least one sub-query")
-        self.llm = llm
+        super().__init__(llm, use_narrative=use_narrative, max_tokens=max_tokens, prompt_dir=prompt_dir,
+                         prompt=prompt, format_reminder=format_reminder)
         self.max_queries = max_queries
-        self.use_narrative = use_narrative
-        self.max_tokens = max_tokens
-        self.prompt_dir = prompt_dir
-        self.prompt = prompt
-        self.format_reminder = format_reminder
-        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
 
     def generate(self, topic: Topic) -> list[Query]:
-        self.notes = []
-        messages = render(self.prompt, self.prompt_dir, question=_question(topic, self.use_narrative))
-        problem, form = DECOMPOSE_FORMS.get(self.prompt, DECOMPOSE_FORMS["decompose"])
-        with trace_context(topic_id=topic.id, stage=self.stage):
-            got = complete_in_form(self.llm, messages, decomposition_is_list, problem=problem, form=form,
-                                   max_tokens=self.max_tokens, remind=self.format_reminder)
-        _note(self.notes, got, self.name, problem)
+        got = self._ask_question(topic, decomposition_is_list,
+                                 DECOMPOSE_FORMS.get(self.prompt, DECOMPOSE_FORMS["decompose"]))
         completion = got.completion
         texts = parse_decomposition(completion.text, self.max_queries)
         if not texts:
@@ -209,7 +231,7 @@ class KeywordRewriteConfig(_LLMQueryConfig):
     backend: Literal["llm_keywords"] = "llm_keywords"
 
 
-class LLMKeywordRewriter:
+class LLMKeywordRewriter(_LLMQueryGenerator):
     """Dalhousie 2025: one keyword query with synonyms (stage ``keyword_rewrite``), searched by BM25 + Rocchio."""
 
     name = "llm_keywords"
@@ -218,9 +240,8 @@ class LLMKeywordRewriter:
 
     def __init__(self, llm: LLM, *, use_narrative: bool = False, max_tokens: int = 256,
                  format_reminder: bool = True) -> None:
-        self.llm, self.use_narrative, self.max_tokens = llm, use_narrative, max_tokens
-        self.format_reminder = format_reminder
-        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
+        super().__init__(llm, max_tokens=max_tokens, format_reminder=format_reminder)
+        self.use_narrative = use_narrative
 
     @classmethod
     def from_config(cls, cfg: KeywordRewriteConfig, ctx: BuildContext) -> LLMKeywordRewriter:
@@ -230,12 +251,7 @@ class LLMKeywordRewriter:
     def generate(self, topic: Topic) -> list[Query]:
         self.notes = []
         messages = render("keyword_rewrite", question=_question(topic, self.use_narrative))
-        problem, form = KEYWORDS_FORM
-        with trace_context(topic_id=topic.id, stage=self.stage):
-            got = complete_in_form(self.llm, messages, lambda text: bool(parse_keyword_rewrite(text)),
-                                   problem=problem, form=form, max_tokens=self.max_tokens,
-                                   remind=self.format_reminder)
-        _note(self.notes, got, self.name, problem)
+        got = self._ask(topic, self.stage, messages, lambda text: bool(parse_keyword_rewrite(text)), KEYWORDS_FORM)
         completion = got.completion
         text = parse_keyword_rewrite(completion.text)
         if not text:
@@ -274,7 +290,7 @@ class StanceQueriesConfig(_LLMQueryConfig):
     )
 
 
-class LLMStanceQueries:
+class LLMStanceQueries(_LLMQueryGenerator):
     """Two queries for a sentence (the topic's question): one for support (stage ``support``), one for
     contradiction (stage ``contradict``)."""
 
@@ -284,10 +300,8 @@ class LLMStanceQueries:
     def __init__(self, llm: LLM, *, persona: str = "expert", max_tokens: int = 256,
                  sides: tuple[str, ...] = ("support", "contradict"), prompt: str = "stance_queries",
                  format_reminder: bool = True) -> None:
-        self.llm, self.persona, self.max_tokens, self.sides = llm, persona, max_tokens, tuple(sides)
-        self.format_reminder = format_reminder
-        self.prompt = prompt
-        self.notes: list[str] = []  # the last topic's (a reply left out after its format reminder)
+        super().__init__(llm, max_tokens=max_tokens, format_reminder=format_reminder)
+        self.persona, self.sides, self.prompt = persona, tuple(sides), prompt
 
     @classmethod
     def from_config(cls, cfg: StanceQueriesConfig, ctx: BuildContext) -> LLMStanceQueries:
@@ -302,13 +316,8 @@ class LLMStanceQueries:
         messages = render("stance_queries", sentence=topic.question, persona=PERSONAS[self.persona])
         if self.persona == "emotionprompt":
             messages = frame(messages, "emotionprompt")
-        problem, form = STANCE_QUERIES_FORM
-        with trace_context(topic_id=topic.id, stage="stance_queries"):
-            got = complete_in_form(self.llm, messages,
-                                   lambda text: set(self.sides) <= set(parse_stance_queries(text)),
-                                   problem=problem, form=form, max_tokens=self.max_tokens,
-                                   remind=self.format_reminder)
-        _note(self.notes, got, self.name, problem)
+        got = self._ask(topic, "stance_queries", messages,
+                        lambda text: set(self.sides) <= set(parse_stance_queries(text)), STANCE_QUERIES_FORM)
         completion = got.completion
         sides = parse_stance_queries(completion.text)
         if not sides:

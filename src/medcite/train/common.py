@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .. import __version__
 from ..errors import ConfigError, InputError
 from ..io import write_json
+from .data import EvalQuery, Mined, Searcher, Split, mine_questions, mine_questions_dense
+from .dedup import Groups
+from .questions import Question
 
 if TYPE_CHECKING:  # numpy stays imported where it is used (seed_everything)
     import numpy as np
@@ -212,6 +215,33 @@ def out_folder(out: str | Path) -> Path:
         raise InputError(f"output folder {out} is not empty", hint="give a new or empty --out folder")
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def mine_training_questions(train: Sequence[Question], store: DocumentStore, searcher: Searcher, opts: TrainOptions,
+                            groups: Groups, default_miner: SentenceModel | None = None) -> list[Mined]:
+    """The training questions with their hard negatives: the nearest documents by a bi-encoder when
+    ``opts.negatives_from`` is ``dense`` (``opts.dense_miner``, else ``default_miner``, else the packaged MiniLM:
+    :func:`dense_miner`), else the store's BM25 hits."""
+    if opts.negatives_from == "dense":
+        miner = dense_miner(opts.dense_miner, default_miner, device=opts.device)
+        return mine_questions_dense(train, store, miner, negatives=opts.negatives, depth=opts.mine_depth,
+                                    groups=groups)
+    return mine_questions(train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
+
+
+def split_report(base: str, data: str | Path, store_path: str | Path, opts: TrainOptions, split: Split,
+                 pools: Sequence[EvalQuery], groups: Groups) -> dict[str, object]:
+    """What a trainer's report says of its inputs: the base model, the data, the store, the options, the split
+    (with the held-back questions evaluated) and the near-duplicate groups."""
+    return {
+        "base": base,
+        "data": str(data),
+        "store": str(store_path),
+        "options": opts.as_dict(),
+        "questions": {"train": len(split.train), "dev": len(split.dev), "dev_evaluated": len(pools)},
+        "dev_ids": [item.question.id for item in pools],
+        "duplicates": groups.summary(),
+    }
 
 
 def write_report(out: Path, report: Mapping[str, object]) -> Path:

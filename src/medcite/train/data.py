@@ -189,6 +189,16 @@ def mine_questions(
     """Per question with gold in the store: the gold pairs and the ``negatives * |gold in store|`` best
     BM25 hits of its body among the top ``depth`` that are not gold (nor, with near-duplicate ``groups``,
     gold for any near-duplicate of the question)."""
+    out = _gold_pairs(questions, store)
+    if negatives:
+        for m in out:
+            _add_negatives(m, [h.pmid for h in searcher.search(m.question.body, depth)], store, negatives, groups)
+    return out
+
+
+def _gold_pairs(questions: Sequence[Question], store: DocumentStore) -> list[Mined]:
+    """Per question with gold in the store: its gold pairs (label 1), no negatives yet; the others are skipped
+    (one warning counts them)."""
     out: list[Mined] = []
     skipped = 0
     for q in questions:
@@ -197,18 +207,21 @@ def mine_questions(
         if not gold:
             skipped += 1
             continue
-        positives = [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold]
-        gold_set = not_negative(q, groups)
-        neg_ids: list[str] = []
-        if negatives:
-            neg_ids = [h.pmid for h in searcher.search(q.body, depth) if h.pmid not in gold_set]
-            neg_ids = neg_ids[: negatives * len(gold)]
-        neg_arts = store.get_many(neg_ids)
-        out.append(Mined(q, positives, [Pair(q.id, p, q.body, neg_arts[p].text, 0.0)
-                                        for p in neg_ids if p in neg_arts]))
+        out.append(Mined(q, [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold], []))
     if skipped:
         log.warning("%d questions have no gold document in the store and were skipped", skipped)
     return out
+
+
+def _add_negatives(m: Mined, ranked: Sequence[str], store: DocumentStore, negatives: int,
+                   groups: Groups | None) -> None:
+    """Add to ``m`` the first ``negatives * |gold pairs|`` PMIDs of ``ranked`` that are not gold (nor, with
+    near-duplicate ``groups``, gold for any near-duplicate of its question) as pairs of label 0."""
+    gold_set = not_negative(m.question, groups)
+    neg_ids = [p for p in ranked if p not in gold_set][: negatives * len(m.positives)]
+    neg_arts = store.get_many(neg_ids)
+    m.negatives.extend(Pair(m.question.id, p, m.question.body, neg_arts[p].text, 0.0)
+                       for p in neg_ids if p in neg_arts)
 
 
 def mine_pairs(
@@ -259,17 +272,7 @@ def mine_questions_dense(
     from datasets import Dataset
     from sentence_transformers.util import mine_hard_negatives
 
-    out: list[Mined] = []
-    skipped = 0
-    for q in questions:
-        arts = store.get_many(list(q.gold))
-        gold = known_gold(q, arts)
-        if not gold:
-            skipped += 1
-            continue
-        out.append(Mined(q, [Pair(q.id, p, q.body, arts[p].text, 1.0) for p in gold], []))
-    if skipped:
-        log.warning("%d questions have no gold document in the store and were skipped", skipped)
+    out = _gold_pairs(questions, store)
     if not out or not negatives:
         return out
     corpus: dict[str, str] = {}  # text -> first PMID with it (mining works on texts)
@@ -287,11 +290,7 @@ def mine_questions_dense(
         if not label:
             found.setdefault(body, []).append(corpus[text])
     for m in out:
-        gold_set = not_negative(m.question, groups)
-        neg_ids = [p for p in found.get(m.question.body, []) if p not in gold_set][: negatives * len(m.positives)]
-        neg_arts = store.get_many(neg_ids)
-        m.negatives.extend(Pair(m.question.id, p, m.question.body, neg_arts[p].text, 0.0)
-                           for p in neg_ids if p in neg_arts)
+        _add_negatives(m, found.get(m.question.body, []), store, negatives, groups)
     return out
 
 

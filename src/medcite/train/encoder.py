@@ -52,13 +52,14 @@ from .common import (
     TrainerLike,
     TrainOptions,
     base_model_dir,
-    dense_miner,
     library_versions,
+    mine_training_questions,
     out_folder,
     require_pairs,
     require_questions,
     run_trainer,
     seed_everything,
+    split_report,
     train_device,
     trainer_arguments,
     without_model_card,
@@ -69,8 +70,6 @@ from .data import (
     Pair,
     bm25_searcher,
     eval_pools,
-    mine_questions,
-    mine_questions_dense,
     read_bioasq,
     training_split,
     whole_questions,
@@ -245,12 +244,7 @@ def train_encoder(
     model.max_seq_length = opts.max_length
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
         require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-bi-bioasq")
-        if opts.negatives_from == "dense":
-            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, model, device=opts.device),
-                                         negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
-        else:
-            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
-                                    groups=groups)
+        mined = mine_training_questions(split.train, store, searcher, opts, groups, default_miner=model)
         examples = make_examples(mined, opts.negatives, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not examples:
@@ -268,13 +262,7 @@ def train_encoder(
     map_after = rerank_map(EmbeddingReranker(_STEncoder(trained), top_n=opts.eval_depth), pools)
     report: dict[str, object] = {
         "kind": "bi-encoder",
-        "base": base,
-        "data": str(data),
-        "store": str(store_path),
-        "options": opts.as_dict(),
-        "questions": {"train": len(split.train), "dev": len(split.dev), "dev_evaluated": len(pools)},
-        "dev_ids": [item.question.id for item in pools],
-        "duplicates": groups.summary(),
+        **split_report(base, data, store_path, opts, split, pools, groups),
         "pairs": {"total": len(examples) * (1 + opts.negatives), "positive": len(examples),
                   "hard_negatives": len(examples) * opts.negatives,
                   "batches_per_epoch": len(unique_batches(examples, opts.batch_size, opts.seed))},

@@ -36,14 +36,15 @@ from .common import (
     TrainerLike,
     TrainOptions,
     base_model_dir,
-    dense_miner,
     hub_folder,
     library_versions,
+    mine_training_questions,
     out_folder,
     require_pairs,
     require_questions,
     run_trainer,
     seed_everything,
+    split_report,
     train_device,
     trainer_arguments,
     without_model_card,
@@ -58,8 +59,6 @@ from .data import (
     Pair,
     bm25_searcher,
     eval_pools,
-    mine_questions,
-    mine_questions_dense,
     pairs_of,
     read_bioasq,
     training_split,
@@ -203,12 +202,7 @@ def train_reranker(
     dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
         require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-ce-bioasq")
-        if opts.negatives_from == "dense":
-            mined = mine_questions_dense(split.train, store, dense_miner(opts.dense_miner, device=opts.device),
-                                         negatives=opts.negatives, depth=opts.mine_depth, groups=groups)
-        else:
-            mined = mine_questions(split.train, store, searcher, negatives=opts.negatives, depth=opts.mine_depth,
-                                    groups=groups)
+        mined = mine_training_questions(split.train, store, searcher, opts, groups)
         pairs = pairs_of(mined, opts.max_pairs, opts.seed)
         pools = eval_pools(dev, store, searcher, opts.eval_depth)
     if not pairs:
@@ -239,13 +233,7 @@ def train_reranker(
     map_after = rerank_map(after, pools)
     report: dict[str, object] = {
         "kind": "cross-encoder",
-        "base": base,
-        "data": str(data),
-        "store": str(store_path),
-        "options": opts.as_dict(),
-        "questions": {"train": len(split.train), "dev": len(split.dev), "dev_evaluated": len(pools)},
-        "dev_ids": [item.question.id for item in pools],
-        "duplicates": groups.summary(),
+        **split_report(base, data, store_path, opts, split, pools, groups),
         "pairs": {"total": len(pairs), "positive": sum(p.label > 0 for p in pairs)},
         "loss": losses.points,
         "trainer": {"class": "CrossEncoderTrainer", "loss": "BinaryCrossEntropyLoss",

@@ -13,12 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
+from ..evaluate.grounding import KINDS as KINDS  # re-exported: the rows of the CLI's Task A table
+from ..evaluate.grounding import MODES as MODES
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..evaluate.bioasq import BioASQEval
     from ..evaluate.citations import CitationReport
     from ..evaluate.completeness import CompletenessReport
+    from ..evaluate.coverage import GoldCoverage
+    from ..evaluate.grounding import GroundingReport
     from ..evaluate.nuggets import NuggetReport
+    from ..evaluate.retrieval import RetrievalReport
+    from ..trec import Qrels
 
 
 class NoJudgeError(ConfigError):
@@ -66,7 +73,7 @@ def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, referenc
     with Context(settings) as ctx:
         if completeness:
             llm_cfg = settings.llm if completeness_llm is None else settings.llms.get(completeness_llm)
-            no_llm = llm_cfg is not None and llm_cfg.backend == "none"
+            no_llm = llm_cfg is not None and llm_cfg.calls_nothing
             llm = None if no_llm else ctx.llm(completeness_llm, purpose="the completeness judge")
             done = completeness_scores(answers, read_run_topics(run_dir), llm)
             report["completeness"] = {"status": done} if isinstance(done, str) else done.as_dict()
@@ -81,3 +88,67 @@ def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, referenc
                                     DEFAULT_THRESHOLD if threshold is None else threshold)
             report["nuggets"] = {"reference": str(reference), "encoder": encoder_name, **nuggets.as_dict()}
     return TaskBEvaluation(len(answers), cites, report, nuggets, done)
+
+
+@dataclass
+class RetrievalEvaluation:
+    """A retrieval run's report, the judgements it was scored against, and whether any query id is in both."""
+
+    report: RetrievalReport
+    qrels: Qrels
+    shared: bool
+
+
+def evaluate_retrieval_run(run_path: Path, gold: Path, metrics: str | None, missing: str) -> RetrievalEvaluation:
+    """Score the TREC run at ``run_path`` against ``gold`` (TREC qrels or BioASQ golden JSON) with ``metrics``
+    (comma-separated; None: the defaults), gold queries absent from the run scored 0 (``zero``) or left out
+    (``skip``)."""
+    from ..evaluate.bioasq_map import check_missing_policy
+    from ..evaluate.gold import read_gold
+    from ..evaluate.retrieval import DEFAULT_METRICS, evaluate_retrieval, parse_metrics
+    from ..trec import read_run
+
+    names = parse_metrics(metrics) if metrics else list(DEFAULT_METRICS)
+    run = read_run(run_path)
+    qrels = read_gold(gold)
+    report = evaluate_retrieval(run, qrels, names, missing=check_missing_policy(missing))
+    return RetrievalEvaluation(report, qrels, bool(set(run) & set(qrels)))
+
+
+def read_gold_qrels(gold: Path) -> Qrels:
+    """Relevance judgements from TREC qrels or BioASQ golden JSON (documents become relevant PMIDs)."""
+    from ..evaluate.gold import read_gold
+
+    return read_gold(gold)
+
+
+def store_coverage(qrels: Qrels, corpus: Path) -> GoldCoverage:
+    """How many of the relevant gold documents the document store at ``corpus`` holds."""
+    from ..corpus.store import DocumentStore
+    from ..evaluate.coverage import gold_coverage
+
+    with DocumentStore.open(corpus) as store:
+        return gold_coverage(qrels, store.existing)
+
+
+def evaluate_task_a(submission: Path, qrels: Path, average: str) -> GroundingReport:
+    """Score the Task A grounding of ``submission`` against the judgements in ``qrels``, macro-averaged over each
+    question's sentences then over questions (``question``) or over all sentences (``sentence``)."""
+    from ..evaluate.grounding import Average, evaluate_grounding, read_judgements
+    from ..tasks.biogen_a import read_task_a_run
+
+    run = read_task_a_run(submission)
+    mean: Average = "sentence" if average == "sentence" else "question"
+    return evaluate_grounding(run, read_judgements(qrels), average=mean)
+
+
+def evaluate_bioasq(phase: str, gold: Path, system_path: Path, *, missing: str, rouge: bool) -> BioASQEval:
+    """Score a BioASQ Task b submission with the official measures: phase ``A`` (documents and snippets) or ``B``
+    (exact and ideal answers; ``rouge``: ideal answers with ROUGE-2 and ROUGE-SU4)."""
+    from ..evaluate.bioasq import evaluate_phase_a, evaluate_phase_b
+    from ..tasks.bioasq import read_phase_a_run, read_phase_b_run, read_questions
+
+    questions = read_questions(gold)
+    if phase == "A":
+        return evaluate_phase_a(questions, read_phase_a_run(system_path), missing=missing)
+    return evaluate_phase_b(questions, read_phase_b_run(system_path), missing=missing, rouge=rouge)

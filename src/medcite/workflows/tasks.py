@@ -73,14 +73,14 @@ def run_task(name: str, settings: Settings, inputs: Sequence[object], *, corpus:
         return task.run(inputs, RunContext(pipeline.context, run_dir, pipeline, command, output))
 
 
-def settings_for(preset: str, overrides: Sequence[str], offline: bool, no_llm: bool) -> Settings:
+def settings_for(preset: str, overrides: Sequence[str], offline: bool, no_llm: bool, grounding: bool = False
+                 ) -> Settings:
     """The preset with the offline swaps (when asked: ``no_llm`` swaps the LLM for none, ``offline`` for the
     packaged local model) applied first and the user's ``--set`` values last."""
-    from ..config import load_settings
-    from ..pipeline import offline_overrides
+    from ..config import load_settings, with_overrides
+    from ..pipeline import offline_settings
 
     settings = load_settings(preset, list(overrides))
     if offline or no_llm:
-        swaps = [o for o in offline_overrides(settings, "none" if no_llm else "local") if o != "--set"]
-        settings = load_settings(preset, [*swaps, *overrides])
+        settings = with_overrides(offline_settings(settings, "none" if no_llm else "local", grounding), overrides)
     return settings

@@ -222,8 +222,8 @@ def test_interrupted_first_build_resumes_where_it_stopped(store: Path, milvus_se
 
 def test_every_preset_retrieves_from_milvus(store: Path, milvus_server: str, built: dict[str, Any]) -> None:
     """Each shipped preset (with its no-LLM swaps, no reranker) retrieves with every index on the server."""
-    from medcite.config import preset_names
-    from medcite.pipeline import offline_overrides
+    from medcite.config import preset_names, with_overrides
+    from medcite.pipeline import offline_settings
     from medcite.pipeline.retrieval import RetrievalPipeline
     from medcite.types import Topic
 
@@ -231,8 +231,8 @@ def test_every_preset_retrieves_from_milvus(store: Path, milvus_server: str, bui
     failures = []
     with DocumentStore.open(store) as docs:
         for preset in preset_names():
-            swaps = [o for o in offline_overrides(load_settings(preset), "none") if o != "--set"]
-            settings = load_settings(preset, [*swaps, *_sets(milvus_server, "rerank.backend=none")])
+            settings = with_overrides(offline_settings(load_settings(preset), "none"),
+                                      _sets(milvus_server, "rerank.backend=none"))
             assert all(c.backend.startswith("milvus") for c in settings.indexes.values()), preset
             pipeline = RetrievalPipeline.from_settings(settings, store=docs)
             try:

@@ -286,5 +286,5 @@ def test_a_preset_whose_models_are_not_here_fails_cleanly_and_names_the_offline_
     out = tmp_path / "a.json"
     result = _invoke("phase-a", "--questions", str(_write(tmp_path / "q.json", QUESTIONS[:1])), "--corpus",
                      str(store), "--preset", "dsgt-ensemble", "--output", str(out), "--run-dir", str(tmp_path / "r"))
-    assert result.exit_code == 1 and "indexes.dense.encoder=minilm" in result.output, result.output
+    assert result.exit_code == 1 and "indexes.dense.encoder.model=minilm" in result.output, result.output
     assert not out.exists() and not (tmp_path / "r").exists()

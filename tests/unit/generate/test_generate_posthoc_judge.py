@@ -74,12 +74,12 @@ def test_generator_cites_post_hoc_with_the_llm_support_prompt() -> None:
 
 def test_the_preset_builds_the_judge_from_its_own_llm() -> None:
     from medcite.generate.attribution import RerankShortlist
-    from medcite.pipeline.offline import offline_overrides
+    from medcite.pipeline.offline import offline_settings
 
     base = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules"])
-    swap = [o for o in offline_overrides(base, "local") if o.startswith("generate.posthoc_shortlist")]
-    assert swap and "embedding" in swap[0]  # ColBERT is hub-only: the MiniLM stand-in shortlists offline
-    s = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules", *swap])
+    shortlist = offline_settings(base, "local").generate.posthoc_shortlist  # type: ignore[attr-defined]
+    assert shortlist.backend == "embedding"  # ColBERT is hub-only: the MiniLM stand-in shortlists offline
+    s = base.model_copy(update={"generate": base.generate.model_copy(update={"posthoc_shortlist": shortlist})})
     assert s.generate.llm_names() == {None, "mistral"}  # type: ignore[attr-defined]
     assert s.generate.posthoc_shortlist.k == 10  # type: ignore[attr-defined]
     gen = build_stage("generate", s.generate, settings=s)

@@ -76,10 +76,9 @@ def test_clac25_dense_runs_prune_each_branch_then_medcpt_by_cosine(name: str, k:
 
 
 def test_clac25_dense_offline_swap_keeps_the_per_branch_keep() -> None:
-    from medcite.pipeline.offline import offline_overrides
+    from medcite.pipeline.offline import offline_settings
 
-    sets = offline_overrides(load_settings("clac25-d"))
-    swapped = load_settings("clac25-d", [v for v in sets if v != "--set"])
+    swapped = offline_settings(load_settings("clac25-d"))
     b = swapped.retrieve.branch_rerank
     assert b is not None and (b.backend, b.model.model, b.top_n, b.k) == ("embedding", "minilm", 200, 30)  # type: ignore
     assert swapped.rerank.encoder is not None and swapped.rerank.top_n == 120  # type: ignore[attr-defined]
@@ -224,15 +223,14 @@ def test_clac24_task_a_systems_1_and_2(name: str) -> None:
 
 
 def test_clac24_task_a_offline_swaps() -> None:
-    from medcite.pipeline.offline import offline_overrides
+    from medcite.pipeline.offline import offline_settings
 
     nli = load_settings("clac24-llm-nli")
-    local = [o for o in offline_overrides(nli, "local", grounding=True) if o != "--set"]
-    swapped = load_settings("clac24-llm-nli", local)
+    swapped = offline_settings(nli, "local", grounding=True)
     f = swapped.ground.contradict_filter
     assert f is not None and (f.backend, f.model) == ("classifier", "models:medcite-reader")
     assert swapped.ground.judge == "listwise" and swapped.llm.backend == "local"  # the LLM still picks
-    bare = load_settings("clac24-llm-nli", [o for o in offline_overrides(nli, "none", grounding=True) if o != "--set"])
+    bare = offline_settings(nli, "none", grounding=True)
     assert (bare.ground.judge, bare.stance.backend) == ("stance", "classifier")
     assert [q.backend for q in bare.ground.contradict_queries] == ["original"]
 

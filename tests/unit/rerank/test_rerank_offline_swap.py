@@ -14,7 +14,7 @@ from medcite import registry
 from medcite.config import load_settings
 from medcite.errors import ConfigError
 from medcite.index.dense.encoders import load_encoder
-from medcite.pipeline import build_stage, offline_overrides
+from medcite.pipeline import build_stage, offline_lines, offline_settings
 from medcite.rerank.base import RerankConfig
 from medcite.rerank.embedding import EmbeddingReranker
 from medcite.rerank.medcpt import MedCPTReranker
@@ -31,32 +31,24 @@ ARTS = {
 HITS = [Hit(p, 1.0 / i, i) for i, p in enumerate(ARTS, start=1)]
 
 
-def _sets(overrides: list[str]) -> list[str]:
-    return [o for o in overrides if o != "--set"]
-
-
 def test_clac25_dense_runs_keep_the_medcpt_chain_with_minilm_stand_ins() -> None:
     for preset in ("clac25-c", "clac25-d"):
         base = load_settings(preset)
-        swaps = _sets(offline_overrides(base, "local"))
-        assert "rerank.encoder=minilm" in swaps and "rerank.cross=embedding" in swaps
-        assert not any(s.startswith("rerank.backend") for s in swaps)
-        s = load_settings(preset, swaps)
+        s = offline_settings(base, "local")
         r = s.rerank
         assert (r.backend, r.bi_top, r.cross_top, r.k, r.top_n) == (  # type: ignore[attr-defined]
             "medcpt", 80, 24, 16, base.rerank.top_n)
         assert r.encoder.backend == "sentence-transformers" and r.cross.backend == "embedding"  # type: ignore[attr-defined]
         assert r.model_names() == []  # packaged models only: nothing left to swap
-        assert _sets(offline_overrides(s, "local")) == []
+        assert offline_lines(s, "local") == []
 
 
 @pytest.mark.parametrize(("preset", "top_n", "k"), [("dal25-rrf", 1000, 10), ("clac25-a", 25, 10),
                                                      ("clac24-simpleqa", 1000, 25)])
 def test_hub_pointwise_rerankers_become_minilm_cosine_over_the_same_budget(preset: str, top_n: int, k: int) -> None:
-    swaps = _sets(offline_overrides(load_settings(preset), "local"))
-    assert "rerank.backend=embedding" in swaps and "rerank.model=minilm" in swaps
-    r = load_settings(preset, swaps).rerank
+    r = offline_settings(load_settings(preset), "local").rerank
     assert (r.backend, r.top_n, r.k) == ("embedding", top_n, k)
+    assert r.model.backend == "sentence-transformers" and r.model_names() == []  # type: ignore[attr-defined]
 
 
 def test_ensemble_members_are_swapped_one_by_one(tmp_path: Path) -> None:
@@ -65,8 +57,7 @@ def test_ensemble_members_are_swapped_one_by_one(tmp_path: Path) -> None:
     (local / "config.json").write_text("{}")
     members = f'["cross-encoder:minilm-l12", "cross-encoder:{local}", "monot5"]'
     s = load_settings("offline", ["rerank.backend=ensemble-union", f"rerank.members={members}"])
-    swaps = _sets(offline_overrides(s, "local"))
-    swapped = load_settings("offline", ["rerank.backend=ensemble-union", f"rerank.members={members}", *swaps])
+    swapped = offline_settings(s, "local")
     got = [(m.backend, getattr(m, "model", None)) for m in swapped.rerank.members]  # type: ignore[attr-defined]
     assert got[0][0] == "embedding" and got[2][0] == "embedding"
     assert got[1] == ("cross-encoder", str(local))  # the local folder stays
@@ -99,7 +90,7 @@ def hub_only() -> Iterator[None]:
 def test_a_reranker_without_a_stand_in_fails_naming_the_model(hub_only: None) -> None:
     s = load_settings("bm25", ["rerank.backend=hub-only"])
     with pytest.raises(ConfigError, match="org/hub-only-reranker.*no offline stand-in") as err:
-        offline_overrides(s, "local")
+        offline_settings(s, "local")
     assert "hf download org/hub-only-reranker" in (err.value.hint or "")
 
 

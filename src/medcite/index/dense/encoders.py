@@ -222,6 +222,8 @@ class EncoderConfig(BackendConfig):
     runtime_fields: ClassVar[frozenset[str]] = frozenset({"batch_size", "device", "dtype"})
     #: batch sizes when ``batch_size`` is None: (on the CPU, on a GPU)
     batch_defaults: ClassVar[tuple[int, int]] = (32, 128)
+    #: what encodes in its place on a machine without its model (``--offline``): the packaged all-MiniLM-L6-v2
+    offline_stand_in: ClassVar[str] = "minilm"
 
     normalize: bool | None = Field(
         None, description="L2-normalise vectors; None = the backend's default (symmetric: yes, MedCPT: no)."

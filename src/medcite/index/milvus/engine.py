@@ -10,7 +10,7 @@ equal weight, budget and queries become one ``milvus-hybrid`` branch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from ... import registry
 from ...errors import ConfigError
@@ -43,6 +43,8 @@ class _Branch(Protocol):
 
 class MilvusEngine:
     """Serves every named index from one collection of the Milvus server ``index.milvus``."""
+
+    build_command: ClassVar[str | None] = "medcite index milvus"
 
     @classmethod
     def serve(cls, settings: Settings) -> Served:
