@@ -22,9 +22,10 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from . import registry
 from .errors import ConfigError
-from .index.milvus.server import MilvusSettings
 from .io import JSONObject
+from .milvus_settings import MilvusSettings
 from .registry import stage_field
+from .set_option import set_line
 from .settings_base import MAX_HITS, BackendConfig, Section
 
 log = logging.getLogger(__name__)
@@ -515,7 +516,7 @@ def merge(base: JSONObject, over: JSONObject, path: tuple[str, ...] = ()) -> JSO
             out[key] = merge(_for_backend(old, value, where), value, where)
         elif isinstance(value, dict) and old is not None and not isinstance(old, dict):
             raise ConfigError(f"{'.'.join(where)} is {old!r}, not a section: it has no {', '.join(value)}",
-                              hint=f"set {'.'.join(where)} itself, e.g. --set {'.'.join(where)}=VALUE")
+                              hint=f"set {'.'.join(where)} itself, e.g. {set_line('.'.join(where), 'VALUE')}")
         else:
             out[key] = value
     return out
@@ -629,7 +630,8 @@ def load_settings(preset: str = "offline", overrides: Sequence[str] = ()) -> Set
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
-        origin = f"preset {preset!r}" + (f" with --set {', '.join(overrides)}" if overrides else "")
+        given = [set_line(".".join(path), value) for path, value in map(parse_override, overrides)]
+        origin = f"preset {preset!r}" + (f" with {' '.join(given)}" if given else "")
         raise ConfigError(
             f"invalid settings ({origin[:300]}): {problems}",
             hint="run `medcite config show` to see every field with its description",
@@ -664,23 +666,7 @@ def set_lines(before: Settings, after: Settings) -> list[str]:
     that writes them): a changed value by its dotted path, a config whose backend changed or a changed list as a
     whole (JSON; a config by its backend and the fields that differ from their defaults, after a ``null`` that
     clears the config it replaces)."""
-    import shlex
-
-    lines = []
-    for where, value in _changes(before, after, ""):
-        text = value if isinstance(value, str) and _reads_as_string(value) else json.dumps(
-            value, separators=(",", ":"))
-        item = f"{where}={text}"
-        lines.append("--set " + (item if shlex.quote(item) == item else shlex.quote(item)))
-    return lines
-
-
-def _reads_as_string(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return True
-    return False
+    return [set_line(where, value) for where, value in _changes(before, after, "")]
 
 
 def _plain(value: object) -> object:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .corpus.store import DocumentStore
     from .evidence.base import EvidenceSelector
     from .generate.base import Generator
-    from .index.base import SparseIndex, VectorIndex
+    from .index.base import IndexConfig, SparseIndex, VectorIndex
     from .index.dense.encoders import Encoder
     from .llm.base import LLM
     from .qa.base import Answerer
@@ -111,6 +111,16 @@ class BuildContext(Protocol):
         """The indexes opened so far, by name (a reranker may reuse one's stored vectors)."""
         ...
 
+    def index_config(self, name: str) -> IndexConfig | None:
+        """The settings of the index ``name`` (its entry of ``settings.indexes``; None when there is none): what a
+        backend reads of an index besides opening it (its kind, analysis, backend). Backends ask the context for
+        such values instead of reading ``ctx.settings`` (tests/unit/test_architecture.py checks it)."""
+        ...
+
+    def reranker_config(self) -> BackendConfig:
+        """The run's reranker settings (``settings.rerank``), for a stage that scores with the same reranker."""
+        ...
+
     @overload
     def build(self, stage: Literal["querygen"], cfg: BackendConfig) -> QueryGenerator: ...
     @overload
@@ -134,5 +144,12 @@ class BuildContext(Protocol):
     @overload
     def build(self, stage: str, cfg: BackendConfig) -> object: ...
     def build(self, stage: str, cfg: BackendConfig) -> object:
-        """Build a backend of ``stage`` through the one path (e.g. an ensemble's members), typed by stage."""
+        """Build a backend of ``stage`` through the one path (e.g. an ensemble's members), typed by stage.
+
+        The overloads are written here once: an implementation subclasses this protocol and defines
+        :meth:`build_any`, which this calls."""
+        return self.build_any(stage, cfg)
+
+    def build_any(self, stage: str, cfg: BackendConfig) -> object:
+        """Build a backend of ``stage`` (untyped: what :meth:`build` returns, typed by its overloads)."""
         ...

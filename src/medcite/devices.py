@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from .errors import ConfigError
+from .set_option import set_line
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ def resolve_device(setting: str, *, setting_path: str = "device", stage: str = "
     try:
         asked = check_device(setting)
     except ValueError as exc:
-        raise ConfigError(f"{setting_path}: {exc}", hint=f"--set {setting_path}=auto") from None
+        raise ConfigError(f"{setting_path}: {exc}", hint=set_line(setting_path, "auto")) from None
     if asked == "cpu":
         return "cpu"
     m = machine()
@@ -139,7 +140,7 @@ def resolve_device(setting: str, *, setting_path: str = "device", stage: str = "
         if not m.cuda:
             raise ConfigError(
                 f"{who}device {asked!r} was asked for ({setting_path}), but this machine has {m.describe()}",
-                hint=f"--set {setting_path}=auto (the best device here) or --set {setting_path}=cpu; "
+                hint=f"{set_line(setting_path, 'auto')} (the best device here) or {set_line(setting_path, 'cpu')}; "
                 f"or {_INSTALL_CUDA}",
             )
         index = int(asked.partition(":")[2] or 0)
@@ -147,14 +148,14 @@ def resolve_device(setting: str, *, setting_path: str = "device", stage: str = "
             raise ConfigError(
                 f"{who}device {asked!r} was asked for ({setting_path}), but torch sees {len(m.cuda_devices)} CUDA "
                 f"device(s) (cuda:0 to cuda:{len(m.cuda_devices) - 1})",
-                hint=f"--set {setting_path}=cuda (the first GPU) or auto; check CUDA_VISIBLE_DEVICES",
+                hint=f"{set_line(setting_path, 'cuda')} (the first GPU) or auto; check CUDA_VISIBLE_DEVICES",
             )
         return asked
     if not m.mps:  # asked == "mps"
         raise ConfigError(
             f"{who}device 'mps' was asked for ({setting_path}), but this machine has {m.describe()}",
-            hint=f"--set {setting_path}=auto or --set {setting_path}=cpu (MPS needs Apple silicon and a torch "
-            "build with MPS)",
+            hint=f"{set_line(setting_path, 'auto')} or {set_line(setting_path, 'cpu')} (MPS needs Apple silicon and "
+            "a torch build with MPS)",
         )
     return "mps"
 
@@ -165,7 +166,7 @@ def resolve_dtype(setting: str, device: str, *, half: bool = True, setting_path:
     is a ConfigError); ``auto``: bfloat16 on a CUDA GPU that has it, else float16 there (float32 when ``half`` is
     False: a model that overflows float16), float32 on the CPU and MPS."""
     if setting != "auto" and setting not in DTYPES:
-        raise ConfigError(f"{setting_path}: unknown dtype {setting!r}", hint=f"--set {setting_path}=auto")
+        raise ConfigError(f"{setting_path}: unknown dtype {setting!r}", hint=set_line(setting_path, "auto"))
     cuda = device.startswith("cuda")
     if setting == "auto":
         if not cuda:
@@ -176,7 +177,7 @@ def resolve_dtype(setting: str, device: str, *, half: bool = True, setting_path:
     if setting == "bfloat16" and cuda and not machine().bf16:
         who = f"{stage}: " if stage else ""
         raise ConfigError(f"{who}dtype 'bfloat16' was asked for ({setting_path}), but this GPU does not compute in "
-                          "bfloat16", hint=f"--set {setting_path}=auto (float16 here) or float32")
+                          "bfloat16", hint=f"{set_line(setting_path, 'auto')} (float16 here) or float32")
     return setting
 
 
@@ -243,14 +244,15 @@ def place(stage: str, device: str = "auto", dtype: str = "auto", *, setting: str
     try:
         asked = check_device(device)
     except ValueError as exc:
-        raise ConfigError(f"{stage}: {exc}", hint=f"--set {prefix}device=auto") from None
+        raise ConfigError(f"{stage}: {exc}", hint=set_line(f"{prefix}device", "auto")) from None
     if cpu_only and asked not in ("auto", "cpu"):
         raise ConfigError(f"{stage}: {cpu_only} runs on the CPU only, not on device {device!r}",
-                          hint=f"--set {prefix}device=cpu (or auto), or turn off what needs the CPU")
+                          hint=f"{set_line(prefix + 'device', 'cpu')} (or auto), or turn off what needs the CPU")
     resolved = "cpu" if cpu_only else resolve_device(device, setting_path=f"{prefix}device", stage=stage)
     dt = resolve_dtype(dtype, resolved, half=half, setting_path=f"{prefix}dtype", stage=stage)
     if cpu_only and dt != "float32":
-        raise ConfigError(f"{stage}: {cpu_only} needs float32 weights, not {dt}", hint=f"--set {prefix}dtype=auto")
+        raise ConfigError(f"{stage}: {cpu_only} needs float32 weights, not {dt}",
+                          hint=set_line(f"{prefix}dtype", "auto"))
     batch = batch_size
     if batch is None and batch_defaults is not None:
         batch = default_batch_size(resolved, *batch_defaults)

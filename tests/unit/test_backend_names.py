@@ -21,9 +21,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "medcite"
 
 #: comparisons still to replace by an ability (file relative to src/medcite -> how many)
 REMAINING = {
-    "index/dense/encoders.py": 2,
-    "pipeline/preset_tables.py": 5,
-    "tasks/biogen_b_measures.py": 1,
 }
 
 

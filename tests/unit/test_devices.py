@@ -166,7 +166,8 @@ def test_a_stage_asked_for_cuda_fails_when_it_is_built(no_gpu: None, tmp_path: P
     with pytest.raises(ConfigError) as err:
         load_encoder({"backend": "sentence-transformers", "model": "minilm", "device": "cuda"})
     assert "encoder minilm: device 'cuda' was asked for" in str(err.value)
-    assert "--set indexes.<name>.encoder.device=auto" in str(err.value)
+    # the printer quotes the <name> placeholder for the shell
+    assert "--set 'indexes.<name>.encoder.device=auto'" in str(err.value)
     folder = build_tiny_cross_encoder(tmp_path / "ce")
     with pytest.raises(ConfigError, match=r"device 'cuda' was asked for \(rerank.device\), but this machine has no "
                                           r"CUDA"):

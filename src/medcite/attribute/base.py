@@ -35,6 +35,11 @@ class StanceConfig(BackendConfig):
     #: what judges in its place on a machine without a model it loads (a hub NLI model): medcite's trained stance
     #: classifier, shipped with medcite (``--offline``, :func:`medcite.pipeline.offline.offline_settings`)
     offline_stand_in: ClassVar[dict[str, object]] = {"backend": "classifier", "model": "models:medcite-reader"}
+    #: the config it judges citations with when ``medcite eval biogen-b --judge`` names it (None: the run's stance
+    #: settings when they name it, else its defaults, keeping where the run's stance stage runs)
+    judge_spec: ClassVar[dict[str, object] | None] = None
+    #: the field ``--judge BACKEND:VALUE`` sets
+    judge_field: ClassVar[str] = "model"
 
     whole_text_chars: int = Field(
         1500, ge=0, description="Texts up to this many characters are also judged whole, besides sentence by "

@@ -32,6 +32,9 @@ class LLMStanceConfig(UsesLLM, StanceConfig):
     """An LLM judges each (statement, abstract) pair with Dalhousie 2025's prompt."""
 
     no_llm: ClassVar[dict[str, str]] = {"backend": "classifier"}
+    #: as a citation judge: BioACE's four labels (``--judge llm``), on the LLM ``--judge llm:NAME`` names
+    judge_spec: ClassVar[dict[str, object] | None] = {"backend": "llm", "prompt": "bioace_citation"}
+    judge_field: ClassVar[str] = "llm"
 
     backend: Literal["llm"] = "llm"
     max_tokens: int = Field(96, ge=4, description="Most tokens generated per judgement.")

@@ -22,6 +22,7 @@ from ..devices import Device, Dtype, device_field, dtype_field, place
 from ..errors import ConfigError
 from ..registry import require
 from ..rerank.scoring import load_t5
+from ..set_option import set_line
 from .base import PassageClassifier, StanceConfig
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class T5NLIStance(PassageClassifier):
         if len({tuple(ids) for ids in self.label_ids}) != 3 or any(tokenizer.unk_token_id in ids
                                                                     for ids in self.label_ids):
             raise ConfigError(f"the T5 NLI tokenizer cannot tell the label words {list(labels)} apart",
-                              hint="name the words the model was trained to write: --set ...labels=[...]")
+                              hint=f"name the words the model was trained to write: {set_line('...labels', '[...]')}")
 
     @classmethod
     def from_config(cls, cfg: T5NLIConfig, ctx: BuildContext | None) -> T5NLIStance:

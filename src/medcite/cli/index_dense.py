@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..set_option import set_line
 from ..workflows.index_dense import build_dense, dense_settings, encode_store_shard
 from .numbers import Count
 from .options import workflow_options
@@ -22,8 +23,9 @@ from .options import workflow_options
               help="Which entry of the settings' `indexes` to build (a vector one).")
 @click.option("--encoder", default=None,
               help="Article/symmetric encoder: minilm (default, offline), minilm-onnx, medcpt, a Hugging Face "
-                   "name or a local model folder. It replaces only the model: --set indexes.NAME.encoder.device=..., "
-                   "dtype and batch_size stay (device default: auto, a GPU when there is one).")
+                   "name or a local model folder. It replaces only the model: "
+                   f"{set_line('indexes.NAME.encoder.device', '...')}, dtype and batch_size stay (device default: "
+                   "auto, a GPU when there is one).")
 @click.option("--query-encoder", default=None, help="Separate query encoder of an asymmetric pair.")
 @click.option("--index-type", type=click.Choice(["flat", "hnsw", "ivfpq"]), default=None,
               help="FAISS layout (default from settings: flat). On an existing index: re-layout it.")

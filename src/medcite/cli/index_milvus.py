@@ -7,15 +7,18 @@ from pathlib import Path
 
 import click
 
+from ..set_option import set_line
 from ..workflows.index_milvus import sync_milvus
 from .options import workflow_options
 
 
 @click.command("milvus")
 @click.option("--store", required=True, type=click.Path(path_type=Path), help="Document store folder to index.")
-@click.option("--uri", default=None, help="Milvus server address (same as --set index.milvus.uri=URI).")
+@click.option("--uri", default=None,
+              help=f"Milvus server address (same as {set_line('index.milvus.uri', 'URI')}).")
 @click.option("--collection", default=None,
-              help="Collection name (same as --set index.milvus.collection=NAME; default: one per store and layout).")
+              help=f"Collection name (same as {set_line('index.milvus.collection', 'NAME')}; default: one per "
+              "store and layout).")
 @click.option("--rebuild", is_flag=True, help="Drop the collection and build it from scratch.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @workflow_options

@@ -34,6 +34,7 @@ from typing import IO, Literal
 
 from ..errors import InputError
 from ..progress import Progress, progress
+from ..set_option import set_line
 from ..types import Article
 from .jsonl import iter_jsonl
 from .pubmed_xml import iter_pubmed_xml
@@ -247,7 +248,7 @@ def _bad_record(item: BadRecord, name: str, on_error: str, stats: FileStats, ski
     if on_error == "raise":
         raise InputError(
             item.reason, path=name, position=item.position,
-            hint="fix the record, or pass --on-error skip (--set corpus.on_error=skip) to skip bad records "
+            hint=f"fix the record, or pass --on-error skip ({set_line('corpus.on_error', 'skip')}) to skip bad records "
             "(each is listed in STORE/skipped.jsonl)",
         )
     stats.warnings += 1

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ConfigError
+from ..set_option import set_line
 from ..types import Article, Hit, Snippet
 from .sentences import SentenceSpan, article_sentences
 from .tfidf_mmr import relevance
@@ -159,7 +160,7 @@ class BioASQSnippets:
     def __post_init__(self) -> None:
         if not 0 <= self.snippets <= 10:
             raise ConfigError(f"BioASQ allows at most 10 snippets per question, got {self.snippets}",
-                              hint="--set bioasq.snippets=10")
+                              hint=set_line("bioasq.snippets", 10))
         if self.documents < 1 or self.per_document < 1:
             raise ConfigError(f"snippet documents ({self.documents}) and per_document ({self.per_document}) "
                               "must be at least 1")
@@ -173,13 +174,13 @@ class BioASQSnippets:
         elif cfg.scorer == "embedding":
             scorer = EncoderScorer(ctx.encoder(cfg.encoder))
         else:
-            rerank_cfg = cfg.reranker if cfg.reranker is not None else ctx.settings.rerank
+            rerank_cfg = cfg.reranker if cfg.reranker is not None else ctx.reranker_config()
             built = ctx.build("rerank", rerank_cfg)  # None for the 'none' reranker
             if built is None:
                 raise ConfigError(
                     "the snippet scorer 'reranker' needs a reranker, and none is configured",
-                    hint="set bioasq.reranker (e.g. --set bioasq.reranker=cross-encoder:MODEL) or rerank.backend; "
-                    "or use --set bioasq.scorer=embedding",
+                    hint=f"set bioasq.reranker (e.g. {set_line('bioasq.reranker', 'cross-encoder:MODEL')}) or "
+                    f"rerank.backend; or use {set_line('bioasq.scorer', 'embedding')}",
                 )
             scorer = RerankerScorer(built)
         return cls(scorer, documents=cfg.snippet_documents, snippets=cfg.snippets, per_document=cfg.per_document,

@@ -336,7 +336,7 @@ def missing_concepts(concepts: Sequence[str], texts: Iterable[str],
 def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 5) -> Callable[[str], bool] | None:
     """``word -> whether the corpus mentions it``: a search of the index ``index`` of the build context for the
     word, its top ``k`` articles read for a mention (None without a context, a store or such an index)."""
-    if ctx is None or index is None or ctx.store is None or index not in ctx.settings.indexes:
+    if ctx is None or index is None or ctx.store is None or ctx.index_config(index) is None:
         return None
     store = ctx.store
 

@@ -91,7 +91,7 @@ class SnippetSelector:
         if cfg.scorer == "reranker":
             from .bioasq_snippets import RerankerScorer
 
-            rerank = ctx.settings.rerank
+            rerank = ctx.reranker_config()
             built = ctx.build("rerank", rerank) if rerank.backend != "none" else None
             if built is None:  # e.g. the no-LLM swap of a listwise reranker: said, and TF-IDF + MMR scores
                 log.warning("evidence.scorer=reranker, but rerank.backend is 'none': sentences are scored by "

@@ -36,6 +36,7 @@ from ..evidence.sentences import split_spans
 from ..llm.base import reject
 from ..llm.completion import Completion
 from ..registry import stage_field
+from ..set_option import set_line
 from ..settings_base import UsesLLM
 from ..types import Answer, Dropped, Evidence, Query, Topic
 from .attribution import (
@@ -243,7 +244,8 @@ def _picker(cfg: LLMGenerateConfig, ctx: BuildContext) -> ListwisePicker | None:
     if cfg.posthoc_judge.backend != "llm":
         raise ConfigError(f"generate.posthoc_pick=listwise asks the judge's LLM to pick, but generate.posthoc_judge "
                           f"is the {cfg.posthoc_judge.backend!r} stance backend",
-                          hint="--set generate.posthoc_judge.backend=llm, or --set generate.posthoc_pick=each")
+                          hint=f"{set_line('generate.posthoc_judge.backend', 'llm')}, or "
+                          + set_line("generate.posthoc_pick", "each"))
     from .listwise import ListwiseCitations
 
     return ListwiseCitations(ctx.llm(cfg.posthoc_judge.llm, purpose="generate.posthoc_pick 'listwise'"))

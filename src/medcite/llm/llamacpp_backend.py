@@ -18,6 +18,7 @@ from pydantic import Field
 
 from ..errors import ConfigError, LLMError
 from ..registry import require
+from ..set_option import set_line
 from .base import BaseLLM, Completion, LLMConfig, Message
 from .local_backend import PACKAGED_NAME, packaged_gguf
 
@@ -73,7 +74,8 @@ class LlamaCppBackend(BaseLLM):
             raise ConfigError(
                 f"llm.model {model!r} is neither a .gguf file nor a Hugging Face repository "
                 "with llm.gguf_file set",
-                hint="give the path of a .gguf file, or a repository name plus --set llm.gguf_file=NAME.gguf",
+                hint="give the path of a .gguf file, or a repository name plus "
+                + set_line("llm.gguf_file", "NAME.gguf"),
             )
         super().__init__(display, temperature=temperature, max_tokens=max_tokens, seed=seed, cache=cache)
         self._llama, self._lock = self._load(llama_cpp, source, file, n_ctx, n_threads)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from ..errors import ConfigError
+from ..set_option import set_line
 from . import trace
 from .base import BaseLLM, Completion, LLMConfig, Message
 
@@ -43,7 +44,8 @@ class NoneLLM(BaseLLM):
         what = f"the {stage!r} stage" if stage else "this stage"
         raise ConfigError(
             f"{what} needs a language model, but llm.backend is 'none'",
-            hint="choose a backend, e.g. --set llm.backend=local (the packaged SmolLM2, offline) or "
-            "--set llm.backend=openai --set llm.model=NAME --set llm.base_url=http://HOST:PORT/v1; "
+            hint=f"choose a backend, e.g. {set_line('llm.backend', 'local')} (the packaged SmolLM2, offline) or "
+            f"{set_line('llm.backend', 'openai')} {set_line('llm.model', 'NAME')} "
+            f"{set_line('llm.base_url', 'http://HOST:PORT/v1')}; "
             "or configure the extractive (no-LLM) variant of that stage",
         )

@@ -35,6 +35,7 @@ from pydantic import Field
 
 from ..errors import ConfigError, LLMError
 from ..registry import require
+from ..set_option import set_line
 from .base import BaseLLM, Completion, LLMConfig, Message
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class OpenAIBackend(BaseLLM):
         if not model:
             raise ConfigError(
                 "the openai LLM backend needs a model name, and llm.model is empty",
-                hint="--set llm.model=NAME, a model your server serves (GET <base_url>/models lists them)",
+                hint=f"{set_line('llm.model', 'NAME')}, a model your server serves (GET <base_url>/models lists them)",
             )
         if concurrency < 1 or max_retries < 0:
             raise ConfigError(f"llm.concurrency must be >= 1 and llm.max_retries >= 0, got {concurrency} and "

@@ -22,6 +22,7 @@ from ..corpus.store import DocumentStore
 from ..errors import ConfigError, LLMError
 from ..progress import progress
 from ..rundir import RunWriter, query_json
+from ..set_option import set_line
 from ..types import Answer, Article, Evidence, Hit, Query, Topic
 from . import loops, multihop
 from .context import Context
@@ -115,8 +116,9 @@ class Pipeline:
             raise ConfigError(
                 "Task A, citation checks and the generate-then-ground flow need a stance backend, but "
                 "stance.backend is 'none'",
-                hint="--set stance.backend=classifier (a model trained by `medcite train stance`), "
-                "--set stance.backend=nli --set stance.model=NAME, or --set stance.backend=llm",
+                hint=f"{set_line('stance.backend', 'classifier')} (a model trained by `medcite train stance`), "
+                f"{set_line('stance.backend', 'nli')} {set_line('stance.model', 'NAME')}, or "
+                f"{set_line('stance.backend', 'llm')}",
             )
         return stance
 

@@ -18,32 +18,28 @@ owns); ``with Context(settings) as ctx:`` does it at the end.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from .. import registry
 from ..announce import purpose
-from ..context import Closeable, ModelCache
+from ..context import BuildContext, Closeable, ModelCache
 from ..errors import ConfigError, LLMError, MedciteError
+from ..set_option import set_line
 from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
-    from ..attribute.base import StanceClassifier
     from ..config import Settings
     from ..context import EncoderSpec, Index
     from ..corpus.store import DocumentStore
-    from ..evidence.base import EvidenceSelector
-    from ..generate.base import Generator
+    from ..index.base import IndexConfig
     from ..index.dense.encoders import Encoder
     from ..llm.base import LLM, LLMConfig
-    from ..qa.base import Answerer
-    from ..rerank.base import Reranker
-    from ..retrieve.base import QueryGenerator, Retriever
     from ..settings_base import BackendConfig
 
 log = logging.getLogger(__name__)
 
 
-class Context:
+class Context(BuildContext):
     """Shared resources of the stages built from one :class:`~medcite.config.Settings`."""
 
     def __init__(self, settings: Settings, store: DocumentStore | None = None, *, models: ModelCache | None = None,
@@ -72,7 +68,7 @@ class Context:
         if cfg is None:
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
-                              hint=f"define it (--set llms.{name}.backend=...) or use one of: {known}")
+                              hint=f"define it ({set_line(f'llms.{name}.backend', '...')}) or use one of: {known}")
         local = " ".join(offline_lines(self.settings, "local", self.grounding)
                          or local_llm_lines(self.settings, name))
         if cfg.calls_nothing:
@@ -119,29 +115,13 @@ class Context:
     def open_indexes(self) -> dict[str, Index]:
         return dict(self._indexes)
 
-    @overload
-    def build(self, stage: Literal["querygen"], cfg: BackendConfig) -> QueryGenerator: ...
-    @overload
-    def build(self, stage: Literal["retriever"], cfg: BackendConfig) -> Retriever: ...
-    @overload
-    def build(self, stage: Literal["rerank"], cfg: BackendConfig) -> Reranker | None: ...
-    @overload
-    def build(self, stage: Literal["evidence"], cfg: BackendConfig) -> EvidenceSelector: ...
-    @overload
-    def build(self, stage: Literal["generate"], cfg: BackendConfig) -> Generator: ...
-    @overload
-    def build(self, stage: Literal["stance"], cfg: BackendConfig) -> StanceClassifier | None: ...
-    @overload
-    def build(self, stage: Literal["qa"], cfg: BackendConfig) -> Answerer: ...
-    @overload
-    def build(self, stage: Literal["llm"], cfg: BackendConfig) -> LLM: ...
-    @overload
-    def build(self, stage: Literal["encoder"], cfg: BackendConfig) -> Encoder: ...
-    @overload
-    def build(self, stage: Literal["index"], cfg: BackendConfig) -> Index: ...
-    @overload
-    def build(self, stage: str, cfg: BackendConfig) -> object: ...
-    def build(self, stage: str, cfg: BackendConfig) -> object:
+    def index_config(self, name: str) -> IndexConfig | None:
+        return self.settings.indexes.get(name)
+
+    def reranker_config(self) -> BackendConfig:
+        return self.settings.rerank
+
+    def build_any(self, stage: str, cfg: BackendConfig) -> object:
         if stage == "llm":  # an LLM config outside settings.llm/llms: made as ctx.llm makes them, owned here
             from ..llm.base import LLMConfig
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from .. import registry
 from ..announce import Purpose
+from ..set_option import set_line
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -38,7 +39,7 @@ def index_purpose(settings: Settings, name: str, *, grounding: bool = False, sto
     avoid = []
     rest = [b for b in branches if getattr(b, "index", None) != name]
     if using and rest and not readers:
-        avoid.append(f"--set 'retrieve.branches={branch_list(rest)}' (the preset without "
+        avoid.append(f"{set_line('retrieve.branches', branch_value(rest))} (the preset without "
                      f"{'these branches' if len(using) > 1 else 'this branch'})")
     if not grounding and preset != "offline" and not _offline_uses(name):
         avoid.append("--preset offline (BM25 only)")
@@ -68,15 +69,20 @@ def users(settings: Settings, name: str) -> Iterator[tuple[str, BaseModel]]:
 
 
 def branch_list(branches: list[Any]) -> str:
-    """The ``retrieve.branches`` value of ``branches`` for ``--set``: backend names where a branch is its
-    backend's default, else the settings that differ from it."""
+    """The ``retrieve.branches`` value of ``branches`` for ``--set``, as JSON text (:func:`branch_value`)."""
+    return json.dumps(branch_value(branches), separators=(",", ":"))
+
+
+def branch_value(branches: list[Any]) -> list[Any]:
+    """The ``retrieve.branches`` value of ``branches``: backend names where a branch is its backend's default,
+    else the settings that differ from it."""
     out: list[Any] = []
     for branch in branches:
         if branch == registry.validate_config("retriever", branch.backend):
             out.append(branch.backend)
         else:
             out.append({"backend": branch.backend, **branch.model_dump(mode="json", exclude_defaults=True)})
-    return json.dumps(out, separators=(",", ":"))
+    return out
 
 
 def build_command(settings: Settings, name: str, store: Path | None) -> str:

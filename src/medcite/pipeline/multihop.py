@@ -45,6 +45,7 @@ from ..llm.prompts import (
 )
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
+from ..set_option import set_line
 from ..types import Evidence, Hit, Query, Topic, ranked
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def hop_llm(pipe: PipelineParts) -> LLM:
             f"flow 'multi-hop' needs a language model to write its sub-questions, but {where}.backend is 'none'; "
             "the multi-hop flow has no no-LLM stand-in",
             hint=f"run offline with the packaged local model: {local}; or answer without hops: "
-            "--set flow=retrieve-then-generate",
+            + set_line("flow", "retrieve-then-generate"),
         )
     return pipe.context.llm(cfg.llm, purpose=PURPOSE)
 

@@ -13,7 +13,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import registry
 from ..config import load_settings
+from ..settings_base import UsesLLM
 from .provenance import PAPERS, paper
 
 Tree = dict[str, Any]
@@ -40,6 +42,16 @@ def _model(cfg: Any) -> str:
     if isinstance(cfg, dict):
         cfg = cfg.get("model") or cfg.get("backend")
     return f"`{cfg}`"
+
+
+def _reranks(r: Tree) -> bool:
+    """Whether the reranker ``r`` reorders anything (``reranks``; not the ``none`` reranker)."""
+    return bool(getattr(registry.config_class("rerank", r["backend"]), "reranks", True))
+
+
+def _calls_llm(stage: str, cfg: Tree) -> bool:
+    """Whether the ``stage`` backend ``cfg`` calls an LLM (its settings are :class:`UsesLLM`)."""
+    return issubclass(registry.config_class(stage, cfg["backend"]), UsesLLM)
 
 
 def llm_name(d: Tree, name: str | None) -> str:
@@ -107,7 +119,7 @@ def first_stage(d: Tree) -> str:
     r, many = d["retrieve"], several_queries(d)
     parts = [("each query: " if many else "") + "; ".join(branch(d, b) for b in r["branches"])]
     runs = len(r["branches"]) * (2 if many else 1)
-    per_query = r.get("rerank_per_query") and d["rerank"]["backend"] != "none"
+    per_query = r.get("rerank_per_query") and _reranks(d["rerank"])
     if r.get("branch_rerank"):
         parts.append(f"each query's hits reranked by {rerank(d, r['branch_rerank'])}, pooled by PMID (best score)")
     elif runs > 1 and not (per_query and len(r["branches"]) == 1):
@@ -145,12 +157,12 @@ def reranking(d: Tree) -> str:
     """The reranker, and the final cut (``retrieve.keep``) when it is not the reranker's own."""
     r = d["retrieve"]
     text = rerank(d, d["rerank"])
-    if d["rerank"]["backend"] != "none":
+    if _reranks(d["rerank"]):
         if r.get("rerank_per_query") and several_queries(d):
             text += ", per query, pooled by PMID (best score)"
         elif r.get("rerank_query", "question") != "question":
             text += f" against `{r['rerank_query']}`"
-    if r.get("keep") and (d["rerank"]["backend"] == "none" or r["keep"] != d["rerank"].get("k")):
+    if r.get("keep") and (not _reranks(d["rerank"]) or r["keep"] != d["rerank"].get("k")):
         text += f"; {r['keep']} kept"
     return text
 
@@ -172,7 +184,7 @@ def generation(d: Tree) -> str:
     g = d["generate"]
     if d.get("flow") == "generate-then-ground":
         return f"{llm_name(d, d['verify'].get('llm'))} answers first, persona `{d['ground'].get('persona')}`"
-    if g["backend"] != "llm":
+    if not _calls_llm("generate", g):
         return f"`{g['backend']}`"
     mode = g.get("mode")
     prompt = g.get("prompt") if mode == "cited" else g.get("plain_prompt")
@@ -267,7 +279,7 @@ def snippets(d: Tree) -> str:
 
 def answers(d: Tree) -> str:
     q = d["qa"]
-    if q["backend"] != "llm":
+    if not _calls_llm("qa", q):
         return f"`{q['backend']}`"
     text = f"{llm_name(d, q.get('llm'))}, prompt `{q.get('prompt')}`"
     if q.get("prompt") == "dsgt":

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io import read_bioasq_questions
+from ..set_option import set_line
 from ..types import QUESTION_TYPES, Question, Snippet
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def read_examples(path: str | Path) -> list[Question]:
     path = Path(path).expanduser()
     questions = read_bioasq_questions(
         path, "no such BioASQ training file",
-        hint="give a BioASQ training or golden JSON as qa.examples (e.g. --set qa.examples=FILE)")
+        hint=f"give a BioASQ training or golden JSON as qa.examples (e.g. {set_line('qa.examples', 'FILE')})")
     out = []
     for i, q in enumerate(questions):
         if not isinstance(q, dict) or not isinstance(q.get("id"), str) or not isinstance(q.get("body"), str):

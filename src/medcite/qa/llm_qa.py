@@ -43,6 +43,7 @@ from pydantic import Field
 from ..errors import ConfigError, InputError
 from ..llm.base import reject
 from ..registry import stage_field
+from ..set_option import set_line
 from ..settings_base import UsesLLM
 from ..types import QUESTION_TYPES, QAAnswer, Question, Snippet
 from .answer_json import (
@@ -194,7 +195,8 @@ class LLMQA:
         if cfg.shots:
             if not cfg.examples:
                 raise ConfigError(f"qa.shots={cfg.shots} needs training questions to draw the examples from",
-                                  hint="--set qa.examples=TRAINING.json (a BioASQ JSON file), or --set qa.shots=0")
+                                  hint=f"{set_line('qa.examples', 'TRAINING.json')} (a BioASQ JSON file), or "
+                                  + set_line("qa.shots", 0))
             examples = read_examples(cfg.examples)
             encoder = ctx.encoder(cfg.encoder) if cfg.draw == "similar" else None
         common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder, draw=cfg.draw,

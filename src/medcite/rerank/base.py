@@ -9,7 +9,7 @@ that can use several query variants (MedCPT averages their vectors) also impleme
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -19,6 +19,9 @@ from ..types import Article, Hit
 
 class RerankConfig(BackendConfig):
     """Base of every reranker's settings: how many hits it reads and keeps."""
+
+    #: False: it reorders nothing, the first stage's fused ranking is final (the ``none`` reranker)
+    reranks: ClassVar[bool] = True
 
     top_n: int = Field(100, ge=1, description="Best input hits read by the reranker; the rest are dropped.")
     k: int = Field(10, ge=1, description="Hits kept after reranking.")

@@ -113,7 +113,7 @@ def feature_sources(ctx: BuildContext, index: str, encoders: Sequence[EncoderSpe
 
     if ctx.store is None:
         raise ConfigError("the ltr reranker needs a document store")
-    cfg = ctx.settings.indexes.get(index)
+    cfg = ctx.index_config(index)
     if not isinstance(cfg, SparseConfig):
         raise ConfigError(f"the ltr reranker reads the statistics of a sparse index, and {index!r} is not one",
                           hint="point rerank.index at a BM25 entry of `indexes` (default 'bm25')")

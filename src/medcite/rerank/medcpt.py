@@ -35,6 +35,7 @@ from pydantic import Field
 from ..devices import Device, Dtype, device_field, dtype_field
 from ..errors import ConfigError
 from ..registry import stage_field
+from ..set_option import set_line
 from ..types import Article, Hit
 from .base import RerankConfig, swapped
 from .cross_encoder import CrossEncoderConfig
@@ -145,7 +146,7 @@ class MedCPTReranker:
         cross = ctx.build("rerank", cross_cfg)
         if not isinstance(cross, PointwiseReranker):
             raise ConfigError(f"rerank.cross must be a pointwise reranker, got {cross_cfg.backend!r}",
-                              hint="e.g. --set rerank.cross=embedding or rerank.cross=cross-encoder:DIR")
+                              hint=f"e.g. {set_line('rerank.cross', 'embedding')} or rerank.cross=cross-encoder:DIR")
         return cls(encoder, cross, bi_top=cfg.bi_top, cross_top=cfg.cross_top, top_n=cfg.top_n,
                    lookup=index_vectors(ctx, encoder), similarity=cfg.similarity)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from .base import RerankConfig
 
@@ -14,6 +14,7 @@ class NoRerankConfig(RerankConfig):
     """No reranking: the first stage's fused ranking is final."""
 
     backend: Literal["none"] = "none"
+    reranks: ClassVar[bool] = False
 
 
 class NoReranker:

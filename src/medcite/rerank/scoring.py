@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError
+from ..set_option import set_line
 from ..types import Article, Hit, ranked
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def document_text(article: Article) -> str:
 
 def check_top_n(top_n: int | None) -> int | None:
     if top_n is not None and top_n < 1:
-        raise ConfigError(f"rerank top_n must be at least 1, got {top_n}", hint="e.g. --set rerank.top_n=100")
+        raise ConfigError(f"rerank top_n must be at least 1, got {top_n}", hint=f"e.g. {set_line('rerank.top_n', 100)}")
     return top_n
 
 
@@ -95,7 +96,7 @@ def not_available(name: str, what: str, exc: BaseException) -> ConfigError:
         f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})",
         hint=(
             f"on a machine with internet run `hf download {name} --local-dir DIR`, copy DIR here and give "
-            "its path instead of the name (e.g. --set rerank.model=DIR); or train one offline with "
+            f"its path instead of the name (e.g. {set_line('rerank.model', 'DIR')}); or train one offline with "
             "`medcite train reranker`"
         ),
     )

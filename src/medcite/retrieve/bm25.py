@@ -23,7 +23,7 @@ class BM25Config(RetrieverConfig):
 def index_of_kind(ctx: BuildContext, name: str, kind: str, branch: str) -> Any:
     """The named index (built or synced by the context), which must be of ``kind`` (sparse or vector)."""
     index = ctx.index(name)
-    have = getattr(ctx.settings.indexes[name], "kind", "")
+    have = getattr(ctx.index_config(name), "kind", "")
     if have != kind:
         raise ConfigError(
             f"the {branch!r} branch needs a {kind} index, but index {name!r} is a {have or 'unknown'} one",

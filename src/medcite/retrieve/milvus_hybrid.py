@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from ..errors import ConfigError
+from ..set_option import set_line
 from ..types import Hit
 from .base import RetrieverConfig
 
@@ -54,12 +55,12 @@ class MilvusHybridRetriever:
         from .bm25 import index_of_kind
 
         for name in (cfg.index, *cfg.vector_indexes):
-            cfg_of = ctx.settings.indexes.get(name)
+            cfg_of = ctx.index_config(name)
             if cfg_of is not None and not str(cfg_of.backend).startswith("milvus"):
                 raise ConfigError(
                     f"the {cfg.backend!r} branch fuses Milvus indexes, but index {name!r} is a {cfg_of.backend!r} one",
-                    hint="serve the indexes from Milvus (--set index.backend=milvus), or use 'bm25' and 'dense' "
-                    "branches with rrf fusion",
+                    hint=f"serve the indexes from Milvus ({set_line('index.backend', 'milvus')}), or use 'bm25' and "
+                    "'dense' branches with rrf fusion",
                 )
         sparse = index_of_kind(ctx, cfg.index, "sparse", cfg.backend)
         dense = [index_of_kind(ctx, n, "vector", cfg.backend) for n in cfg.vector_indexes]

@@ -99,7 +99,7 @@ class PRFRetriever:
         from .bm25 import sparse_index
 
         sparse = sparse_index(ctx, cfg.index, cfg.backend)
-        index_cfg = ctx.settings.indexes[cfg.index]
+        index_cfg = ctx.index_config(cfg.index)
         if ctx.store is None or not isinstance(index_cfg, SparseConfig):
             raise ConfigError(f"the {cfg.backend!r} branch needs a document store and a sparse index")
         analyzer = analyzer_for(index_cfg)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Self
 from ..errors import ConfigError
 from ..io import JSONObject, write_json
 from ..rundir import RunWriter
+from ..set_option import set_line
 from ..types import (
     Answer,
     AnswerSentence,
@@ -88,7 +89,7 @@ def build_answerer(settings: Settings, ctx: BuildContext, *, phase: Literal["apl
     answerer: Answerer | None = ctx.build("qa", qa)
     if answerer is None:
         raise ConfigError("Phase A+ and B need an answerer, but qa.backend is 'none'",
-                          hint="--set qa.backend=extractive (offline) or --set qa.backend=llm")
+                          hint=f"{set_line('qa.backend', 'extractive')} (offline) or {set_line('qa.backend', 'llm')}")
     return answerer
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,9 +44,20 @@ if TYPE_CHECKING:
 
 _ID_KEYS = ("topic_id", "id", "qa_id", "question_id")
 _TEXT_KEYS = ("reference", "ideal_answer", "answer", "text")
-NEEDS_LLM = ("not measured: answer completeness needs an LLM judge (llm.backend is 'none'); run with e.g. "
-             "--set llm.backend=openai --set llm.model=NAME --set llm.base_url=http://HOST:PORT/v1, or "
-             "--set llm.backend=local for the packaged SmolLM2 (too small to judge well)")
+
+
+@cache
+def completeness_needs_llm() -> str:
+    """Why completeness is not measured without an LLM, with the ``--set`` options that give it one (printed by
+    :func:`medcite.config.set_lines` from the settings they make)."""
+    from ..config import Settings, apply_swaps, set_lines
+
+    base = Settings()
+    served = apply_swaps(base, [("llm", {"backend": "openai", "model": "NAME", "base_url": "http://HOST:PORT/v1"})])
+    local = apply_swaps(base, [("llm", {"backend": "local"})])
+    return (f"not measured: answer completeness needs an LLM judge (llm.backend is 'none'); run with e.g. "
+            f"{' '.join(set_lines(base, served))}, or {' '.join(set_lines(base, local))} for the packaged SmolLM2 "
+            "(too small to judge well)")
 
 
 # -- inputs -------------------------------------------------------------------------------------------
@@ -105,17 +117,18 @@ def judge_config(name: str, settings: Settings) -> BackendConfig:
     """The stance config ``--judge`` names: ``llm`` or ``llm:NAME`` (BioACE's four labels on the default LLM
     or the entry NAME of ``llms``), a stance backend name, ``backend:MODEL``, or a classifier model
     (a folder, ``models:NAME`` or a Hugging Face name)."""
-    backend, sep, model = name.partition(":")
-    if backend == "llm":
-        return registry.validate_config("stance", {"backend": "llm", "prompt": "bioace_citation",
-                                                   **({"llm": model} if sep else {})})
-    # a judge named here keeps where the settings run the stance stage (--set stance.device=..., dtype, batch size)
-    if name in registry.names("stance"):
-        return settings.stance if settings.stance.backend == name else registry.validate_config(
-            "stance", registry.runtime_kept("stance", name, settings.stance))
-    if sep and backend in registry.names("stance"):
+    backend, sep, value = name.partition(":")
+    if backend in registry.names("stance"):
+        cls = registry.config_class("stance", backend)  # a StanceConfig: its judge_spec and judge_field
+        spec = {getattr(cls, "judge_field", "model"): value} if sep else {}
+        judge_spec = getattr(cls, "judge_spec", None)
+        if judge_spec is not None:
+            return registry.validate_config("stance", {**judge_spec, **spec})
+        # a judge named here keeps where the settings run the stance stage (--set stance.device=..., dtype, batch size)
+        if not sep and settings.stance.backend == name:
+            return settings.stance
         return registry.validate_config("stance", registry.runtime_kept(
-            "stance", {"backend": backend, "model": model}, settings.stance))
+            "stance", {"backend": backend, **spec} if sep else name, settings.stance))
     return registry.validate_config("stance", registry.runtime_kept(
         "stance", {"backend": "classifier", "model": name}, settings.stance))
 
@@ -160,7 +173,7 @@ def completeness_scores(answers: Sequence[Answer], topics: Mapping[str, Topic], 
                         max_tokens: int = 256) -> CompletenessReport | str:
     """The LLM's label of every answer sentence, counted; the reason it was not measured when there is no LLM."""
     if not llm_enabled(llm):
-        return NEEDS_LLM
+        return completeness_needs_llm()
     assert llm is not None
     judged = [a for a in answers if a.sentences]
     chats = []

@@ -22,6 +22,7 @@ from ..errors import ConfigError
 from ..io import JSONObject, write_json
 from ..retrieve.fusion import rrf
 from ..rundir import RunWriter, query_json
+from ..set_option import set_line
 from ..types import Answer, AnswerSentence, Article, Evidence, Stance, Topic
 from .base import Family, RunContext, TaskConfig, TaskResult
 from .biogen_a import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
@@ -82,7 +83,8 @@ class TaskA:
         if grounder is None:  # the pipeline was not made for Task A, or its stance stage is 'none'
             raise ConfigError("Task A judges each candidate's stance, but this pipeline has no grounder "
                               "(stance.backend is 'none', or it was not made with grounding=True)",
-                              hint="use a grounding preset (--preset offline-grounding) or --set stance.backend=...")
+                              hint="use a grounding preset (--preset offline-grounding) or "
+                              + set_line("stance.backend", "..."))
         with RunWriter(out, pipeline.settings, command=ctx.command,
                        extra={"task": self.name, "corpus": {"path": str(pipeline.corpus_path),
                                                             **pipeline.store.fingerprint()}}) as writer:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..config import load_settings
 from ..errors import ConfigError, InputError
 from ..io import JSONObject
+from ..set_option import set_line
 
 if TYPE_CHECKING:
     from ..index.dense.faiss_backend import FaissConfig
@@ -52,7 +53,7 @@ def dense_settings(
     settings = load_settings(preset, [*overrides, *extra]).indexes.get(name)
     if not isinstance(settings, FaissConfig):
         raise ConfigError(f"the settings have no FAISS index named {name!r}",
-                          hint="use --index dense, or define it: --set indexes.NAME.backend=faiss")
+                          hint="use --index dense, or define it: " + set_line("indexes.NAME.backend", "faiss"))
     return settings
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..config import load_settings
 from ..errors import ConfigError
+from ..set_option import set_line
 
 if TYPE_CHECKING:
     from ..index.sparse.base import UpdateReport
@@ -37,7 +38,7 @@ def build_bm25(store: Path, out: Path | None, name: str, preset: str, overrides:
     cfg = load_settings(preset, [*overrides, *extra]).indexes.get(name)
     if not isinstance(cfg, SparseConfig):
         raise ConfigError(f"the settings have no sparse index named {name!r}",
-                          hint="use --index bm25, or define it: --set indexes.NAME.backend=tantivy")
+                          hint="use --index bm25, or define it: " + set_line("indexes.NAME.backend", "tantivy"))
     out = out or index_folder(store, cfg)
     existed = (out / "manifest.json").exists() and not rebuild
     with DocumentStore.open(store) as docs:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..set_option import set_line
 from ..types import Article, Hit, Topic
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def search_preset(*, preset: str | None, corpus: Path | None, overrides: Sequenc
     if query_from != "question":
         raise InputError(
             "--query-from does not apply with --preset: the query set comes from the preset",
-            hint='choose query generators with --set retrieve.queries=\'["original","topic_narrative"]\'',
+            hint="choose query generators with " + set_line("retrieve.queries", ["original", "topic_narrative"]),
         )
     if (query is None) == (topics is None):
         raise InputError("give either a QUERY or --topics FILE (not both)")

@@ -16,7 +16,7 @@ from medcite.evaluate.completeness import completeness_report
 from medcite.evaluate.nuggets import NuggetCounts, match, nugget_report
 from medcite.index.dense.encoders import load_encoder
 from medcite.llm.prompts import parse_citation_label, parse_sentence_labels, placeholders
-from medcite.tasks.biogen_b_measures import NEEDS_LLM, completeness_scores, nugget_scores, read_references
+from medcite.tasks.biogen_b_measures import completeness_needs_llm, completeness_scores, nugget_scores, read_references
 from medcite.types import Answer, AnswerSentence, Article, Topic
 
 
@@ -110,7 +110,9 @@ def test_read_references_bioasq_and_jsonl(tmp_path: Path) -> None:
 def test_completeness_without_an_llm_says_so() -> None:
     from medcite.llm.none_backend import NoneLLM
 
-    assert completeness_scores([Answer("t", [AnswerSentence("x", ())])], {}, NoneLLM()) == NEEDS_LLM
+    assert completeness_scores([Answer("t", [AnswerSentence("x", ())])], {}, NoneLLM()) == completeness_needs_llm()
+    assert ("--set llm.backend=openai --set llm.model=NAME --set llm.base_url=http://HOST:PORT/v1, or "
+            "--set llm.backend=local for") in completeness_needs_llm()
 
 
 @pytest.fixture()
@@ -156,5 +158,21 @@ def test_eval_biogen_b_offline_reports_completeness_needs_an_llm(run_dir: Path) 
     result = CliRunner().invoke(cli, ["eval", "biogen-b", "--run", str(run_dir), "--judge", "words"])
     assert result.exit_code == 0, result.output
     report = json.loads((run_dir / "metrics_task_b.json").read_text())
-    assert report["completeness"] == {"status": NEEDS_LLM} and "needs an LLM" in result.output
+    assert report["completeness"] == {"status": completeness_needs_llm()} and "needs an LLM" in result.output
     assert "nuggets" not in report and report["citations"]["counts"]["judged"] >= 1
+
+
+def test_judge_config_reads_each_judge_from_its_backends_abilities() -> None:
+    from medcite.config import Settings
+    from medcite.tasks.biogen_b_measures import judge_config
+
+    settings = Settings.model_validate({"stance": {"backend": "classifier", "model": "models:medcite-reader",
+                                                   "device": "cpu"}})
+    llm = judge_config("llm", settings)
+    assert (llm.backend, llm.prompt, llm.llm) == ("llm", "bioace_citation", None)
+    assert judge_config("llm:judge", settings).llm == "judge"
+    assert judge_config("classifier", settings) is settings.stance  # the run's own stance settings
+    other = judge_config("classifier:some/model", settings)
+    assert (other.model, other.device) == ("some/model", "cpu")  # where it runs is kept
+    folder = judge_config("some/folder", settings)
+    assert (folder.backend, folder.model) == ("classifier", "some/folder")

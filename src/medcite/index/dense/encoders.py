@@ -324,10 +324,14 @@ def spec_to_config(spec: JSONObject) -> EncoderConfig:
         data = {k: v for k, v in data.items() if v is not None}
         if backend in (None, "auto"):
             base = parse_encoder(name) if not query else {"backend": "hf-asymmetric", "model": name}
-        elif backend == "hf-asymmetric" and name.lower() in ASYMMETRIC_PRESETS:
-            base = parse_encoder(name)
         else:
-            base = {"backend": backend} if backend == "onnx-minilm" else {"backend": backend, "model": name}
+            # what the backend's settings hold says how the old name maps: a query/article pair takes a preset
+            # name (``medcpt``) as its shorthand, a backend without a ``model`` (the packaged ONNX) drops it
+            fields = registry.config_class("encoder", str(backend)).model_fields
+            if "query_model" in fields and name.lower() in ASYMMETRIC_PRESETS:
+                base = parse_encoder(name)
+            else:
+                base = {"backend": backend, "model": name} if "model" in fields else {"backend": backend}
         if query:
             base["query_model"] = query
         data = {**base, **data}

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...errors import ConfigError, IndexMismatchError, InputError, MedciteError
 from ...registry import require
+from ...set_option import set_line
 
 if TYPE_CHECKING:
-    from .server import MilvusSettings
+    from ...milvus_settings import MilvusSettings
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,8 @@ T = TypeVar("T")
 #: how to start a server for a URI on this machine (the loopback server the tests use)
 START_HINT = (
     "start one (single node: `milvus-lite server --data-dir DIR --host 127.0.0.1 --port 19530`, or Milvus "
-    "standalone in Docker; see docs/SEARCH.md, 'Milvus'), or point --set index.milvus.uri=... at a running one"
+    f"standalone in Docker; see docs/SEARCH.md, 'Milvus'), or point {set_line('index.milvus.uri', '...')} at a "
+    "running one"
 )
 #: tries at opening a connection before the server is reported unreachable (pauses 1, 2 s between them)
 CONNECT_ATTEMPTS = 3
@@ -119,7 +121,7 @@ def missing_collection(server: MilvusSettings, collection: str) -> InputError:
     return InputError(
         f"the Milvus server at {server.uri} has no collection {collection!r}",
         hint="build it from the document store: medcite index milvus --store STORE (with the same --preset "
-        "and --set options, e.g. --set index.backend=milvus --set index.milvus.uri=" + server.uri + ")",
+        f"and --set options, e.g. {set_line('index.backend', 'milvus')} {set_line('index.milvus.uri', server.uri)})",
     )
 
 

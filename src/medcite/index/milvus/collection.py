@@ -32,6 +32,7 @@ from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
 from ...io import JSONObject
 from ...progress import progress
+from ...set_option import set_line
 from ...types import Article, Hit
 from . import client as mc
 from .layout import Layout, analyzer_params, field_name
@@ -39,8 +40,8 @@ from .layout import Layout, analyzer_params, field_name
 if TYPE_CHECKING:
     from ...context import BuildContext
     from ...corpus.store import DocumentStore
+    from ...milvus_settings import MilvusSettings
     from ..dense.encoders import Encoder
-    from .server import MilvusSettings
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,8 @@ PK = "pmid"
 MAX_TEXT_BYTES = 65_535
 #: Milvus's largest top-k per search
 MAX_TOPK = 16_384
+#: the fix of a collection that is not this one: name another
+_NAME_IT = set_line("index.milvus.collection", "NAME")
 _INDEX_TYPES = {"flat": "FLAT", "hnsw": "HNSW", "ivf_flat": "IVF_FLAT", "ivf_pq": "IVF_PQ"}
 
 
@@ -178,7 +181,7 @@ class MilvusCollection:
         where = f"Milvus collection {self.name!r} at {self.server.uri}"
         if PROP_STORE not in props:
             raise IndexMismatchError(f"{where} was not made by medcite (it has no {PROP_STORE} property)",
-                                     hint="choose another name: --set index.milvus.collection=NAME")
+                                     hint=f"choose another name: {_NAME_IT}")
         dims = {f["name"]: int(f.get("params", {}).get("dim", 0)) for f in info.get("fields", [])}
         for name, encoder in self.encoders.items():
             vec = field_name("vec", name)
@@ -187,12 +190,12 @@ class MilvusCollection:
                     f"{where}: vector field {vec!r} holds {dims[vec]}-d vectors, but index {name!r} encodes with "
                     f"{encoder.name!r} ({encoder.dim}-d): dimension mismatch",
                     hint="use the encoder the collection was built with, or rebuild it with this one: medcite "
-                    "index milvus --rebuild (or name another collection: --set index.milvus.collection=NAME)",
+                    f"index milvus --rebuild (or name another collection: {_NAME_IT})",
                 )
         if props[PROP_STORE] != store.store_id:
             raise IndexMismatchError(
                 f"{where} follows document store {props[PROP_STORE]}, not {store.store_id} ({store.path})",
-                hint="give the store it was built from, or name another collection: --set index.milvus.collection=NAME",
+                hint=f"give the store it was built from, or name another collection: {_NAME_IT}",
             )
         want = json.dumps(self.layout.identity(), sort_keys=True, separators=(",", ":"))
         if props.get(PROP_LAYOUT) != want:

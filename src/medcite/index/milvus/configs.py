@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 from ... import registry
 from ...errors import ConfigError
 from ...io import JSONObject
+from ...set_option import set_line
 from ..base import IndexConfig
 from ..dense.encoders import EncoderConfig, EncoderField
 from ..sparse.base import SparseConfig
@@ -98,4 +99,4 @@ class MilvusDenseConfig(IndexConfig):
 
 def raise_unknown(backend: str) -> NoReturn:
     raise ConfigError(f"a {backend} index must be an entry of the settings' `indexes`",
-                      hint="name it under `indexes` (e.g. --set indexes.bm25.backend=milvus-bm25)")
+                      hint=f"name it under `indexes` (e.g. {set_line('indexes.bm25.backend', 'milvus-bm25')})")

@@ -14,7 +14,7 @@ from .configs import MilvusBM25Config, MilvusDenseConfig
 
 if TYPE_CHECKING:
     from ...config import Settings
-    from .server import MilvusSettings
+    from ...milvus_settings import MilvusSettings
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 

@@ -25,6 +25,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
 from ...io import JSONObject
 from ...progress import progress
+from ...set_option import set_line
 from ...types import Article, Hit
 from .base import (
     MAX_TOKEN_CHARS,
@@ -127,7 +128,7 @@ class TantivyIndex(SparseBackendMixin):
         if settings.stemmer == "porter":
             raise ConfigError(
                 "the tantivy backend has no Porter (1980) stemmer, only Snowball 'english'",
-                hint="use --set indexes.bm25.stemmer=english, or the bm25s backend for 'porter'",
+                hint=f"use {set_line('indexes.bm25.stemmer', 'english')}, or the bm25s backend for 'porter'",
             )
 
     @classmethod

@@ -1,5 +1,9 @@
 """Where the Milvus server is and how medcite uses it: the settings section ``index.milvus``, read by the
-client (:mod:`.client`), the collection (:mod:`.collection`) and the engine switch (:mod:`.engine`)."""
+client (:mod:`medcite.index.milvus.client`), the collection (:mod:`medcite.index.milvus.collection`) and the engine
+switch (:mod:`medcite.index.milvus.engine`).
+
+It sits beside :mod:`medcite.settings_base`, below both ``config`` (whose ``index`` section holds it) and ``index/``
+(whose Milvus backends read it), so the settings tree imports nothing of ``index/``."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...settings_base import Section
+from .settings_base import Section
 
 
 class MilvusSettings(Section):
