@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, cast, o
 
 if TYPE_CHECKING:
     from .attribute.base import StanceClassifier
-    from .config import Settings
+    from .config import IndexSettings, Settings
     from .corpus.store import DocumentStore
     from .evidence.base import EvidenceSelector
     from .generate.base import Generator
@@ -119,6 +119,15 @@ class BuildContext(Protocol):
 
     def reranker_config(self) -> BackendConfig:
         """The run's reranker settings (``settings.rerank``), for a stage that scores with the same reranker."""
+        ...
+
+    def index_configs(self) -> Mapping[str, IndexConfig]:
+        """Every named index's settings (``settings.indexes``), for an engine that lays several out in one place
+        (Milvus: one collection holds every Milvus index of the settings)."""
+        ...
+
+    def index_engine(self) -> IndexSettings:
+        """The index engine's settings (``settings.index``: the engine and its server)."""
         ...
 
     @overload

@@ -28,7 +28,9 @@ from ..set_option import set_line
 from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from collections.abc import Mapping
+
+    from ..config import IndexSettings, Settings
     from ..context import EncoderSpec, Index
     from ..corpus.store import DocumentStore
     from ..index.base import IndexConfig
@@ -120,6 +122,12 @@ class Context(BuildContext):
 
     def reranker_config(self) -> BackendConfig:
         return self.settings.rerank
+
+    def index_configs(self) -> Mapping[str, IndexConfig]:
+        return self.settings.indexes
+
+    def index_engine(self) -> IndexSettings:
+        return self.settings.index
 
     def build_any(self, stage: str, cfg: BackendConfig) -> object:
         if stage == "llm":  # an LLM config outside settings.llm/llms: made as ctx.llm makes them, owned here

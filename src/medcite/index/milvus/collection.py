@@ -89,12 +89,12 @@ class MilvusCollection:
     # -- opening ---------------------------------------------------------------------------------------------
     @classmethod
     def open(cls, ctx: BuildContext, *, create: bool = False, rebuild: bool = False) -> MilvusCollection:
-        """The collection of ``ctx.store`` for the Milvus indexes of ``ctx.settings``, brought up to date with the
+        """The collection of ``ctx.store`` for the Milvus indexes of the settings, brought up to date with the
         store. Missing: built when ``create`` (``medcite index milvus``), else InputError naming that command."""
         if ctx.store is None:
             raise ConfigError("a Milvus index follows a document store", hint="pass --corpus STORE (or --store)")
-        store, server = ctx.store, ctx.settings.index.milvus
-        layout = Layout.of(ctx.settings)
+        store, server = ctx.store, ctx.index_engine().milvus
+        layout = Layout.of(ctx.index_configs())
         name = layout.collection_name(server, store.store_id)
         key = ("milvus-collection", server.uri, server.db_name, name)
         if create or rebuild:
@@ -114,7 +114,7 @@ class MilvusCollection:
 
     @classmethod
     def _connect(cls, ctx: BuildContext, layout: Layout, name: str) -> MilvusCollection:
-        server = ctx.settings.index.milvus
+        server = ctx.index_engine().milvus
         client = mc.connect(server)
         encoders = {n: ctx.encoder(c.encoder) for n, c in layout.vector.items()}
         coll = cls(server, client, name, layout, encoders)

@@ -4,6 +4,7 @@ names of its fields, and the analyzer of its BM25 fields."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +38,11 @@ class Layout:
     vector: dict[str, MilvusDenseConfig] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, settings: Settings) -> Layout:
+    def of(cls, settings: Settings | Mapping[str, object]) -> Layout:
+        """The Milvus indexes of ``settings`` (or of its ``indexes`` mapping, as a build context hands it over)."""
+        indexes = settings if isinstance(settings, Mapping) else settings.indexes
         layout = cls()
-        for name, cfg in sorted(settings.indexes.items()):
+        for name, cfg in sorted(indexes.items()):
             if isinstance(cfg, MilvusBM25Config):
                 layout.sparse[name] = cfg
             elif isinstance(cfg, MilvusDenseConfig):
