@@ -28,7 +28,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from medcite.corpus.pubmed_xml import iter_pubmed_xml  # noqa: E402
 from medcite.corpus.store import DocumentStore, FileStats  # noqa: E402
 from medcite.index.dense import faiss_index as fx  # noqa: E402
 from medcite.index.dense import folder as fo  # noqa: E402
@@ -37,20 +36,8 @@ from medcite.index.dense.encoders import load_encoder  # noqa: E402
 from medcite.index.dense.faiss_backend import FaissConfig, FaissIndex  # noqa: E402
 from medcite.index.dense.importer import import_embeddings  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
-from medcite.types import Article  # noqa: E402
 
 K = 10
-
-
-def read_articles(path: Path, n: int) -> list[Article]:
-    out: list[Article] = []
-    with open(path, "rb") as fh:
-        for item in iter_pubmed_xml(fh, path.name):
-            if isinstance(item, Article) and item.abstract:
-                out.append(item)
-                if len(out) >= n:
-                    break
-    return out
 
 
 def read_questions(path: Path, n: int) -> list[str]:
@@ -140,7 +127,7 @@ def main() -> None:
     else:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        articles = read_articles(args.data_dir / "pubmed_xml" / "pubmed20n0014.xml.gz", args.n_docs)
+        articles = common.read_articles(args.data_dir / "pubmed_xml" / "pubmed20n0014.xml.gz", args.n_docs)
         store = DocumentStore.create(work / "store")
         with store.transaction() as tx:
             tx.upsert(articles, FileStats(path="pubmed20n0014.xml.gz"))

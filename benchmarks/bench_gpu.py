@@ -70,19 +70,9 @@ SIZES = {"cuda": (8192, 4096, 2048, 1024), "cpu": (32, 8, 8, 4)}
 # -- inputs -----------------------------------------------------------------------------------------------------
 def read_abstracts(n: int) -> list[Any]:
     """The first ``n`` articles with an abstract of the shared NLM baseline file."""
-    from medcite.corpus.pubmed_xml import iter_pubmed_xml
     from medcite.paths import shared_data_dir
-    from medcite.types import Article
 
-    path = shared_data_dir() / "pubmed_xml" / "pubmed20n0014.xml.gz"
-    out: list[Article] = []
-    with open(path, "rb") as fh:
-        for item in iter_pubmed_xml(fh, path.name):
-            if isinstance(item, Article) and item.abstract:
-                out.append(item)
-                if len(out) >= n:
-                    break
-    return out
+    return common.read_articles(shared_data_dir() / "pubmed_xml" / "pubmed20n0014.xml.gz", n)
 
 
 def read_question() -> str:

@@ -263,3 +263,18 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def read_articles(path: Path, n: int) -> list[Any]:
+    """The first ``n`` articles with an abstract of the PubMed XML file ``path`` (in file order)."""
+    from medcite.corpus.pubmed_xml import iter_pubmed_xml
+    from medcite.types import Article
+
+    out: list[Article] = []
+    with open(path, "rb") as fh:
+        for item in iter_pubmed_xml(fh, path.name):
+            if isinstance(item, Article) and item.abstract:
+                out.append(item)
+                if len(out) >= n:
+                    break
+    return out
