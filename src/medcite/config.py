@@ -61,6 +61,7 @@ _STAGE_PATHS: dict[tuple[str, ...], str] = {
     ("llm",): "llm",
     ("stance",): "stance",
     ("qa",): "qa",
+    ("design",): "design",
     ("llms", "*"): "llm",
     ("indexes", "*"): "index",
     ("indexes", "*", "encoder"): "encoder",
@@ -369,6 +370,12 @@ class Settings(Section):
         default_factory=lambda: registry.default_config("qa"),
         description="BioASQ Phase A+ / B answers (registry stage 'qa'): 'extractive' (offline: trained yes/no "
         "head, snippet entities, learned extractive ideal answer) or 'llm' (DS@GT / PJs prompting).",
+    )
+    design: stage_field("design") = Field(  # type: ignore[valid-type]
+        default_factory=lambda: registry.default_config("design"),
+        description="Study-design labels of the articles (registry stage 'design': 'rules', PubMed's indexing where "
+        "a record has it, else rules on the title and abstract), and medcite's own uses of them: the --design / "
+        "--humans filter, the evidence-level tie-break and the caveat line (both off in every paper preset).",
     )
     verify: VerifySettings = Field(default_factory=VerifySettings, description="Citation checks and loops.")
     ground: GroundSettings = Field(

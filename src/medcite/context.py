@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .attribute.base import StanceClassifier
     from .config import IndexSettings, Settings
     from .corpus.store import DocumentStore
+    from .design.base import Labeller
     from .evidence.base import EvidenceSelector
     from .generate.base import Generator
     from .index.base import IndexConfig, SparseIndex, VectorIndex
@@ -144,6 +145,8 @@ class BuildContext(Protocol):
     def build(self, stage: Literal["stance"], cfg: BackendConfig) -> StanceClassifier | None: ...
     @overload
     def build(self, stage: Literal["qa"], cfg: BackendConfig) -> Answerer: ...
+    @overload
+    def build(self, stage: Literal["design"], cfg: BackendConfig) -> Labeller: ...
     @overload
     def build(self, stage: Literal["llm"], cfg: BackendConfig) -> LLM: ...
     @overload

@@ -58,6 +58,7 @@ _STAGES: dict[str, Stage] = {
         Stage("stance", "judges whether a text supports, contradicts or does not address a claim", "none"),
         Stage("qa", "answers a BioASQ question from snippets: exact answer by type and an ideal answer",
               "extractive"),
+        Stage("design", "labels the study design of each article (indexed by PubMed or predicted)", "rules"),
         Stage("task", "an official input/output format: reader, stages, writer and validator"),
     )
 }
@@ -134,6 +135,7 @@ for _stage, _name, _target, _extra in (
     ("stance", "overlap", "medcite.attribute.overlap:OverlapStance", "core"),
     ("qa", "extractive", "medcite.qa.extractive:ExtractiveQA", "qa"),
     ("qa", "llm", "medcite.qa.llm_qa:LLMQA", "llm"),
+    ("design", "rules", "medcite.design.rules:RulesLabeller", "core"),
     ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
     ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
     ("task", "biogen-a", "medcite.tasks.task_a:TaskA", "core"),

@@ -24,13 +24,13 @@ from . import __version__
 from .config import Settings
 from .errors import InputError
 from .io import atomic_write, disk_full, fsync_dir, is_disk_full, remove_stale_temp_files, write_json
-from .rundir_read import llm_call_counts, read_answers, read_articles, read_notes, read_queries
+from .rundir_read import llm_call_counts, read_answers, read_articles, read_designs, read_notes, read_queries
 from .trec import format_run
-from .types import Answer, Article, Evidence, Hit, Query, Topic
+from .types import Answer, Article, DesignLabel, Evidence, Hit, Query, StudyDesign, Topic
 
-__all__ = ["ANSWERS", "PER_TOPIC_FILES", "RunWriter", "answer_json", "article_json", "check_run_target",
+__all__ = ["ANSWERS", "PER_TOPIC_FILES", "RunWriter", "answer_json", "article_json", "check_run_target", "design_json",
            "drop_unfinished_topics", "evidence_json", "is_run_dir", "llm_call_counts", "new_run_dir", "new_run_id",
-           "query_json", "read_answers", "read_articles", "read_notes", "read_queries", "topic_json"]
+           "query_json", "read_answers", "read_articles", "read_designs", "read_notes", "read_queries", "topic_json"]
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +110,10 @@ def evidence_json(e: Evidence, rank: int | None = None) -> dict[str, object]:
     return d
 
 
-def answer_json(a: Answer) -> dict[str, object]:
+def answer_json(a: Answer, designs: Mapping[str, StudyDesign] | None = None) -> dict[str, object]:
+    """An ``answers.jsonl`` row; with ``designs``, the study design of every cited PMID (``designs``)."""
     words = sum(len(s.text.split()) for s in a.sentences)
+    cited = {p: design_json(designs[p]) for p in a.pmids if p in designs} if designs else {}
     return {
         "topic_id": a.topic_id,
         "generator": a.generator,
@@ -126,15 +128,31 @@ def answer_json(a: Answer) -> dict[str, object]:
         **({"question_type": a.question_type} if a.question_type else {}),
         **({"verdict": a.verdict} if a.verdict else {}),
         **({"abstained": True} if a.abstained else {}),
+        **({"designs": cited} if cited else {}),
     }
 
 
-def article_json(a: Article) -> dict[str, object]:
+def article_json(a: Article, design: StudyDesign | None = None) -> dict[str, object]:
+    """An ``articles.jsonl`` row (without its topic id); with ``design``, the article's study design."""
     return {
         "pmid": a.pmid, "title": a.title, "abstract": a.abstract, "journal": a.journal, "year": a.year,
         "sections": [[s.label, s.start, s.end] for s in a.sections],
         "retracted": a.retracted, "doi": a.doi, "publication_types": list(a.publication_types),
+        **({"design": design_json(design)} if design is not None else {}),
     }
+
+
+def _label_json(label: DesignLabel) -> dict[str, object]:
+    return {"label": label.name, "source": label.source, "confidence": round(float(label.confidence), 3),
+            **({"cue": label.cue} if label.cue else {})}
+
+
+def design_json(d: StudyDesign) -> dict[str, object]:
+    """A study design as the run directory records it: ``{"text", "design": {label, source, confidence, cue?},
+    "subjects": [...], "humans"}`` (``text``: how a person reads it; ``medcite.rundir_read.design_from_json``
+    reads it back)."""
+    return {"text": d.text, "design": _label_json(d.design), "subjects": [_label_json(s) for s in d.subjects],
+            "humans": d.humans}
 
 
 def _jsonl(row: Mapping[str, object]) -> str:
@@ -225,12 +243,14 @@ class RunWriter:
         timings: dict[str, float],
         verification: Mapping[str, object] | None = None,
         notes: Sequence[str] = (),
+        designs: Mapping[str, StudyDesign] | None = None,
     ) -> None:
         """Record everything about one finished topic; answers.jsonl is written last (it marks done).
 
         ``verification`` (stance checks of citations, loop rounds, grounding details) goes to
         ``verification.jsonl`` when given; ``notes`` (what did not go as configured for the topic's queries: a
-        generator left out, a branch that searched the question instead) go with its ``queries.jsonl`` row.
+        generator left out, a branch that searched the question instead) go with its ``queries.jsonl`` row;
+        ``designs`` (PMID -> study design) go with each article's row and with the answer's cited PMIDs.
 
         Every line is made before any file is touched (a value a file cannot hold raises first). Each file
         is then appended to, flushed and fsynced once; the answer line follows only when all of them (and
@@ -245,11 +265,12 @@ class RunWriter:
                                        **({"notes": list(notes)} if notes else {})})]),
             *((f"{name}.trec", list(format_run({topic.id: hits}, f"{tag}-{name}"))) for name, hits in rankings.items()),
             ("evidence.jsonl", [_jsonl({"topic_id": topic.id, "evidence": [evidence_json(e) for e in evidence]})]),
-            ("articles.jsonl", [_jsonl({"topic_id": topic.id, **article_json(a)}) for a in articles]),
+            ("articles.jsonl", [_jsonl({"topic_id": topic.id, **article_json(a, (designs or {}).get(a.pmid))})
+                                for a in articles]),
             ("timings.jsonl", [_jsonl({"topic_id": topic.id, **{k: round(v, 6) for k, v in timings.items()}})]),
             ("verification.jsonl", [_jsonl({"topic_id": topic.id, **verification})] if verification else []),
         ]
-        last = _jsonl(answer_json(answer))
+        last = _jsonl(answer_json(answer, designs))
         for name, lines in batches:
             if lines or name.endswith(".trec"):  # an empty ranking still names its stage
                 self._append(name, lines, sync=True)

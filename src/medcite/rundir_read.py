@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .types import Answer, AnswerSentence, Article, Dropped, Query, Section, Stance
+from .types import Answer, AnswerSentence, Article, DesignLabel, Dropped, Query, Section, Stance, StudyDesign
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -154,4 +154,37 @@ def read_articles(run_dir: str | Path) -> dict[str, dict[str, Article]]:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise _malformed(path, n, exc) from None
         out.setdefault(str(row["topic_id"]), {})[article.pmid] = article
+    return out
+
+
+def design_from_json(value: object) -> StudyDesign | None:
+    """A study design as ``medcite.rundir.design_json`` wrote it; None for anything else (a run without labels)."""
+    if not isinstance(value, dict) or not isinstance(value.get("design"), dict):
+        return None
+
+    def label(raw: object) -> DesignLabel | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("label"), str):
+            return None
+        confidence = raw.get("confidence")
+        return DesignLabel(raw["label"], str(raw.get("source") or ""),
+                           float(confidence) if isinstance(confidence, int | float) else 0.0, str(raw.get("cue") or ""))
+
+    design = label(value["design"])
+    if design is None:
+        return None
+    subjects = value.get("subjects")
+    found = [label(s) for s in subjects] if isinstance(subjects, list) else []
+    return StudyDesign(design, tuple(s for s in found if s is not None))
+
+
+def read_designs(run_dir: str | Path) -> dict[str, dict[str, StudyDesign]]:
+    """topic id -> PMID -> the study design ``articles.jsonl`` recorded (rows without one are left out)."""
+    out: dict[str, dict[str, StudyDesign]] = {}
+    path = Path(run_dir) / "articles.jsonl"
+    if not path.exists():
+        return out
+    for _, row in _rows(path):
+        design = design_from_json(row.get("design"))
+        if design is not None:
+            out.setdefault(str(row.get("topic_id")), {})[str(row.get("pmid"))] = design
     return out

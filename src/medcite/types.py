@@ -197,6 +197,76 @@ class Answer:
         return list(seen)
 
 
+
+#: the study designs an article can be labelled with (one per article; :mod:`medcite.design`)
+META_ANALYSIS = "meta-analysis / systematic review"
+RCT = "randomised controlled trial"
+CLINICAL_TRIAL = "clinical trial (other)"
+COHORT = "cohort or case-control"
+CROSS_SECTIONAL = "cross-sectional"
+CASE_REPORT = "case report or series"
+NARRATIVE_REVIEW = "narrative review"
+GUIDELINE = "guideline"
+OTHER_DESIGN = "other"
+DESIGNS = (META_ANALYSIS, RCT, CLINICAL_TRIAL, COHORT, CROSS_SECTIONAL, CASE_REPORT, NARRATIVE_REVIEW, GUIDELINE,
+           OTHER_DESIGN)
+#: what a study was done in: labels that combine with any design ("animal" and "in vitro" can both hold)
+ANIMAL = "animal study"
+IN_VITRO = "in-vitro / cell study"
+HUMANS = "human study"
+SUBJECTS = (ANIMAL, IN_VITRO, HUMANS)
+#: label -> its short name (the `--design` filter, the viewer's filter)
+DESIGN_SLUGS = {META_ANALYSIS: "meta-analysis", RCT: "rct", CLINICAL_TRIAL: "clinical-trial", COHORT: "cohort",
+                CROSS_SECTIONAL: "cross-sectional", CASE_REPORT: "case-report", NARRATIVE_REVIEW: "review",
+                GUIDELINE: "guideline", OTHER_DESIGN: "other", ANIMAL: "animal", IN_VITRO: "in-vitro",
+                HUMANS: "humans"}
+INDEXED, PREDICTED = "indexed", "predicted"
+
+
+@dataclass(frozen=True, slots=True)
+class DesignLabel:
+    """One label of an article's study design, where it came from and how sure it is.
+
+    ``source`` is ``indexed`` (PubMed's own indexing: a publication type, a MeSH heading or check tag) or
+    ``predicted`` (read from the title and abstract); ``confidence`` is 1.0 for a publication type and otherwise
+    the measured precision of what decided it; ``cue`` names what decided it (the publication type, the MeSH
+    heading, or the words of the title or abstract)."""
+
+    name: str
+    source: str
+    confidence: float
+    cue: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StudyDesign:
+    """What kind of study an article is: its design (one of :data:`DESIGNS`) and the subjects it was done in
+    (:data:`SUBJECTS`, each a label of its own: an animal RCT is ``RCT`` + ``animal study``)."""
+
+    design: DesignLabel
+    subjects: tuple[DesignLabel, ...] = ()
+
+    def has(self, name: str) -> bool:
+        return self.design.name == name or any(s.name == name for s in self.subjects)
+
+    @property
+    def humans(self) -> bool:
+        return self.has(HUMANS)
+
+    @property
+    def preclinical(self) -> bool:
+        """An animal or in-vitro study that is not also a human study."""
+        return (self.has(ANIMAL) or self.has(IN_VITRO)) and not self.humans
+
+    @property
+    def text(self) -> str:
+        """How a person reads it: the design, then ``animal study`` / ``in-vitro / cell study`` where they hold
+        (``other`` alone only when nothing else is known)."""
+        extra = [s.name for s in self.subjects if s.name != HUMANS]
+        if self.design.name == OTHER_DESIGN and extra:
+            return ", ".join(extra)
+        return ", ".join([self.design.name, *extra])
+
 QUESTION_TYPES = ("yesno", "factoid", "list", "summary")
 
 

@@ -199,6 +199,7 @@ def variants(tiny: dict[str, str], server: str, milvus: str | None = None
         "generate": {"extractive": lambda b: ["generate.backend=extractive"],
                      "extractive-qa": lambda b: ["generate.backend=extractive-qa"],
                      "llm": lambda b: ["generate.backend=llm"]},
+        "design": {"rules": lambda b: ["design.backend=rules", "design.prefer_levels=true", "design.caveat=true"]},
         "qa": {
             "extractive": lambda b: ["qa.backend=extractive"],
             "llm": lambda b: ["qa.backend=llm", "qa.shots=0"],
@@ -267,6 +268,7 @@ def built(pipeline: Pipeline, stage: str, backend: str, settings: Any) -> list[A
         "llm": lambda: [pipeline.context.llm()] if needs_llm(settings) else [],
         "stance": lambda: [pipeline.stance] if pipeline.stance is not None else [],
         "qa": lambda: [pipeline.context.build("qa", settings.qa)],  # BioASQ Phase A+/B build it beside the pipeline
+        "design": lambda: [pipeline.designs.labeller, pipeline.retrieval.labeller],
     }[stage]()
 
 

@@ -134,3 +134,44 @@ def test_run_summary_chart_is_drawn_to_scale_under_the_csp(browser, tmp_path: Pa
         assert len(set(fills)) == 3 and "rgb(0, 0, 0)" not in fills
         assert not [m for m in console if "Content Security Policy" in m]
         page.close()
+
+
+def test_study_design_badges_and_filter(browser, runs: Path) -> None:
+    """Issue 44: every cited source shows its study design, and the topic page filters its sources by design."""
+    with serve_in_thread(runs) as base:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(base + "/run/run-a/topic/181")
+        chips = page.locator("#answer a.chip[data-pmid]")
+        assert chips.count() > 0
+        # each chip carries a badge naming its design; the abstract list carries the full label
+        assert page.locator("#answer a.chip .design").count() == chips.count()
+        badges = page.locator("#abstracts article.abstract .design").all_inner_texts()
+        assert any("randomised controlled trial" in b for b in badges)
+        options = page.locator("#design-filter option").all_inner_texts()
+        assert options[0] == "all sources" and any(o.startswith("randomised controlled trial") for o in options)
+
+        total = page.locator("#abstracts article.abstract").count()
+        page.select_option("#design-filter", "rct")
+        shown = page.locator("#abstracts article.abstract:not([hidden])")
+        assert 0 < shown.count() < total
+        for i in range(shown.count()):
+            assert "rct" in (shown.nth(i).get_attribute("data-designs") or "").split()
+            assert shown.nth(i).locator(".design").inner_text().startswith("randomised controlled trial")
+        dimmed = page.locator("#answer a.chip.design-out")
+        kept = page.locator("#answer a.chip:not(.design-out)")
+        assert dimmed.count() + kept.count() == chips.count()
+        for i in range(kept.count()):
+            assert "rct" in (kept.nth(i).get_attribute("data-designs") or "").split()
+        assert "design=rct" in page.url
+        assert page.locator("#design-count").inner_text() == f"{shown.count()} of {total} sources"
+
+        # the filter is a link: opening it again shows the same sources
+        page.goto(page.url)
+        assert page.locator("#design-filter").input_value() == "rct"
+        assert page.locator("#abstracts article.abstract:not([hidden])").count() == shown.count()
+        page.select_option("#design-filter", "")
+        assert page.locator("#abstracts article.abstract:not([hidden])").count() == total
+        assert errors == []
+        page.close()

@@ -10,7 +10,7 @@ import click
 from ..rundir import answer_json
 from ..workflows.ask import ask as ask_question
 from ..workflows.ask import check_out, check_question
-from .options import answer_options, resolve
+from .options import answer_options, design_options, resolve
 from .render import echo_result
 
 
@@ -22,6 +22,7 @@ from .render import echo_result
               "medcite's data folder, e.g. ~/.local/share/medcite/runs; the path is printed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON instead of text.")
 @answer_options
+@design_options
 def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: str, overrides: tuple[str, ...]) -> None:
     """Answer QUESTION from the PubMed articles in --corpus."""
     check_question(question, corpus)

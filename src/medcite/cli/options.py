@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -75,6 +76,29 @@ def retracted_option(f: Decorated) -> Decorated:
         help="Keep retracted articles in the rankings (they are dropped by default, so no answer cites one); "
         "they are marked RETRACTED wherever shown.",
     )(wrapper))
+
+
+def design_options(f: Decorated) -> Decorated:
+    """Add ``--design rct,meta-analysis`` and ``--humans``: they become the overrides ``design.only`` and
+    ``design.humans`` (appended to the command's ``overrides``), so every first-stage run keeps only articles of
+    those study designs (and human studies)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, design: str | None = None, humans: bool = False, **kwargs: Any) -> Any:
+        extra = ([f"design.only={json.dumps(design)}"] if design else []) + (["design.humans=true"] if humans else [])
+        if extra:
+            kwargs["overrides"] = (*kwargs.get("overrides", ()), *extra)
+        return f(*args, **kwargs)
+
+    with_humans = click.option(
+        "--humans", is_flag=True, help="Keep only human studies (MEDLINE's Humans check tag, else predicted).",
+    )(wrapper)
+    return cast(Decorated, click.option(
+        "--design", default=None, metavar="DESIGNS",
+        help="Keep only articles of these study designs, comma-separated: meta-analysis, rct, clinical-trial, "
+        "cohort, cross-sectional, case-report, review, guideline, animal, in-vitro, other (PubMed's indexing where "
+        "a record has it, else predicted from its title and abstract).",
+    )(with_humans))
 
 
 def resolve(preset: str, overrides: tuple[str, ...], *, grounding: bool = False) -> Settings:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..types import Article
+from ..types import PREDICTED, Article, StudyDesign
 
 if TYPE_CHECKING:
     from ..workflows.ask import TopicResult
@@ -27,6 +27,8 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             click.secho("     (no citation: the corpus holds nothing to cite)", fg="cyan")
         elif s.kind == "verdict":
             click.secho("     (no citation: no retrieved sentence settles it; the findings follow)", fg="cyan")
+        elif s.kind == "caveat":
+            click.secho("     (about the evidence cited above: the study design of each source is below)", fg="cyan")
         else:
             click.secho("     []", fg="cyan")
     echo_provenance(result)
@@ -37,17 +39,29 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             a = result.articles.get(p)
             if a is None:
                 continue
-            click.echo("   - " + textwrap.shorten(source_line(p, a), width=width + 16))
+            line = source_line(p, a, result.designs.get(p))
+            click.echo("   - " + textwrap.shorten(line, width=width + 40))
     click.echo()
 
 
-def source_line(pmid: str, article: Article) -> str:
-    """``PMID p: title (journal, year)``, saying which of them the record lacks instead of leaving a gap."""
+def design_text(design: StudyDesign) -> str:
+    """The design as a person reads it, saying when it is predicted from the text (and how sure): ``randomised
+    controlled trial`` (PubMed's indexing) or ``case report or series (predicted, 81 %)``."""
+    if design.design.source == PREDICTED:
+        return f"{design.text} (predicted, {design.design.confidence:.0%})"
+    return design.text
+
+
+def source_line(pmid: str, article: Article, design: StudyDesign | None = None) -> str:
+    """``PMID p · design · year: title (journal)`` (without a design: ``PMID p: title (journal, year)``), saying
+    which of them the record lacks instead of leaving a gap."""
     title = article.title.strip() or "(no title in the record)"
     journal = article.journal_iso or article.journal or "journal not recorded"
     year = str(article.year) if article.year else "year not recorded"
     mark = "[RETRACTED] " if article.retracted else ""
-    return f"PMID {pmid}: {mark}{title} ({journal}, {year})"
+    if design is None:
+        return f"PMID {pmid}: {mark}{title} ({journal}, {year})"
+    return f"PMID {pmid} · {design_text(design)} · {year}: {mark}{title} ({journal})"
 
 
 #: how each generator name reads to a person

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..workflows.tasks import read_inputs, run_task, task_names
+from ..workflows.tasks import cited_sources, read_inputs, run_task, task_names
 from .options import answer_options, resolve
+from .render import source_line
 
 
 @click.command("run")
@@ -29,6 +30,10 @@ def run(topics: Path, corpus: Path, out: Path, fmt: str, team_id: str, run_id: s
     result = run_task(fmt, settings, topic_list, corpus=corpus, out=out,
                       command=f"medcite run --preset {preset} --topics {topics}",
                       options={"team_id": team_id, "run_id": run_id, "contact_email": contact_email})
+    for topic_id, sources in cited_sources(out):
+        click.echo(f"Topic {topic_id}: " + ("no source cited" if not sources else f"{len(sources)} source(s)"))
+        for pmid, article, design in sources:
+            click.echo("   - " + (source_line(pmid, article, design) if article is not None else f"PMID {pmid}"))
     status = "valid" if result.ok else f"INVALID ({len(result.report.errors)} errors, see {result.submission}.errlog)"
     click.echo(f"{result.topics} topics answered -> {result.submission}: {status}")
     if not result.ok:

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import click
 
-from ..types import Article, Hit
+from ..types import Article, Hit, StudyDesign
 from ..workflows.search import search_index, search_preset
 from .numbers import MAX_HITS, Count
+from .options import design_options
+from .render import design_text
 from .trec_output import write_trec
 
 
@@ -69,6 +71,7 @@ from .trec_output import write_trec
     "--allow-retracted", is_flag=True,
     help="With --preset: keep retracted articles (dropped by default); they are marked RETRACTED.",
 )
+@design_options
 def search(
     query: str | None,
     index_dir: Path | None,
@@ -100,19 +103,21 @@ def search(
         ranking = search_index(index_dir, query=query, topics=topics, k=k, query_from=query_from, qid=qid,
                                articles=printed)
     if printed:
-        _print_hits(ranking.run[qid], ranking.articles)
+        _print_hits(ranking.run[qid], ranking.articles, ranking.designs)
         return
     write_trec(ranking.run, output, run_tag or ranking.tag)
 
 
-def _print_hits(hits: list[Hit], articles: dict[str, Article]) -> None:
+def _print_hits(hits: list[Hit], articles: dict[str, Article], designs: dict[str, StudyDesign]) -> None:
     if not hits:
         click.echo("no matching documents", err=True)
     for h in hits:
-        click.echo(hit_line(h, articles.get(h.pmid)))
+        click.echo(hit_line(h, articles.get(h.pmid), designs.get(h.pmid)))
 
 
-def hit_line(hit: Hit, article: Article | None) -> str:
-    """One printed search hit: rank, PMID, score and title, the title marked RETRACTED for a retracted article."""
+def hit_line(hit: Hit, article: Article | None, design: StudyDesign | None = None) -> str:
+    """One printed search hit: rank, PMID, score, the study design (when labelled) and title, the title marked
+    RETRACTED for a retracted article."""
     title = "" if article is None else ("[RETRACTED] " if article.retracted else "") + article.title
-    return f"{hit.rank:>4}  {hit.pmid:>10}  {hit.score:8.3f}  {title[:100]}".rstrip()
+    kind = f"[{design_text(design)}] " if design is not None else ""
+    return f"{hit.rank:>4}  {hit.pmid:>10}  {hit.score:8.3f}  {kind}{title[:100]}".rstrip()

@@ -23,9 +23,10 @@ from ..errors import ConfigError, LLMError
 from ..progress import progress
 from ..rundir import RunWriter, query_json
 from ..set_option import set_line
-from ..types import Answer, Article, Evidence, Hit, Query, Topic
+from ..types import Answer, Article, Evidence, Hit, Query, StudyDesign, Topic
 from . import loops, multihop
 from .context import Context
+from .designs import DesignStep
 from .gate import build_gate
 from .grounding import Grounder
 from .offline import grounds, offline_lines, uses_stance
@@ -47,6 +48,7 @@ class TopicResult:
     timings: dict[str, float] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what did not go as configured for its queries (run directory)
+    designs: dict[str, StudyDesign] = field(default_factory=dict)  # PMID -> study design, for every article
 
     def check_traceable(self) -> None:
         """Every cited PMID must be in the evidence shown to the generator and in the corpus we read."""
@@ -82,6 +84,7 @@ class Pipeline:
             self.selector = self.context.build("evidence", settings.evidence)
             self.generator = self.context.build("generate", settings.generate)
             self.gate = build_gate(settings, self.context, self.stance)
+            self.designs = DesignStep(settings, self.context)
             # only where sentences are grounded (Task A, the answer-first flow): the ground settings may name an
             # LLM judge, a query set and a filter model, which a Task B run must not load or call
             self.grounder = Grounder.from_context(self.retrieval, self.stance, self.store, settings.ground,
@@ -149,6 +152,8 @@ class Pipeline:
         timings["retrieval_s"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         articles = self.store.get_many([h.pmid for h in hits])
+        if self.settings.design.prefer_levels:
+            hits = rankings["levels"] = self.designs.order(hits, articles)
         evidence = self.selector.select(queries, hits, articles)
         if self.settings.verify.sufficiency_rounds:
             queries, hits, articles, evidence, record["sufficiency"] = loops.sufficient_evidence(
@@ -168,18 +173,22 @@ class Pipeline:
             answer, record["citations"] = loops.verify_citations(self, topic, queries, evidence, articles, answer)
             timings["verification_s"] = time.perf_counter() - t3
         timings.update({f"{k}_s": v for k, v in stage_timings.items()})
-        timings["total_s"] = time.perf_counter() - t0
         cited = {e.pmid for e in evidence}
-        result = TopicResult(topic, queries, rankings, evidence, answer,
-                             {p: a for p, a in articles.items() if p in cited}, timings, record, notes)
+        shown = {p: a for p, a in articles.items() if p in cited}
+        answer, designs = self.designs.finish(answer, shown)
+        timings["design_s"] = self.designs.take_seconds()
+        timings["total_s"] = time.perf_counter() - t0
+        result = TopicResult(topic, queries, rankings, evidence, answer, shown, timings, record, notes, designs)
         result.check_traceable()
         return result
 
     def _answer_first(self, topic: Topic) -> TopicResult:
         t0 = time.perf_counter()
         queries, hits, evidence, answer, articles, record = loops.answer_first(self, topic)
+        answer, designs = self.designs.finish(answer, articles)
         result = TopicResult(topic, queries, {"retrieval": hits}, evidence, answer, articles,
-                             {"total_s": time.perf_counter() - t0}, record)
+                             {"design_s": self.designs.take_seconds(), "total_s": time.perf_counter() - t0}, record,
+                             designs=designs)
         result.check_traceable()
         return result
 
@@ -212,6 +221,7 @@ class Pipeline:
                     timings=result.timings,
                     verification=result.verification or None,
                     notes=result.notes,
+                    designs=result.designs,
                 )
             writer.write_summary()
         return results

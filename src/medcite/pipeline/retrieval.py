@@ -32,13 +32,16 @@ from typing import Any
 from ..config import Settings
 from ..context import ModelCache
 from ..corpus.store import DocumentStore
+from ..design.base import Labeller, label_map
+from ..design.weigh import keep_matching
 from ..errors import ConfigError, InputError
 from ..progress import progress
 from ..rerank.base import VariantReranker
 from ..retrieve.base import QuerySet, Retriever, query_key
 from ..retrieve.fusion import normalise, rrf, weighted_sum
 from ..retrieve.pooling import pool
-from ..types import Hit, Query, Topic, ranked
+from ..settings_base import MAX_HITS
+from ..types import Article, Hit, Query, StudyDesign, Topic, ranked
 from .context import Context
 
 log = logging.getLogger(__name__)
@@ -86,6 +89,7 @@ class RetrievalPipeline:
         context: Context | None = None,
         owns_store: bool = False,
         branch_reranker: Any = None,
+        labeller: Labeller | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -97,6 +101,9 @@ class RetrievalPipeline:
             raise ConfigError("retrieve.branch_rerank is set but no per-branch reranker was given")
         self.context = context
         self._owns_store = owns_store
+        if labeller is None and settings.design.filters:
+            raise ConfigError("design.only or design.humans filters the runs but no study-design labeller was given")
+        self.labeller = labeller
         missing = [b.name for b in settings.retrieve.branches if b.name not in self.retrievers]
         if missing:
             raise ConfigError(f"no retriever given for branch(es) {', '.join(missing)}")
@@ -133,6 +140,7 @@ class RetrievalPipeline:
             reranker = ctx.build("rerank", settings.rerank)
             per_branch = settings.retrieve.branch_rerank
             branch_reranker = ctx.build("rerank", per_branch) if per_branch is not None else None
+            labeller = ctx.build("design", settings.design)
         except BaseException:
             if owns_context:
                 ctx.close()
@@ -140,7 +148,7 @@ class RetrievalPipeline:
                 store.close()
             raise
         return cls(settings, store, query_set, retrievers, reranker, context=ctx if owns_context else None,
-                   owns_store=owns_store, branch_reranker=branch_reranker)
+                   owns_store=owns_store, branch_reranker=branch_reranker, labeller=labeller)
 
     # -- one topic ---------------------------------------------------------------------------------
     def plan(self, topic: Topic, queries: Sequence[Query]) -> tuple[list[Query], dict[str, list[Query]], list[str]]:
@@ -173,7 +181,11 @@ class RetrievalPipeline:
         for branch in self.settings.retrieve.branches:
             k = branch.k or self.settings.retrieve.k
             mine = plan.get(branch.name, [])
-            results = self.retrievers[branch.name].search_many([q.text for q in mine], k)
+            filtered = self.settings.design.filters
+            depth = min(MAX_HITS, k * self.settings.design.depth) if filtered else k
+            results = self.retrievers[branch.name].search_many([q.text for q in mine], depth)
+            if filtered:
+                results = self._designs_only(results, k)
             drop = self._retracted(results)
             for query, hits in zip(mine, results, strict=True):
                 name = f"{branch.name}/{query.id}"
@@ -182,6 +194,21 @@ class RetrievalPipeline:
                             enumerate((h for h in hits if h.pmid not in drop), start=1)]
                 runs[name] = [Hit(h.pmid, h.score, h.rank, frozenset({name})) for h in hits]
         return runs
+
+    def _designs_only(self, results: Sequence[Sequence[Hit]], k: int) -> list[list[Hit]]:
+        """Each run cut to its first ``k`` hits whose article passes ``design.only`` / ``design.humans`` (labelled as
+        read from the store)."""
+        cfg = self.settings.design
+        articles = self.store.get_many(list(dict.fromkeys(h.pmid for hits in results for h in hits)))
+        designs = self.designs(articles)
+        kept = [keep_matching(hits, designs, cfg.only, cfg.humans, k) for hits in results]
+        log.info("study-design filter (%s%s): kept %d of %d hits", ", ".join(cfg.only) or "any design",
+                 ", human studies" if cfg.humans else "", sum(map(len, kept)), sum(map(len, results)))
+        return kept
+
+    def designs(self, articles: Mapping[str, Article]) -> dict[str, StudyDesign]:
+        """PMID -> study design of ``articles`` (the settings' labeller; none without one)."""
+        return label_map(self.labeller, articles) if self.labeller is not None else {}
 
     def _retracted(self, results: Sequence[Sequence[Hit]]) -> set[str]:
         """PMIDs of retracted articles among ``results`` (none when ``retrieve.allow_retracted``): dropped from

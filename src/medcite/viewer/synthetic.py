@@ -11,8 +11,9 @@ import random
 from pathlib import Path
 
 from ..config import Settings
+from ..design.rules import label_article
 from ..rundir import RunWriter
-from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Section, Stance, Topic
+from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, MeshHeading, Section, Stance, Topic
 
 CONDITIONS = ["type 2 diabetes", "atrial fibrillation", "chronic kidney disease", "asthma", "migraine",
               "osteoporosis", "heart failure", "major depression", "psoriasis", "sleep apnea"]
@@ -22,6 +23,10 @@ OUTCOMES = ["mortality", "hospital admissions", "symptom scores", "quality of li
 LABELS = ["BACKGROUND", "METHODS", "RESULTS", "CONCLUSIONS"]
 JOURNALS = ["Lancet", "BMJ", "JAMA Intern Med", "N Engl J Med", "Cochrane Database Syst Rev",
             "Ann Intern Med"]
+#: what the articles are indexed as (publication types beyond "Journal Article", MeSH check tags): a mix of study
+#: designs, one animal study, and records with no indexing (their design is predicted from the text)
+INDEXING = [(("Randomized Controlled Trial",), ("Humans",)), (("Meta-Analysis", "Systematic Review"), ("Humans",)),
+            (("Case Reports",), ("Humans",)), (("Review",), ("Humans",)), ((), ("Animals",)), ((), ())]
 
 
 def _cap(text: str) -> str:
@@ -71,8 +76,11 @@ def write_synthetic_run(path: str | Path, n_topics: int, *, seed: int = 0, prese
             arng = random.Random(int(pmid))
             abstract, sections = _abstract(arng, cond, treat)
             title = f"{_cap(treat)} and {arng.choice(OUTCOMES)} in {cond}: a trial"
-            articles.append(Article(pmid, title, abstract, sections, journal=arng.choice(JOURNALS),
-                                    year=arng.randint(2005, 2024), publication_types=("Journal Article",)))
+            journal, year = arng.choice(JOURNALS), arng.randint(2005, 2024)
+            types, tags = INDEXING[int(pmid) % len(INDEXING)]
+            articles.append(Article(pmid, title, abstract, sections, journal=journal, year=year,
+                                    publication_types=("Journal Article", *types),
+                                    mesh=tuple(MeshHeading(tag) for tag in tags)))
         evidence = []
         for i, a in enumerate(articles, start=1):
             sec = a.sections[2 if i % 2 else 3]
@@ -113,5 +121,6 @@ def write_synthetic_run(path: str | Path, n_topics: int, *, seed: int = 0, prese
         writer.write_topic(topic, queries=queries, rankings={"retrieval": retrieval[:n_retrieved],
                                                              "rerank": hits[:n_docs * 2]},
                            evidence=evidence, answer=answer, articles=articles,
+                           designs={a.pmid: label_article(a) for a in articles},
                            timings={"retrieve_s": rng.uniform(0.01, 0.2), "generate_s": rng.uniform(0.1, 2)})
     return path

@@ -4,8 +4,63 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..rundir_read import design_from_json
+from ..types import (
+    ANIMAL,
+    CASE_REPORT,
+    CLINICAL_TRIAL,
+    COHORT,
+    CROSS_SECTIONAL,
+    DESIGN_SLUGS,
+    DESIGNS,
+    GUIDELINE,
+    HUMANS,
+    IN_VITRO,
+    META_ANALYSIS,
+    NARRATIVE_REVIEW,
+    OTHER_DESIGN,
+    PREDICTED,
+    RCT,
+    SUBJECTS,
+    DesignLabel,
+    StudyDesign,
+)
 from .highlight import Part, Segment, Span, parts, segments
 from .loader import Run, as_dict, as_float, as_int, as_list, as_str
+
+#: how a chip names a design in a few letters (the badge of the abstract names it in full)
+_SHORT = {META_ANALYSIS: "MA/SR", RCT: "RCT", CLINICAL_TRIAL: "trial", COHORT: "cohort", CROSS_SECTIONAL: "cross-sect.",
+          CASE_REPORT: "case report", NARRATIVE_REVIEW: "review", GUIDELINE: "guideline", OTHER_DESIGN: "other",
+          ANIMAL: "animal", IN_VITRO: "in vitro"}
+
+
+@dataclass(slots=True)
+class DesignView:
+    """An article's study design as the page shows it: a badge, its filter keys and where it came from."""
+
+    text: str  # "randomised controlled trial, animal study"
+    short: str  # "RCT · animal"
+    slug: str  # the design's slug (the badge's colour class)
+    keys: list[str]  # every slug it matches in the filter: its design, its subjects ("animal", "humans")
+    source: str  # "indexed" | "predicted"
+    title: str  # the tooltip: source, confidence, cue of each label
+
+
+def design_view(design: StudyDesign | None) -> DesignView | None:
+    if design is None:
+        return None
+    labels = [design.design, *design.subjects]
+    shown = [s.name for s in design.subjects if s.name != HUMANS]
+    names = ([] if design.design.name == OTHER_DESIGN and shown else [design.design.name]) + shown
+    short = " · ".join(_SHORT.get(n, n) for n in names)
+    title = "; ".join(_label_title(label) for label in labels)
+    return DesignView(design.text, short, DESIGN_SLUGS.get(design.design.name, "other"),
+                      [DESIGN_SLUGS[n.name] for n in labels if n.name in DESIGN_SLUGS], design.design.source, title)
+
+
+def _label_title(label: DesignLabel) -> str:
+    sure = f" ({label.confidence:.0%})" if label.source == PREDICTED else ""
+    return f"{label.name}: {label.source}{sure}" + (f", from {label.cue!r}" if label.cue else "")
 
 
 @dataclass(slots=True)
@@ -15,6 +70,7 @@ class Chip:
     evidence: list[int]
     known: bool  # the abstract is in articles.jsonl
     retracted: bool = False  # articles.jsonl marks it retracted
+    design: DesignView | None = None  # articles.jsonl's study design of it
 
 
 @dataclass(slots=True)
@@ -66,6 +122,7 @@ class ArticleView:
     pubmed_url: str | None
     stances: list[StancePill]
     evidence: list[int]
+    design: DesignView | None = None
 
 
 @dataclass(slots=True)
@@ -110,6 +167,7 @@ class TopicView:
     next_id: str | None = None
     citations: int = field(default=0)
     query_notes: list[str] = field(default_factory=list)  # a generator left out, a branch that searched the question
+    design_filter: list[tuple[str, str, int]] = field(default_factory=list)  # (slug, label, articles) to filter by
 
 
 def pubmed_url(pmid: str) -> str | None:
@@ -149,7 +207,8 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
                 stances.setdefault(p, []).append(_pill(n, p, label, checks.get((n, p)), articles_raw.get(p)))
             mine = [i for i in ev_idx if as_str(by_index.get(i, {}).get("pmid")) == p]
             chips.append(Chip(p, label, mine, p in articles_raw,
-                              as_dict(articles_raw.get(p)).get("retracted") is True))
+                              as_dict(articles_raw.get(p)).get("retracted") is True,
+                              design_view(design_from_json(as_dict(articles_raw.get(p)).get("design")))))
         sentences.append(SentenceView(n, as_str(s.get("text")), chips, as_str(s.get("kind"))))
 
     evidence = [_evidence_row(e, articles_raw, cited_in, rankings) for e in ev_rows]
@@ -189,7 +248,18 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         next_id=ids[pos + 1] if pos + 1 < len(ids) else None,
         citations=sum(len(s.chips) for s in sentences),
         query_notes=[as_str(n) for n in as_list(query_row.get("notes"))],
+        design_filter=_design_filter(articles),
     )
+
+
+def _design_filter(articles: list[ArticleView]) -> list[tuple[str, str, int]]:
+    """The designs and subjects the topic's articles have, in the vocabulary's order, with how many have each."""
+    counts: dict[str, int] = {}
+    for a in articles:
+        for key in a.design.keys if a.design else []:
+            counts[key] = counts.get(key, 0) + 1
+    return [(DESIGN_SLUGS[name], name, counts[DESIGN_SLUGS[name]]) for name in (*DESIGNS, *SUBJECTS)
+            if DESIGN_SLUGS[name] in counts]
 
 
 def _stages(q: dict[str, object]) -> str:
@@ -290,6 +360,7 @@ def _article_view(pmid: str, a: dict[str, object], ev_rows: list[dict[str, objec
         pubmed_url=pubmed_url(pmid),
         stances=stances.get(pmid, []),
         evidence=mine,
+        design=design_view(design_from_json(a.get("design"))),
     )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..set_option import set_line
-from ..types import Article, Hit, Topic
+from ..types import Article, Hit, StudyDesign, Topic
 
 if TYPE_CHECKING:
     from ..index.sparse.base import SparseIndex
@@ -37,6 +37,7 @@ class Ranking:
     run: dict[str, list[Hit]]
     tag: str
     articles: dict[str, Article] = field(default_factory=dict)
+    designs: dict[str, StudyDesign] = field(default_factory=dict)
 
 
 def search_preset(*, preset: str | None, corpus: Path | None, overrides: Sequence[str], query: str | None,
@@ -51,7 +52,7 @@ def search_preset(*, preset: str | None, corpus: Path | None, overrides: Sequenc
 
     if corpus is None:
         raise InputError(
-            "--preset and --set search a document store: give --corpus STORE",
+            "--preset, --set, --design and --humans search a document store: give --corpus STORE",
             hint="medcite search --preset bm25 --corpus STORE --topics FILE --output RUN.trec -k 100",
         )
     preset = preset or "bm25"
@@ -75,9 +76,10 @@ def search_preset(*, preset: str | None, corpus: Path | None, overrides: Sequenc
     try:
         run: dict[str, list[Hit]] = {r.topic.id: r.final[:k] for r in pipe.retrieve_many(items)}
         shown = pipe.store.get_many([h.pmid for h in run[qid]]) if articles and topics is None else {}
+        designs = pipe.designs(shown)
     finally:
         pipe.close()
-    return Ranking(run, f"medcite-{Path(preset).stem}", shown)
+    return Ranking(run, f"medcite-{Path(preset).stem}", shown, designs)
 
 
 def search_index(index_dir: Path | None, *, query: str | None, topics: Path | None, k: int, query_from: str,

@@ -21,6 +21,7 @@ from ..tasks.base import Family, Result, RunContext, Task
 if TYPE_CHECKING:
     from ..config import Settings
     from ..context import BuildContext
+    from ..types import Article, StudyDesign
 
 
 def task_class(name: str) -> type[Task[object]]:
@@ -84,3 +85,13 @@ def settings_for(preset: str, overrides: Sequence[str], offline: bool, no_llm: b
     if offline or no_llm:
         settings = with_overrides(offline_settings(settings, "none" if no_llm else "local", grounding), overrides)
     return settings
+
+
+def cited_sources(out: Path) -> list[tuple[str, list[tuple[str, Article | None, StudyDesign | None]]]]:
+    """Per answered topic of the run directory ``out`` (file order): its cited PMIDs with the article and the study
+    design the run recorded (``answers.jsonl``, ``articles.jsonl``), for printing."""
+    from ..rundir import read_answers, read_articles, read_designs
+
+    articles, designs = read_articles(out), read_designs(out)
+    return [(a.topic_id, [(p, articles.get(a.topic_id, {}).get(p), designs.get(a.topic_id, {}).get(p))
+                          for p in a.pmids]) for a in read_answers(out)]

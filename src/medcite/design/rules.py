@@ -1,0 +1,109 @@
+"""The ``rules`` labeller: PubMed's indexing where a record has it, else rules on the title and abstract.
+
+The design comes from the record's publication types or MeSH study-design headings when they name one
+(:mod:`.indexed`: source ``indexed``); otherwise the cues of :mod:`.cues` are tried in order of precedence
+(meta-analysis, guideline, randomised trial, other trial, case report, review, cohort, cross-sectional) and the
+first that fires names it (source ``predicted``, its text the label's ``cue``); when none fires the design is
+``other``. The subjects (animal, in vitro, human) come from MEDLINE's check tags and headings when the record has
+MeSH headings, else from the cues.
+
+A predicted label's confidence is the precision that label reached on the development records of
+``benchmarks/bench_design.py`` (NLM records with their indexing hidden, split by record; :data:`CONFIDENCE`);
+the held-out records measure it again there. Labelling reads a few regular expressions per article (about 0.1 ms),
+so labels are computed where an article is shown or weighed, never stored at ingest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, Self
+
+from ..types import (
+    ANIMAL,
+    CASE_REPORT,
+    CLINICAL_TRIAL,
+    COHORT,
+    CROSS_SECTIONAL,
+    GUIDELINE,
+    HUMANS,
+    IN_VITRO,
+    META_ANALYSIS,
+    NARRATIVE_REVIEW,
+    OTHER_DESIGN,
+    PREDICTED,
+    RCT,
+    Article,
+    DesignLabel,
+    StudyDesign,
+)
+from .base import DesignConfig
+from .cues import ANIMAL_CUE, DESIGN_CUES, HUMANS_CUE, IN_VITRO_CUE
+from .indexed import indexed_design, indexed_subjects
+
+if TYPE_CHECKING:
+    from ..context import BuildContext
+
+#: precision of each predicted label on the development records (benchmarks/bench_design.py, "dev" split)
+CONFIDENCE: dict[str, float] = {
+    META_ANALYSIS: 0.5, GUIDELINE: 0.3, RCT: 0.6, CLINICAL_TRIAL: 0.5, CASE_REPORT: 0.7, NARRATIVE_REVIEW: 0.4,
+    COHORT: 0.4, CROSS_SECTIONAL: 0.3, OTHER_DESIGN: 0.9, ANIMAL: 0.8, IN_VITRO: 0.6, HUMANS: 0.8,
+}
+#: designs of studies done in people: a human study unless the text says animals or cells
+_CLINICAL = frozenset({RCT, CLINICAL_TRIAL, COHORT, CROSS_SECTIONAL, CASE_REPORT})
+
+
+class RulesConfig(DesignConfig):
+    backend: Literal["rules"] = "rules"
+
+
+def predict_design(title: str, abstract: str, lowered: tuple[str, str] | None = None) -> DesignLabel:
+    """The design the title and abstract name (the first cue that fires, in order of precedence), else ``other``.
+    ``lowered``: both in lower case, when the caller has them."""
+    low = lowered or (title.lower(), abstract.lower())
+    for cue in DESIGN_CUES:
+        found = cue.find(title, abstract, low)
+        if found is not None:
+            return DesignLabel(cue.label, PREDICTED, CONFIDENCE[cue.label], found)
+    return DesignLabel(OTHER_DESIGN, PREDICTED, CONFIDENCE[OTHER_DESIGN])
+
+
+def predict_subjects(title: str, abstract: str, design: str,
+                     lowered: tuple[str, str] | None = None) -> tuple[DesignLabel, ...]:
+    """Animal, in-vitro and human labels from the title and abstract; a clinical design with no animal or cell cue
+    is a human study."""
+    low = lowered or (title.lower(), abstract.lower())
+    out = []
+    animal = ANIMAL_CUE.find(title, abstract, low)
+    cells = IN_VITRO_CUE.find(title, abstract, low)
+    for name, found in ((ANIMAL, animal), (IN_VITRO, cells)):
+        if found is not None:
+            out.append(DesignLabel(name, PREDICTED, CONFIDENCE[name], found))
+    people = HUMANS_CUE.find(title, abstract, low)
+    if people is None and design in _CLINICAL and animal is None and cells is None:
+        people = design
+    if people is not None:
+        out.append(DesignLabel(HUMANS, PREDICTED, CONFIDENCE[HUMANS], people))
+    return tuple(out)
+
+
+def label_article(article: Article) -> StudyDesign:
+    """The study design of one article: indexed where PubMed says, predicted from its text where it does not."""
+    low = (article.title.lower(), article.abstract.lower())
+    design = indexed_design(article) or predict_design(article.title, article.abstract, low)
+    subjects = indexed_subjects(article)
+    if subjects is None:
+        subjects = predict_subjects(article.title, article.abstract, design.name, low)
+    return StudyDesign(design, subjects)
+
+
+class RulesLabeller:
+    """Study-design labels from PubMed's indexing, else from rules on the title and abstract."""
+
+    Config = RulesConfig
+
+    @classmethod
+    def from_config(cls, cfg: RulesConfig, ctx: BuildContext | None = None) -> Self:
+        return cls()
+
+    def label(self, articles: Sequence[Article]) -> list[StudyDesign]:
+        return [label_article(a) for a in articles]
