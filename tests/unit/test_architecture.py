@@ -166,7 +166,8 @@ def test_stages_import_no_other_stages_backends(tmp_path: Path) -> None:
     package_of = {"index": "medcite.index", "encoder": "medcite.index", "engine": "medcite.index",
                   "querygen": "medcite.retrieve", "retriever": "medcite.retrieve", "rerank": "medcite.rerank",
                   "evidence": "medcite.evidence", "generate": "medcite.generate", "llm": "medcite.llm",
-                  "task": "medcite.tasks", "stance": "medcite.attribute", "qa": "medcite.qa", "design": "medcite.design"}
+                  "task": "medcite.tasks", "stance": "medcite.attribute", "qa": "medcite.qa",
+                  "design": "medcite.design"}
     assert set(backends) <= set(package_of), "a new stage: say which package holds its backends"
     contracts = []
     every = sorted({m for mods in backends.values() for m in mods if not m.startswith("medcite.tasks")})

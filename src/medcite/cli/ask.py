@@ -30,7 +30,7 @@ def ask(question: str, corpus: Path, out: Path | None, as_json: bool, preset: st
     check_out(out)
     result, out = ask_question(settings, corpus, question, out)
     if as_json:
-        click.echo(json.dumps(answer_json(result.answer), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(answer_json(result.answer, result.designs), indent=2, ensure_ascii=False))
         click.echo(f"run directory: {out}", err=True)  # stdout stays one JSON document
     else:
         echo_result(result)

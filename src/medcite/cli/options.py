@@ -78,6 +78,19 @@ def retracted_option(f: Decorated) -> Decorated:
     )(wrapper))
 
 
+def _known_designs(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse an unknown design name before anything is built, naming the choices."""
+    from ..design.base import parse_designs
+    from ..errors import ConfigError
+
+    if value is not None:
+        try:
+            parse_designs([value])
+        except ConfigError as exc:
+            raise click.BadParameter(f"{exc.message}; {exc.hint}") from None
+    return value
+
+
 def design_options(f: Decorated) -> Decorated:
     """Add ``--design rct,meta-analysis`` and ``--humans``: they become the overrides ``design.only`` and
     ``design.humans`` (appended to the command's ``overrides``), so every first-stage run keeps only articles of
@@ -94,7 +107,7 @@ def design_options(f: Decorated) -> Decorated:
         "--humans", is_flag=True, help="Keep only human studies (MEDLINE's Humans check tag, else predicted).",
     )(wrapper)
     return cast(Decorated, click.option(
-        "--design", default=None, metavar="DESIGNS",
+        "--design", default=None, metavar="DESIGNS", callback=_known_designs,
         help="Keep only articles of these study designs, comma-separated: meta-analysis, rct, clinical-trial, "
         "cohort, cross-sectional, case-report, review, guideline, animal, in-vitro, other (PubMed's indexing where "
         "a record has it, else predicted from its title and abstract).",

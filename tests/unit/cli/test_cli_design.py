@@ -1,0 +1,75 @@
+"""Issue 44: `ask`, `run` and `search` print each source's study design; `--design` and `--humans` filter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from medcite.cli.main import cli
+from medcite.corpus.store import DocumentStore, FileStats
+from medcite.types import Article, MeshHeading
+
+QUESTION = "Does drug X lower blood pressure in hypertension?"
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Path:
+    def art(pmid: str, types: tuple[str, ...], tags: tuple[str, ...], text: str, year: int) -> Article:
+        return Article(pmid, "Drug X and blood pressure", text, year=year, journal="BMJ",
+                       publication_types=("Journal Article", *types), mesh=tuple(MeshHeading(t) for t in tags))
+
+    with DocumentStore.create(tmp_path / "store") as s, s.transaction() as tx:
+        tx.upsert([art("101", ("Randomized Controlled Trial",), ("Humans",),
+                       "Drug X lowered blood pressure in adults with hypertension.", 2019),
+                   art("102", (), (), "Drug X lowered blood pressure in rats with hypertension; the rats were "
+                       "treated for four weeks.", 2015),
+                   art("103", (), (), "A 60-year-old man with hypertension took drug X and his blood pressure fell.",
+                       2001)], FileStats("x"))
+    return tmp_path / "store"
+
+
+def test_ask_prints_the_design_beside_each_source(store: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["ask", QUESTION, "--corpus", str(store), "--preset", "bm25",
+                                      "--set", "evidence.backend=abstracts", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "PMID 101 · randomised controlled trial · 2019: Drug X and blood pressure (BMJ)" in result.output
+    assert "PMID 102 · animal study (predicted, " in result.output  # predicted: it says so, and how sure
+    assert "PMID 103 · case report or series (predicted, " in result.output
+    as_json = CliRunner().invoke(cli, ["ask", QUESTION, "--corpus", str(store), "--preset", "bm25", "--json",
+                                       "--out", str(tmp_path / "r2")])
+    designs = json.loads(as_json.stdout)["designs"]
+    assert designs["101"]["design"]["source"] == "indexed"
+
+
+def test_ask_and_search_filter_by_design_and_humans(store: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    only = runner.invoke(cli, ["search", "--preset", "bm25", "--corpus", str(store), QUESTION, "--design", "rct"])
+    assert only.exit_code == 0, only.output
+    assert [line.split()[1] for line in only.output.splitlines() if line.strip()] == ["101"]
+    assert "[randomised controlled trial]" in only.output
+    humans = runner.invoke(cli, ["search", "--preset", "bm25", "--corpus", str(store), QUESTION, "--humans"])
+    assert sorted(line.split()[1] for line in humans.output.splitlines() if line.strip()) == ["101", "103"]
+    asked = runner.invoke(cli, ["ask", QUESTION, "--corpus", str(store), "--preset", "bm25", "--design",
+                                "case-report,meta-analysis", "--out", str(tmp_path / "r")])
+    assert asked.exit_code == 0, asked.output
+    assert "PMID 103" in asked.output and "PMID 101" not in asked.output
+
+
+def test_an_unknown_design_is_refused_with_the_choices(store: Path) -> None:
+    result = CliRunner().invoke(cli, ["search", "--preset", "bm25", "--corpus", str(store), QUESTION,
+                                      "--design", "rct,rtc"])
+    assert result.exit_code == 2
+    assert "unknown study design 'rtc'" in result.output and "case-report" in result.output
+
+
+def test_run_prints_every_topics_sources_with_their_design(store: Path, tmp_path: Path) -> None:
+    topics = tmp_path / "topics.tsv"
+    topics.write_text(f"1\t{QUESTION}\n")
+    result = CliRunner().invoke(cli, ["run", "--topics", str(topics), "--corpus", str(store), "--out",
+                                      str(tmp_path / "run"), "--preset", "bm25", "--set", "evidence.backend=abstracts"])
+    assert result.exit_code == 0, result.output
+    assert "Topic 1: 3 source(s)" in result.output
+    assert "PMID 101 · randomised controlled trial · 2019" in result.output
