@@ -344,6 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{SHORT[d]:12s} P={_f(s['precision'])} R={_f(s['recall'])} n={s['support']} "
                   f"publisher R={_f(results['rules']['publisher']['recall'][d])}")
         print("subjects", {k: (v["precision"], v["recall"]) for k, v in ix["subjects"].items()})
+        smoothed = {d: round((s["tp"] + 1) / (s["predicted"] + 2), 2)
+                    for d, s in [*ix["scores"].items(), *ix["subjects"].items()]}
+        print("rules.CONFIDENCE (Laplace-smoothed dev precision):", smoothed)
         return 0
     sample = [a for _, a in test if a.abstract][:5000]
     result = {"records": len(records), "files": [f.name for f in files], "split": "sha1(pmid) % 10 < 3 held out",

@@ -108,7 +108,8 @@ GUIDELINE_CUE = Cue(
     (_r(r"\bguidelines?\b", "guideline"),
      _r(r"\bconsensus (?:statement|conference|recommendations?)", "consensus"),
      _r(r"\bposition (?:statement|paper)", "position"),
-     _r(r"\bpractice parameter|\bexpert panel|\brecommendations\b", "parameter", "panel", "recommendations")),
+     _r(r"\bpractice parameter|\bexpert panel|\brecommendations\s+(?:for|of|from|on)\b", "parameter", "panel",
+        "recommendations")),
     (),
 )
 RCT_CUE = Cue(
@@ -129,7 +130,6 @@ CASE_CUE = Cue(
     (_r(r"\bcase (?:reports?|series)\b", "case"),
      _r(r"\b(?:a|one|two|three|four|five|unusual|rare|single)\s+(?:\w+\s+){0,2}cases?\b(?! study| studies|-control)|"
         r"(?<!the )\bcase of\b", "case"),
-     _r(r"\breport of\b", "report of"), _r(r"\bapropos of\b|\ba propos\b", "propos"),
      _r(r"\bin (?:a|an|one|two|three|identical|monozygotic)\s+(?:\w+[- ]){0,3}(?:patients?|m[ae]n|wom[ae]n|boys?|"
         r"girls?|infants?|child|neonates?|newborns?|brothers|sisters|siblings|family|twins|adults?|adolescents?)\b",
         "in a", "in an", "in one", "in two", "in three", "in identical", "in monozygotic"),
@@ -141,9 +141,15 @@ CASE_CUE = Cue(
         "illustrated"),
      _r(r"\b(?:case|patient)\s+(?:is|was)\s+(?:reported|described|presented)|\bcase (?:reports?|presentation)\b",
         "case", "patient"),
-     _r(rf"\b(?:a|an)\s+{_AGE}\s+(?:\w+\s+)?(?:man|woman|boy|girl|male|female|patient|infant|child|neonate|"
+     _r(rf"\b(?:a|an)\s+(?:[\w-]+\s+){{0,2}}{_AGE}\s+(?:\w+\s+)?(?:man|woman|boy|girl|male|female|patient|infant|child|neonate|"
         r"gentleman|lady|caucasian|white|black)\b", "old"),
-     _r(r"\bin (?:this|the present) (?:case )?report\b", "report")),
+     _r(rf"\b(?:is|are|was|were)\s+(?:reported|described|presented)\s+in\s+{_NUM}\s+(?:[\w-]+\s+){{0,2}}{_PEOPLE}\b",
+        "reported in", "described in", "presented in"),
+     _r(r"\b(?:a|an|one|this)\s+(?:\w+\s+){0,2}case\s+(?:of|with|in)\b", "case"),
+     _r(r"^(?:One|Two|Three|Four|Five)\s+(?:[\w-]+\s+){0,3}(?:patients|cases|children|"
+        r"infants|siblings|brothers|sisters|families|men|women|males|females|boys|girls)\b", "one", "two", "three", "four",
+        "five", "six", "seven", "eight", "nine"),
+     _r(r"\b(?:a|an)\s+(?:\w+\s+){0,2}(?:man|woman|boy|girl|male|female|patient),?\s+aged\s+\d", "aged")),
 )
 REVIEW_CUE = Cue(
     NARRATIVE_REVIEW,
@@ -180,16 +186,12 @@ COHORT_CUE = Cue(
      _r(r"\b(?:prospective(?:ly)?|retrospective(?:ly)?|longitudinal)\s+(?:\w+\s+){0,2}(?:study|studied|analy[sz]\w+|"
         r"cohort|evaluat\w+|review\w*|collected|followed|enrolled|data)\b", "prospective", "retrospective",
         "longitudinal"),
-     _r(r"\b(?:medical|hospital|clinical) records\b|\bchart review\b", "records", "chart"),
      _r(r"\bhazard ratios?\b|\bpopulation-based\b|\bregistry\b", "hazard", "population-based", "registry")),
 )
 CROSS_CUE = Cue(
     CROSS_SECTIONAL,
-    (_r(r"\bcross[- ]sectional\b|\bsurvey\b|\bprevalence\b", "sectional", "survey", "prevalence"),),
-    (_r(r"\bcross[- ]sectional\b", "sectional"),
-     _r(r"\b(?:a|this|the|our|national|online|web-based|household)\s+(?:\w+\s+){0,2}survey\b", "survey"),
-     _r(r"\bquestionnaires?\s+(?:was|were)\s+(?:\w+\s+)?(?:administered|completed|distributed|sent|mailed|used)\b",
-        "questionnaire")),
+    (_r(r"\bcross[- ]sectional\b", "sectional"),),
+    (_r(r"\bcross[- ]sectional\b", "sectional"),),
 )
 #: the designs in order of precedence
 DESIGN_CUES = (META_CUE, GUIDELINE_CUE, RCT_CUE, TRIAL_CUE, CASE_CUE, REVIEW_CUE, COHORT_CUE, CROSS_CUE)

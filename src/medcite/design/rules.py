@@ -9,8 +9,9 @@ MeSH headings, else from the cues.
 
 A predicted label's confidence is the precision that label reached on the development records of
 ``benchmarks/bench_design.py`` (NLM records with their indexing hidden, split by record; :data:`CONFIDENCE`);
-the held-out records measure it again there. Labelling reads a few regular expressions per article (about 0.1 ms),
-so labels are computed where an article is shown or weighed, never stored at ingest.
+the held-out records measure it again there. Labelling tests a few words and regular expressions per article (a few
+thousand articles a second on one core), so labels are computed where an article is shown or weighed, never stored
+at ingest.
 """
 
 from __future__ import annotations
@@ -43,10 +44,12 @@ from .indexed import indexed_design, indexed_subjects
 if TYPE_CHECKING:
     from ..context import BuildContext
 
-#: precision of each predicted label on the development records (benchmarks/bench_design.py, "dev" split)
+#: each predicted label's precision on the development records (benchmarks/bench_design.py --split dev: MEDLINE-
+#: indexed records with their indexing hidden, Laplace-smoothed, (right + 1) / (predicted + 2)); a label with few
+#: development records (meta-analysis: 5, guideline: none) keeps a cautious figure
 CONFIDENCE: dict[str, float] = {
-    META_ANALYSIS: 0.5, GUIDELINE: 0.3, RCT: 0.6, CLINICAL_TRIAL: 0.5, CASE_REPORT: 0.7, NARRATIVE_REVIEW: 0.4,
-    COHORT: 0.4, CROSS_SECTIONAL: 0.3, OTHER_DESIGN: 0.9, ANIMAL: 0.8, IN_VITRO: 0.6, HUMANS: 0.8,
+    META_ANALYSIS: 0.5, RCT: 0.64, CLINICAL_TRIAL: 0.56, COHORT: 0.57, CROSS_SECTIONAL: 0.25, CASE_REPORT: 0.81,
+    NARRATIVE_REVIEW: 0.26, GUIDELINE: 0.14, OTHER_DESIGN: 0.9, ANIMAL: 0.97, IN_VITRO: 0.42, HUMANS: 0.91,
 }
 #: designs of studies done in people: a human study unless the text says animals or cells
 _CLINICAL = frozenset({RCT, CLINICAL_TRIAL, COHORT, CROSS_SECTIONAL, CASE_REPORT})

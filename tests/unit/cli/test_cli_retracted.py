@@ -80,7 +80,8 @@ def test_ask_marks_retracted_sources(store: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     config = json.loads((tmp_path / "r1" / "config.json").read_text())
     assert config["settings"]["retrieve"]["allow_retracted"] is True
-    assert "PMID 111: [RETRACTED]" in result.output
+    line = next(x for x in result.output.splitlines() if "PMID 111 · " in x)
+    assert "year not recorded: [RETRACTED] Vitamin X cures scurvy" in line
     plain = runner.invoke(cli, ["ask", QUESTION, "--corpus", str(store), "--out", str(tmp_path / "r2")])
     assert plain.exit_code == 0, plain.output
     assert not cites(plain.output, "111") and cites(plain.output, "222")

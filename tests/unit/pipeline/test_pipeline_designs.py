@@ -92,8 +92,8 @@ def test_the_design_filter_keeps_only_those_articles(store: Path) -> None:
 
 
 PAPER = [n for n in preset_names() if provenance.paper(n) is not None]
-OWN_ANSWERING = ["offline", "bm25", "hybrid", "narrow", "wide", "best", "medcite-agentic", "dsgt-ensemble",
-                 "pjs-ensemble"]
+OWN_ANSWERING = ["offline", "bm25", "hybrid", "narrow", "wide", "best", "medcite-agentic", "medcite-agentic-novalidate",
+                 "trained-ce"]
 
 
 @pytest.mark.parametrize("name", PAPER)
