@@ -57,6 +57,7 @@ from medcite.types import (
 )
 
 log = logging.getLogger("bench_design")
+REPO_SRC = common.REPO / "src"
 
 #: the labels the issue sets targets for, and the targets
 TARGETS = (RCT, META_ANALYSIS, CASE_REPORT, NARRATIVE_REVIEW)
@@ -239,6 +240,61 @@ def labelling_speed(articles: Sequence[Article], repeats: int = 3) -> dict[str, 
     return out
 
 
+def ingest_speed(files: Sequence[Path], work: Path, reference_src: Path | None, rounds: int = 2) -> dict[str, Any]:
+    """``medcite ingest`` of ``files`` into a fresh store with this tree and with ``reference_src`` (a checkout of
+    the commit before, e.g. main's ``src``), alternating, ``rounds`` each: the median wall and CPU seconds and the
+    ratio (labels are computed at read time, so this tree's ingest should be the reference's)."""
+    import shutil
+
+    trees = {"this tree": REPO_SRC, **({"reference": reference_src} if reference_src else {})}
+    seconds: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    for _ in range(rounds):
+        for name, src in trees.items():
+            store = work / f"ingest-{name.replace(' ', '-')}"
+            shutil.rmtree(store, ignore_errors=True)
+            run = common.run_measured([sys.executable, "-m", "medcite", "-q", "ingest", *map(str, files),
+                                       "--store", str(store)],
+                                      env={"PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}).check()
+            seconds[name].append((run.wall_s, run.cpu_s))
+            shutil.rmtree(store, ignore_errors=True)
+    out: dict[str, Any] = {name: {"wall_s": round(statistics.median(w for w, _ in v), 2),
+                                  "cpu_s": round(statistics.median(c for _, c in v), 2), "runs": len(v)}
+                           for name, v in seconds.items()}
+    if "reference" in out:
+        out["wall_ratio"] = round(out["this tree"]["wall_s"] / out["reference"]["wall_s"], 3)
+        out["cpu_ratio"] = round(out["this tree"]["cpu_s"] / out["reference"]["cpu_s"], 3)
+    return out
+
+
+def ask_speed(files: Sequence[Path], work: Path, questions: Sequence[str], presets: Sequence[str]) -> dict[str, Any]:
+    """The share of ``medcite ask``'s time spent labelling study designs: each question answered in process over a
+    store of ``files`` (warm: one question first), the pipeline's own ``design_s`` timing (labelling, the tie-break,
+    the caveat) against the rest of its ``total_s``, per preset."""
+    from medcite.config import load_settings
+    from medcite.corpus.ingest import ingest
+    from medcite.corpus.store import DocumentStore
+    from medcite.pipeline import Pipeline
+
+    store = work / "store"
+    if not (store / "store.sqlite").exists():
+        with DocumentStore.create(store) as docs:
+            ingest([str(f) for f in files], docs)
+    out: dict[str, Any] = {}
+    for preset in presets:
+        with Pipeline(load_settings(preset), store) as pipe:
+            pipe.answer(questions[0])
+            design, rest, per = 0.0, 0.0, []
+            for q in questions:
+                t = pipe.answer(q).timings
+                design += t["design_s"]
+                rest += t["total_s"] - t["design_s"]
+                per.append(t["design_s"])
+        out[preset] = {"questions": len(questions), "design_s": round(design, 4), "rest_s": round(rest, 3),
+                       "overhead": round(design / rest, 5) if rest else None,
+                       "design_ms_per_question": common.latency_summary(per)}
+    return out
+
+
 # -- report -------------------------------------------------------------------------------------------------------
 def _f(v: Any) -> str:
     return "–" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
@@ -305,6 +361,16 @@ def markdown(result: dict[str, Any]) -> str:
     speed = result["speed"]
     lines += ["", f"Speed: {speed['labels_per_s']['indexing hidden']:,.0f} articles/s labelled from text, "
               f"{speed['labels_per_s']['as stored']:,.0f}/s as stored (one core, busy machine)."]
+    for preset, a in speed.get("ask", {}).items():
+        lines.append(f"`medcite ask` ({preset}, {a['questions']} BioASQ questions over the NLM files, in process, "
+                     f"warm): labelling, tie-break and caveat took {a['design_s']:.3f} s against {a['rest_s']:.1f} s "
+                     f"for the rest of the answers: **+{100 * a['overhead']:.2f} %** (target <= 5 %).")
+    ing = speed.get("ingest")
+    if ing and "wall_ratio" in ing:
+        lines.append(f"Ingest of the 30,000-record baseline file, this tree against the commit before (median of "
+                     f"{ing['this tree']['runs']} alternating runs): {ing['this tree']['wall_s']} s vs "
+                     f"{ing['reference']['wall_s']} s wall (ratio **{ing['wall_ratio']}**), CPU ratio "
+                     f"{ing['cpu_ratio']}: ingest is unchanged (labels are computed when an article is read).")
     if result.get("notes"):
         lines += ["", *result["notes"]]
     return "\n".join(lines)
@@ -316,6 +382,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--split", choices=["test", "dev"], default="test", help="dev: print the development figures")
     ap.add_argument("--no-full-update", action="store_true", help="only the shared files (no pip fetch)")
     ap.add_argument("--no-model", action="store_true", help="skip the trained-model comparison")
+    ap.add_argument("--reference-src", type=Path, default=None,
+                    help="the src folder of the commit before (e.g. ../main/src): ingest is timed with both")
+    ap.add_argument("--questions", type=int, default=30, help="BioASQ questions asked for the ask-time share")
+    ap.add_argument("--work-dir", type=Path, default=common.REPO / "benchmarks" / "work" / "design")
+    ap.add_argument("--no-speed", action="store_true", help="skip the ingest and ask timings")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     files = record_files(args.data_dir or shared_data_dir(), not args.no_full_update)
@@ -349,15 +420,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("rules.CONFIDENCE (Laplace-smoothed dev precision):", smoothed)
         return 0
     sample = [a for _, a in test if a.abstract][:5000]
+    speed: dict[str, Any] = {"labels_per_s": labelling_speed(sample), "articles": len(sample)}
+    if not args.no_speed:
+        from medcite.io import read_bioasq_questions
+
+        data = args.data_dir or shared_data_dir()
+        bioasq = data / "bioasq" / "bioasq_taskb_golden_7b-11b_dev.json.gz"
+        questions = [q["body"] for q in read_bioasq_questions(bioasq)]
+        args.work_dir.mkdir(parents=True, exist_ok=True)
+        speed["ingest"] = ingest_speed(files[:1], args.work_dir, args.reference_src)
+        speed["ask"] = ask_speed(files, args.work_dir, questions[: args.questions], ("offline", "bm25"))
     result = {"records": len(records), "files": [f.name for f in files], "split": "sha1(pmid) % 10 < 3 held out",
               "label_counts": label_counts(records), "test": results,
-              "dev_rules": evaluate(dev, label_article),
-              "speed": {"labels_per_s": labelling_speed(sample), "articles": len(sample)}}
+              "dev_rules": evaluate(dev, label_article), "speed": speed}
     path = common.write_result("design", result)
     common.update_markdown_section("design", markdown(result))
     print(markdown(result))
     print(f"wrote {path}", file=sys.stderr)
-    _ = statistics  # noqa: F841
     return 0
 
 

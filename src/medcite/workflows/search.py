@@ -96,7 +96,21 @@ def search_index(index_dir: Path | None, *, query: str | None, topics: Path | No
     if topics is not None:
         return Ranking(_search_all(index, _topic_queries(topics, query_from), k), tag)
     hits = index.search(str(query), k)
-    return Ranking({qid: hits}, tag, _titles(index, [h.pmid for h in hits]) if articles else {})
+    shown = _titles(index, [h.pmid for h in hits]) if articles else {}
+    return Ranking({qid: hits}, tag, shown, _designs(shown))
+
+
+def _designs(articles: dict[str, Article]) -> dict[str, StudyDesign]:
+    """The study designs of printed hits, by the default labeller."""
+    from ..config import Settings
+    from ..design.base import label_map
+    from ..pipeline.context import Context
+
+    if not articles:
+        return {}
+    settings = Settings()
+    with Context(settings) as ctx:
+        return label_map(ctx.build("design", settings.design), articles)
 
 
 def _open_index(index_dir: Path | None) -> SparseIndex:
