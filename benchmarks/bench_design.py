@@ -45,6 +45,7 @@ from medcite.paths import shared_data_dir
 from medcite.types import (
     ANIMAL,
     CASE_REPORT,
+    DESIGN_SHORT,
     DESIGNS,
     HUMANS,
     IN_VITRO,
@@ -62,9 +63,7 @@ REPO_SRC = common.REPO / "src"
 #: the labels the issue sets targets for, and the targets
 TARGETS = (RCT, META_ANALYSIS, CASE_REPORT, NARRATIVE_REVIEW)
 MIN_PRECISION, MIN_RECALL = 0.90, 0.80
-SHORT = {META_ANALYSIS: "MA/SR", RCT: "RCT", "clinical trial (other)": "trial", "cohort or case-control": "cohort",
-         "cross-sectional": "cross-sect.", CASE_REPORT: "case", NARRATIVE_REVIEW: "review", "guideline": "guideline",
-         OTHER_DESIGN: "other"}
+SHORT = DESIGN_SHORT
 
 
 # -- records ------------------------------------------------------------------------------------------------------

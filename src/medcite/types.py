@@ -220,6 +220,11 @@ DESIGN_SLUGS = {META_ANALYSIS: "meta-analysis", RCT: "rct", CLINICAL_TRIAL: "cli
                 CROSS_SECTIONAL: "cross-sectional", CASE_REPORT: "case-report", NARRATIVE_REVIEW: "review",
                 GUIDELINE: "guideline", OTHER_DESIGN: "other", ANIMAL: "animal", IN_VITRO: "in-vitro",
                 HUMANS: "humans"}
+#: label -> a few letters for a badge or a table column
+DESIGN_SHORT = {META_ANALYSIS: "MA/SR", RCT: "RCT", CLINICAL_TRIAL: "trial", COHORT: "cohort",
+                CROSS_SECTIONAL: "cross-sect.", CASE_REPORT: "case report", NARRATIVE_REVIEW: "review",
+                GUIDELINE: "guideline", OTHER_DESIGN: "other", ANIMAL: "animal", IN_VITRO: "in vitro",
+                HUMANS: "human"}
 INDEXED, PREDICTED = "indexed", "predicted"
 
 

@@ -147,8 +147,8 @@ CASE_CUE = Cue(
         "reported in", "described in", "presented in"),
      _r(r"\b(?:a|an|one|this)\s+(?:\w+\s+){0,2}case\s+(?:of|with|in)\b", "case"),
      _r(r"^(?:One|Two|Three|Four|Five)\s+(?:[\w-]+\s+){0,3}(?:patients|cases|children|"
-        r"infants|siblings|brothers|sisters|families|men|women|males|females|boys|girls)\b", "one", "two", "three", "four",
-        "five", "six", "seven", "eight", "nine"),
+        r"infants|siblings|brothers|sisters|families|men|women|males|females|boys|girls)\b", "one", "two", "three",
+        "four", "five"),
      _r(r"\b(?:a|an)\s+(?:\w+\s+){0,2}(?:man|woman|boy|girl|male|female|patient),?\s+aged\s+\d", "aged")),
 )
 REVIEW_CUE = Cue(

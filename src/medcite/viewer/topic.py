@@ -6,32 +6,18 @@ from dataclasses import dataclass, field
 
 from ..rundir_read import design_from_json
 from ..types import (
-    ANIMAL,
-    CASE_REPORT,
-    CLINICAL_TRIAL,
-    COHORT,
-    CROSS_SECTIONAL,
+    DESIGN_SHORT,
     DESIGN_SLUGS,
     DESIGNS,
-    GUIDELINE,
     HUMANS,
-    IN_VITRO,
-    META_ANALYSIS,
-    NARRATIVE_REVIEW,
     OTHER_DESIGN,
     PREDICTED,
-    RCT,
     SUBJECTS,
     DesignLabel,
     StudyDesign,
 )
 from .highlight import Part, Segment, Span, parts, segments
 from .loader import Run, as_dict, as_float, as_int, as_list, as_str
-
-#: how a chip names a design in a few letters (the badge of the abstract names it in full)
-_SHORT = {META_ANALYSIS: "MA/SR", RCT: "RCT", CLINICAL_TRIAL: "trial", COHORT: "cohort", CROSS_SECTIONAL: "cross-sect.",
-          CASE_REPORT: "case report", NARRATIVE_REVIEW: "review", GUIDELINE: "guideline", OTHER_DESIGN: "other",
-          ANIMAL: "animal", IN_VITRO: "in vitro"}
 
 
 @dataclass(slots=True)
@@ -52,7 +38,7 @@ def design_view(design: StudyDesign | None) -> DesignView | None:
     labels = [design.design, *design.subjects]
     shown = [s.name for s in design.subjects if s.name != HUMANS]
     names = ([] if design.design.name == OTHER_DESIGN and shown else [design.design.name]) + shown
-    short = " · ".join(_SHORT.get(n, n) for n in names)
+    short = " · ".join(DESIGN_SHORT.get(n, n) for n in names)
     title = "; ".join(_label_title(label) for label in labels)
     return DesignView(design.text, short, DESIGN_SLUGS.get(design.design.name, "other"),
                       [DESIGN_SLUGS[n.name] for n in labels if n.name in DESIGN_SLUGS], design.design.source, title)

@@ -73,3 +73,20 @@ def test_run_prints_every_topics_sources_with_their_design(store: Path, tmp_path
     assert result.exit_code == 0, result.output
     assert "Topic 1: 3 source(s)" in result.output
     assert "PMID 101 · randomised controlled trial · 2019" in result.output
+
+
+def test_a_task_b_submission_with_the_caveat_line_stays_valid(tmp_path: Path) -> None:
+    """The caveat line of medcite's presets is one more response of the BioGen 2025 file, citing nothing; the
+    submission validates (the format allows an uncited sentence, and the 250-word cap holds)."""
+    with DocumentStore.create(tmp_path / "s") as s, s.transaction() as tx:
+        tx.upsert([Article("301", "Drug Y in mice", "Drug Y reversed liver fibrosis in mice.", year=2020,
+                           publication_types=("Journal Article",), mesh=(MeshHeading("Animals"),))], FileStats("x"))
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("7\tDoes drug Y reverse liver fibrosis?\n")
+    result = CliRunner().invoke(cli, ["run", "--topics", str(topics), "--corpus", str(tmp_path / "s"), "--out",
+                                      str(tmp_path / "run"), "--preset", "bm25", "--set", "evidence.backend=abstracts"])
+    assert result.exit_code == 0, result.output
+    assert ": valid" in result.output
+    line = json.loads((tmp_path / "run" / "submission.jsonl").read_text().splitlines()[0])
+    assert line["responses"][-1] == {"text": "Caution: sentence 1 rests only on animal studies.", "citations": []}
+    assert set(line) == {"metadata", "responses"}  # nothing of medcite's own beside the format's keys
