@@ -277,7 +277,7 @@ def ask_speed(files: Sequence[Path], work: Path, questions: Sequence[str], prese
     store = work / "store"
     if not (store / "store.sqlite").exists():
         with DocumentStore.create(store) as docs:
-            ingest([str(f) for f in files], docs)
+            ingest([str(f) for f in files], docs, on_error="skip")
     out: dict[str, Any] = {}
     for preset in presets:
         with Pipeline(load_settings(preset), store) as pipe:

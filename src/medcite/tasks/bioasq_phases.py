@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Self
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..evidence.bioasq_snippets import BioASQSnippets
     from ..pipeline import Pipeline
     from ..qa.base import Answerer
+    from ..types import StudyDesign
     from .bioasq import BioASQReport
 
 log = logging.getLogger(__name__)
@@ -205,12 +206,13 @@ class _Phase:
     def _record(self, writer: RunWriter, q: Question, row: JSONObject, hits: Sequence[Hit],
                 snippets: Sequence[Snippet], answer: QAAnswer | None, generator: str,
                 articles: Iterable[Article] = (),
-                timings: dict[str, float] | None = None) -> None:
+                timings: dict[str, float] | None = None, designs: Mapping[str, StudyDesign] | None = None) -> None:
         writer.append(RECORDS, {"id": q.id, **row})
         writer.write_topic(Topic(q.id, q.body, type=q.type),
                            queries=[{"id": q.id, "text": q.body, "stage": "original"}],
                            rankings={"documents": list(hits)} if hits else {}, evidence=_evidence(snippets),
-                           answer=_answer(q.id, answer, generator), articles=articles, timings=timings or {})
+                           answer=_answer(q.id, answer, generator), articles=articles, timings=timings or {},
+                           designs=designs)
 
 
 class _Retrieving(_Phase):
@@ -261,7 +263,7 @@ class PhaseA(_Retrieving):
             for q in progress([q for q in questions if q.id not in done], desc="phase A", unit="question"):
                 hits, snippets, articles = self._retrieve(pipeline, selector, q)
                 self._record(writer, q, self._retrieval_row(hits, snippets), hits, snippets, None, "bioasq-a",
-                             articles.values())
+                             articles.values(), designs=pipeline.designs.label(articles.values()))
         records = self.records(out)
         results = [self._retrieved(q, records[q.id]) for q in questions]
         submission = self._submit(out, output, lambda path: write_phase_a(path, results))
@@ -289,7 +291,8 @@ class PhaseAPlus(_Retrieving):
                 hits, snippets, articles = self._retrieve(pipeline, selector, q)
                 answer = answerer.answer(q, snippets)
                 self._record(writer, q, {**self._retrieval_row(hits, snippets), **_answer_row(answer)}, hits,
-                             snippets, answer, getattr(answerer, "name", "qa"), articles.values())
+                             snippets, answer, getattr(answerer, "name", "qa"), articles.values(),
+                             designs=pipeline.designs.label(articles.values()))
         records = self.records(out)
         retrieved = [self._retrieved(q, records[q.id]) for q in questions]
         answers = [_answer_of(q.id, records[q.id]) for q in questions]

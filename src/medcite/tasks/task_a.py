@@ -12,7 +12,7 @@ new PMID read by the system). Registered as task ``biogen-a``, settings :class:`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Self
 
@@ -31,6 +31,7 @@ from .validate import Report, write_errlog
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..pipeline.grounding import SentenceGrounding
+    from ..types import StudyDesign
     from .validate import InCorpus
 
 VERIFICATION = "verification.jsonl"
@@ -96,7 +97,7 @@ class TaskA:
                 with trace_to(writer.path / "trace.jsonl"), trace_context(topic_id=item.qa_id):
                     found = grounder.ground([s.text for s in item.sentences], question=item.question,
                                             exclude=[s.existing for s in item.sentences], topic_id=item.qa_id)
-                self._write_item(writer, item, found)
+                self._write_item(writer, item, found, pipeline.designs.label)
             writer.write_summary()
         results = self.results(out)
         submission = out / self.submission_name
@@ -109,7 +110,8 @@ class TaskA:
         return TaskResult(submission, report, len(results))
 
     # -- the run directory -------------------------------------------------------------------------------
-    def _write_item(self, writer: RunWriter, item: GroundingItem, found: list[SentenceGrounding]) -> None:
+    def _write_item(self, writer: RunWriter, item: GroundingItem, found: list[SentenceGrounding],
+                    designs_of: Callable[[Iterable[Article]], Mapping[str, StudyDesign]]) -> None:
         evidence: list[Evidence] = []
         sentences: list[AnswerSentence] = []
         articles: dict[str, Article] = {}
@@ -139,7 +141,7 @@ class TaskA:
             for i, (g, s) in enumerate(zip(found, item.sentences, strict=True))]}
         writer.write_topic(Topic(item.qa_id, item.question), queries=queries, rankings=rankings, evidence=evidence,
                            answer=Answer(item.qa_id, sentences, [], "grounding"), articles=articles.values(),
-                           timings={}, verification=record)
+                           timings={}, verification=record, designs=designs_of(articles.values()))
 
     @staticmethod
     def _records(out: Path) -> dict[str, JSONObject]:

@@ -90,3 +90,18 @@ def test_a_task_b_submission_with_the_caveat_line_stays_valid(tmp_path: Path) ->
     line = json.loads((tmp_path / "run" / "submission.jsonl").read_text().splitlines()[0])
     assert line["responses"][-1] == {"text": "Caution: sentence 1 rests only on animal studies.", "citations": []}
     assert set(line) == {"metadata", "responses"}  # nothing of medcite's own beside the format's keys
+
+
+def test_bioasq_phase_a_records_designs_but_submits_its_format_only(store: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEDCITE_RUNS_DIR", str(tmp_path / "runs"))
+    questions = tmp_path / "q.json"
+    questions.write_text(json.dumps({"questions": [{"id": "q1", "type": "summary", "body": QUESTION,
+                                                    "documents": [], "snippets": []}]}))
+    result = CliRunner().invoke(cli, ["bioasq", "phase-a", "--questions", str(questions), "--corpus", str(store),
+                                      "--preset", "bm25", "--output", str(tmp_path / "a.json")])
+    assert result.exit_code == 0, result.output
+    assert set(json.loads((tmp_path / "a.json").read_text())["questions"][0]) == {"id", "documents", "snippets"}
+    (run,) = (tmp_path / "runs").iterdir()
+    rows = [json.loads(x) for x in (run / "articles.jsonl").read_text().splitlines()]
+    assert rows and all(r["design"]["design"]["label"] for r in rows)
