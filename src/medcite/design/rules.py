@@ -38,7 +38,7 @@ from ..types import (
     StudyDesign,
 )
 from .base import DesignConfig
-from .cues import ANIMAL_CUE, DESIGN_CUES, HUMANS_CUE, IN_VITRO_CUE
+from .cues import ANIMAL_CUE, DESIGN_CUES, HUMANS_CUE, IN_VITRO_CUE, Scan, scan
 from .indexed import indexed_design, indexed_subjects
 
 if TYPE_CHECKING:
@@ -59,29 +59,29 @@ class RulesConfig(DesignConfig):
     backend: Literal["rules"] = "rules"
 
 
-def predict_design(title: str, abstract: str, lowered: tuple[str, str] | None = None) -> DesignLabel:
+def predict_design(title: str, abstract: str, scanned: Scan | None = None) -> DesignLabel:
     """The design the title and abstract name (the first cue that fires, in order of precedence), else ``other``.
-    ``lowered``: both in lower case, when the caller has them."""
-    low = lowered or (title.lower(), abstract.lower())
+    ``scanned``: the needles of the text (:func:`.cues.scan`), when the caller has them."""
+    found_needles = scanned or scan(title, abstract)
     for cue in DESIGN_CUES:
-        found = cue.find(title, abstract, low)
+        found = cue.find(title, abstract, found_needles)
         if found is not None:
             return DesignLabel(cue.label, PREDICTED, CONFIDENCE[cue.label], found)
     return DesignLabel(OTHER_DESIGN, PREDICTED, CONFIDENCE[OTHER_DESIGN])
 
 
 def predict_subjects(title: str, abstract: str, design: str,
-                     lowered: tuple[str, str] | None = None) -> tuple[DesignLabel, ...]:
+                     scanned: Scan | None = None) -> tuple[DesignLabel, ...]:
     """Animal, in-vitro and human labels from the title and abstract; a clinical design with no animal or cell cue
     is a human study."""
-    low = lowered or (title.lower(), abstract.lower())
+    found_needles = scanned or scan(title, abstract)
     out = []
-    animal = ANIMAL_CUE.find(title, abstract, low)
-    cells = IN_VITRO_CUE.find(title, abstract, low)
+    animal = ANIMAL_CUE.find(title, abstract, found_needles)
+    cells = IN_VITRO_CUE.find(title, abstract, found_needles)
     for name, found in ((ANIMAL, animal), (IN_VITRO, cells)):
         if found is not None:
             out.append(DesignLabel(name, PREDICTED, CONFIDENCE[name], found))
-    people = HUMANS_CUE.find(title, abstract, low)
+    people = HUMANS_CUE.find(title, abstract, found_needles)
     if people is None and design in _CLINICAL and animal is None and cells is None:
         people = design
     if people is not None:
@@ -91,11 +91,14 @@ def predict_subjects(title: str, abstract: str, design: str,
 
 def label_article(article: Article) -> StudyDesign:
     """The study design of one article: indexed where PubMed says, predicted from its text where it does not."""
-    low = (article.title.lower(), article.abstract.lower())
-    design = indexed_design(article) or predict_design(article.title, article.abstract, low)
+    design = indexed_design(article)
     subjects = indexed_subjects(article)
+    if design is not None and subjects is not None:
+        return StudyDesign(design, subjects)  # all indexed: the text is not read
+    scanned = scan(article.title, article.abstract)
+    design = design or predict_design(article.title, article.abstract, scanned)
     if subjects is None:
-        subjects = predict_subjects(article.title, article.abstract, design.name, low)
+        subjects = predict_subjects(article.title, article.abstract, design.name, scanned)
     return StudyDesign(design, subjects)
 
 

@@ -45,11 +45,13 @@ def equal_groups(hits: Sequence[Hit], within: float) -> list[list[Hit]]:
 
 
 def prefer_levels(hits: Sequence[Hit], label: Callable[[Sequence[str]], Mapping[str, StudyDesign]],
-                  years: Mapping[str, int | None], within: float) -> list[Hit]:
-    """``hits`` with each run of equally relevant hits ordered by evidence level, then human studies first, then
-    the more recent, then their former order; ranks renumbered, scores kept. ``label`` gives the designs of the
-    PMIDs it is asked for (only hits that share their relevance with another are labelled)."""
-    groups = equal_groups(hits, within)
+                  years: Mapping[str, int | None], within: float, depth: int | None = None) -> list[Hit]:
+    """``hits`` with each run of equally relevant hits among the first ``depth`` (None: all) ordered by evidence
+    level, then human studies first, then the more recent, then their former order; ranks renumbered, scores kept.
+    ``label`` gives the designs of the PMIDs it is asked for (only hits that share their relevance with another
+    are labelled)."""
+    top = list(hits if depth is None else hits[:depth])
+    groups = equal_groups(top, within)
     tied = [h.pmid for g in groups if len(g) > 1 for h in g]
     if not tied:
         return list(hits)
@@ -59,6 +61,7 @@ def prefer_levels(hits: Sequence[Hit], label: Callable[[Sequence[str]], Mapping[
         if len(group) > 1:
             group = sorted(group, key=lambda h: _preference(h, group, designs, years))
         out += group
+    out += hits[len(top):]
     return [Hit(h.pmid, h.score, i, h.branches) for i, h in enumerate(out, start=1)]
 
 

@@ -102,3 +102,16 @@ def test_the_filter_keeps_the_first_k_matching_hits() -> None:
     assert [(h.pmid, h.rank) for h in kept] == [("rct", 1), ("mouse", 2)]
     assert [h.pmid for h in keep_matching(hits, DESIGNS, [RCT], humans=True, k=5)] == ["rct"]
     assert [h.pmid for h in keep_matching(hits, DESIGNS, [], humans=True, k=2)] == ["case", "rct"]
+
+
+def test_only_the_top_of_the_ranking_is_reordered_and_labelled() -> None:
+    hits = [Hit("case", 10.0, 1), Hit("rct", 10.0, 2), Hit("review", 5.0, 3), Hit("ma", 5.0, 4)]
+    asked: list[str] = []
+
+    def spy(pmids: Sequence[str]) -> Mapping[str, StudyDesign]:
+        asked.extend(pmids)
+        return labels(pmids)
+
+    out = prefer_levels(hits, spy, {}, 0.0, depth=2)
+    assert [h.pmid for h in out] == ["rct", "case", "review", "ma"]  # the tie below the depth keeps its order
+    assert sorted(asked) == ["case", "rct"]
