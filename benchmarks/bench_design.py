@@ -182,6 +182,19 @@ def _either_review(pairs: Sequence[tuple[str, str]]) -> float | None:
     return round(sum(p in (NARRATIVE_REVIEW, META_ANALYSIS) for p in reviews) / len(reviews), 3) if reviews else None
 
 
+def text_says(records: Sequence[tuple[str, Article]]) -> dict[str, dict[str, Any]]:
+    """For the held-out indexed records of RCT, meta-analysis and review: the share whose title or abstract names
+    the design at all ("random", "meta-analy"/"systematic", "review"), a ceiling for any reader of the text."""
+    words = {RCT: ("random",), META_ANALYSIS: ("meta-analy", "metaanaly", "systematic"), NARRATIVE_REVIEW: ("review",)}
+    out = {}
+    for label, stems in words.items():
+        texts = [f"{a.title} {a.abstract}".lower() for _, a in records if a.mesh and a.abstract and truth(a) == label]
+        said = sum(any(w in t for w in stems) for t in texts)
+        out[label] = {"records": len(texts), "text_names_it": said,
+                      "share": round(said / len(texts), 3) if texts else None}
+    return out
+
+
 def label_counts(records: Sequence[tuple[str, Article]]) -> dict[str, dict[str, int]]:
     """Records per truth label, by set (indexed / publisher) and abstract (with / without)."""
     out: dict[str, Counter[str]] = {}
@@ -239,7 +252,7 @@ def labelling_speed(articles: Sequence[Article], repeats: int = 3) -> dict[str, 
     return out
 
 
-def ingest_speed(files: Sequence[Path], work: Path, reference_src: Path | None, rounds: int = 2) -> dict[str, Any]:
+def ingest_speed(files: Sequence[Path], work: Path, reference_src: Path | None, rounds: int = 3) -> dict[str, Any]:
     """``medcite ingest`` of ``files`` into a fresh store with this tree and with ``reference_src`` (a checkout of
     the commit before, e.g. main's ``src``), alternating, ``rounds`` each: the median wall and CPU seconds and the
     ratio (labels are computed at read time, so this tree's ingest should be the reference's)."""
@@ -370,9 +383,56 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{ing['this tree']['runs']} alternating runs): {ing['this tree']['wall_s']} s vs "
                      f"{ing['reference']['wall_s']} s wall (ratio **{ing['wall_ratio']}**), CPU ratio "
                      f"{ing['cpu_ratio']}: ingest is unchanged (labels are computed when an article is read).")
-    if result.get("notes"):
-        lines += ["", *result["notes"]]
+    lines += ["", *misses(result)]
     return "\n".join(lines)
+
+
+def misses(result: dict[str, Any]) -> list[str]:
+    """What the misses are, from the measured figures, and what would close them."""
+    ix = result["test"]["rules"]["indexed"]["scores"]
+    says = result.get("text_says", {})
+    counts = result["label_counts"]
+    ma_all = sum(v[META_ANALYSIS] for v in counts.values())
+    out = ["**Why the targets are missed, and what would close them.**", ""]
+    rct = says.get(RCT, {})
+    out.append(
+        f"- *RCT* (recall {_f(ix[RCT]['recall'])}): {sum(v[RCT] for v in counts.values())} RCTs in all, all but "
+        "8 from 1977-79, indexed by NLM from the full text, often years later; only "
+        f"{rct.get('text_names_it', '–')} of the {rct.get('records', '–')} held-out ones say \"random\" anywhere in "
+        f"their title or abstract (a ceiling of {_f(rct.get('share'))} for any reader of the text; the TF-IDF model "
+        "trained on the same records reaches less). Precision suffers from the same era: a 1970s double-blind "
+        "trial that randomised is often typed only \"Clinical Trial\".")
+    ma = says.get(META_ANALYSIS, {})
+    out.append(
+        f"- *Meta-analysis / systematic review* (precision {_f(ix[META_ANALYSIS]['precision'])}, recall "
+        f"{_f(ix[META_ANALYSIS]['recall'])} on {ix[META_ANALYSIS]['support']} held-out indexed records; "
+        f"{_f(result['test']['rules']['publisher']['recall'][META_ANALYSIS])} of the publisher-typed ones): "
+        f"{ma_all} such records exist in these files, too few to measure either figure to within ±0.1 (see the "
+        f"interval); {ma.get('text_names_it', '–')} of the {ma.get('records', '–')} held-out indexed ones name the "
+        "design in their text.")
+    out.append(
+        f"- *Case report* (precision {_f(ix[CASE_REPORT]['precision'])}, recall {_f(ix[CASE_REPORT]['recall'])}; "
+        f"{_f(result['test']['rules']['publisher']['recall'][CASE_REPORT])} on the 2021 publisher-typed ones): "
+        "1970s indexers typed small case series of 10-40 patients \"Case Reports\", and many abstracts of the "
+        "era describe a case without the words that say so (\"The clinical features ... are discussed\"); the "
+        "ablations show the abstract carries most of the signal and the title adds to it.")
+    rev = says.get(NARRATIVE_REVIEW, {})
+    out.append(
+        f"- *Review* (precision {_f(ix[NARRATIVE_REVIEW]['precision'])}, recall "
+        f"{_f(ix[NARRATIVE_REVIEW]['recall'])}; {_f(result['test']['rules']['publisher']['recall'][NARRATIVE_REVIEW])}"
+        f" on the publisher-typed reviews, {_f(result['test']['rules']['publisher']['review_as_either_review'])} "
+        "counting a predicted systematic review as one, since publishers type systematic reviews \"Review\"): "
+        f"only {rev.get('text_names_it', '–')} of {rev.get('records', '–')} held-out indexed reviews say \"review\" "
+        "at all, and many 1970s records that call themselves a review are not typed one (the precision's false "
+        "positives), so both figures measure the era's indexing as much as the rules.")
+    out.append(
+        "- *What would close it*: modern MEDLINE-indexed records to write and check the cues on, and to train a "
+        "small model on (a current annual baseline file holds ~30,000 records indexed with today's publication "
+        "types; the 2021 update file here has 272): the publisher-typed 2021 records already reach the recall "
+        "target for meta-analyses and case reports. The trained TF-IDF model (last ablation row) does not beat the "
+        "rules on these records, so `rules` ships; the labels are used where PubMed's indexing is missing, and "
+        "every predicted label says so with its measured confidence.")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -386,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--questions", type=int, default=30, help="BioASQ questions asked for the ask-time share")
     ap.add_argument("--work-dir", type=Path, default=common.REPO / "benchmarks" / "work" / "design")
     ap.add_argument("--no-speed", action="store_true", help="skip the ingest and ask timings")
+    ap.add_argument("--docs-only", action="store_true",
+                    help="rewrite the docs section from results/design.json (recounting what the text names)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     files = record_files(args.data_dir or shared_data_dir(), not args.no_full_update)
@@ -394,6 +456,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     test = [(f, a) for f, a in records if held_out(a.pmid)]
     log.info("%d records (%d dev, %d held out) from %s", len(records), len(dev), len(test),
              ", ".join(f.name for f in files))
+    if args.docs_only:
+        import json
+
+        saved = json.loads((common.RESULTS_DIR / "design.json").read_text(encoding="utf-8"))
+        saved["text_says"] = text_says(test)
+        kept = {k: v for k, v in saved.items() if k not in ("benchmark", "measured_at", "git_commit", "command",
+                                                            "machine")}
+        common.write_result("design", {**kept, "measured": {k: saved.get(k) for k in ("measured_at", "git_commit",
+                                                                                         "command", "machine")}})
+        common.update_markdown_section("design", markdown(saved))
+        print(markdown(saved))
+        return 0
     target = dev if args.split == "dev" else test
     variants: dict[str, Callable[[Article], StudyDesign]] = {"rules": label_article}
     if args.split == "test":
@@ -430,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         speed["ingest"] = ingest_speed(files[:1], args.work_dir, args.reference_src)
         speed["ask"] = ask_speed(files, args.work_dir, questions[: args.questions], ("offline", "bm25"))
     result = {"records": len(records), "files": [f.name for f in files], "split": "sha1(pmid) % 10 < 3 held out",
-              "label_counts": label_counts(records), "test": results,
+              "label_counts": label_counts(records), "test": results, "text_says": text_says(test),
               "dev_rules": evaluate(dev, label_article), "speed": speed}
     path = common.write_result("design", result)
     common.update_markdown_section("design", markdown(result))

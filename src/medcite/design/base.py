@@ -106,7 +106,7 @@ class DesignConfig(BackendConfig):
         "levels first (meta-analysis, RCT, guideline and other trials, cohort, cross-sectional, case report, review, "
         "other; animal and in-vitro studies last), then human studies, then the more recent.")
     levels_depth: int = Field(
-        20, ge=1, le=10_000, description="prefer_levels: only the first N hits are reordered (evidence selection "
+        10, ge=1, le=10_000, description="prefer_levels: only the first N hits are reordered (evidence selection "
         "reads the top of the ranking; a tie further down would be labelled for nothing).")
     equal_within: float = Field(
         0.01, ge=0, le=1, description="prefer_levels: hits count as equally relevant when their scores differ by at "
