@@ -28,7 +28,8 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
         elif s.kind == "verdict":
             click.secho("     (no citation: no retrieved sentence settles it; the findings follow)", fg="cyan")
         elif s.kind == "caveat":
-            click.secho("     (about the evidence cited above: the study design of each source is below)", fg="cyan")
+            click.secho("     (no citation: it is about the sources cited above; each one's study design is below)",
+                        fg="cyan")
         else:
             click.secho("     []", fg="cyan")
     echo_provenance(result)
