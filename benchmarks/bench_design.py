@@ -418,7 +418,7 @@ def misses(result: dict[str, Any]) -> list[str]:
     out.append(
         f"- *Case report* (precision {_f(ix[CASE_REPORT]['precision'])}, recall {_f(ix[CASE_REPORT]['recall'])}; "
         f"{_f(result['test']['rules']['publisher']['recall'][CASE_REPORT])} on the 2021 publisher-typed ones): "
-        "1970s indexers typed small case series of 10-40 patients \"Case Reports\", and many abstracts of the "
+        "1970s indexers typed case series, some of dozens of patients, \"Case Reports\", and many abstracts of the "
         "era describe a case without the words that say so (\"The clinical features ... are discussed\"); the "
         "ablations show the abstract carries most of the signal and the title adds to it.")
     rev = says.get(NARRATIVE_REVIEW, {})
