@@ -388,6 +388,19 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{ing['cpu_ratio']}. The ingest code is the same in both trees (labels are computed when an "
                      "article is read; nothing under `corpus/` changed), so the ratio is the shared machine's noise "
                      "(three runs of this benchmark gave wall ratios from 0.75 to 1.28).")
+    ablation = common.RESULTS_DIR / "design_offline_ablation.json"
+    if ablation.exists():
+        import json
+
+        ab = json.loads(ablation.read_text(encoding="utf-8"))
+        on, off = ab["on"], ab["off"]
+        lines += ["", f"Evidence weighing in the `offline` preset (`bench_offline_answer.py --n 150` as an ablation, "
+                  f"`results/design_offline_ablation.json`: {on['questions']} held-out BioASQ questions): with the "
+                  f"tie-break and caveat as shipped, ROUGE-2 F1 **{on['rouge2_f1']}** against {off['rouge2_f1']} "
+                  f"without them, cited PMIDs that are gold documents {on['cited_gold_share']} against "
+                  f"{off['cited_gold_share']}; verdicts stated {on['verdict_stated']} / right "
+                  f"{on['verdict_right_of_stated']} and abstentions ({on['false_abstention']} false, "
+                  f"{on['abstain_invented']} on invented entities) unchanged."]
     lines += ["", *misses(result)]
     return "\n".join(lines)
 
