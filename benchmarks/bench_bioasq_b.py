@@ -98,7 +98,7 @@ def main() -> None:
 
     pq: dict[str, Any] = {}
     if args.pubmedqa.is_file():
-        from medcite.reader.infer import yes_probability
+        from medcite.reader.verdict import yes_probability
         from medcite.train.reader_data import DataOptions, build_data
 
         labels = ("yes", "no", "maybe")

@@ -9,8 +9,11 @@ Each model is built by the same code path a user's `medcite models build NAME` t
 folder, from the shared evaluation data (../shared/data, or $MEDCITE_DATA_DIR); then its files replace the
 shipped copy. Its training.json keeps the command (data paths relative to the repository) and the held-back
 measures; docs/MODELS.md lists them. A model whose held-back figure is not above its trivial baseline in the
-same run (:func:`below_baseline`) is refused, never shipped. Run it whenever a shipped model's feature code changes (its
-FEATURE_VERSION is bumped): tests/unit/test_shipped_models.py fails until then.
+same run (:func:`below_baseline`), or is below the figure of the shipped model it replaces (:func:`below_replaced`,
+per head: each figure both reports hold), is refused, never shipped (unless accepted by name with --accept, which
+training.json and docs/MODELS.md then say). The figures of the model it replaced are kept in its training.json
+(``replaces``). Run it whenever a shipped model's feature code changes (its FEATURE_VERSION is bumped):
+tests/unit/test_shipped_models.py fails until then.
 """
 
 from __future__ import annotations
@@ -71,14 +74,19 @@ def main() -> int:
                 report["command"] = command_of(name, BuildData({k: Path("../shared/data") / DATA[k][0]
                                                                 for k in files}), None)
             accepted = dict(a.split("=", 1) for a in args.accept)
-            worse = [w for w in below_baseline(CATALOGUE[name].kind, report)
-                     if not any(w.startswith(f + " ") for f in accepted)]
+            kind = CATALOGUE[name].kind
+            old_path = target / "training.json"
+            old = json.loads(old_path.read_text(encoding="utf-8")) if old_path.is_file() else None
+            if old is not None:  # the figures of the model this one replaces, as its own training.json holds them
+                report["replaces"] = {"figures": figures(kind, old), "trained": old.get("finished_at"),
+                                      "command": old.get("command")}
+            found = below_baseline(kind, report) + below_replaced(kind, report)
+            worse = [w for w in found if not any(w.startswith(f + " ") for f in accepted)]
             if worse:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise SystemExit(f"refusing to ship {name}: held back, " + "; ".join(worse))
-            report["accepted_shortfalls"] = [
-                {"figure": w, "why": why} for w in below_baseline(CATALOGUE[name].kind, report)
-                for f, why in accepted.items() if w.startswith(f + " ")]
+            report["accepted_shortfalls"] = [{"figure": w, "why": why} for w in found
+                                             for f, why in accepted.items() if w.startswith(f + " ")]
             write_json(report_path, report)
             for path in staging.iterdir():
                 path.chmod(0o644)  # the atomic writer's temporary files are private; package data is readable
@@ -88,6 +96,38 @@ def main() -> int:
             print(f"shipped {name}: {size / 1e6:.2f} MB at {target}", file=sys.stderr)
     write_docs()
     return 0
+
+
+def figures(kind: str, report: dict) -> dict[str, float]:
+    """The held-back figures of a model's training.json, by name (higher is better), one or more per head."""
+    m, out = report.get("metrics") or {}, {}
+    if kind == "reader":
+        if "stance" in m:
+            out["stance macro-F1"] = m["stance"]["macro_f1"]
+        for name, r in (m.get("stance_sets") or {}).items():
+            out[f"stance macro-F1 on {name}"] = r["macro_f1"]
+        yn = m.get("yesno") or {}
+        if "bioasq" in yn:
+            out["BioASQ yes/no macro-F1"] = yn["bioasq"]["macro_f1"]
+        if "pubmedqa" in yn:
+            out["PubMedQA accuracy"] = yn["pubmedqa"]["accuracy_yes_no"]
+            if yn["pubmedqa"].get("auc_yes_vs_no") is not None:
+                out["PubMedQA AUC"] = yn["pubmedqa"]["auc_yes_vs_no"]
+        if "span" in m:
+            out["factoid MRR"] = m["span"]["factoid_mrr"]
+            out["list F1"] = m["span"]["list_f1"]
+        if "relevance" in m:
+            out["snippet relevance AUC"] = m["relevance"]["auc"]
+    return out
+
+
+def below_replaced(kind: str, report: dict) -> list[str]:
+    """The figures of a new model's training.json below those of the shipped model it replaces (``replaces``,
+    recorded by :func:`main`): per head, each figure both hold."""
+    old = (report.get("replaces") or {}).get("figures") or {}
+    new = figures(kind, report)
+    return [f"{name} {new[name]:.4f} is below the {old[name]:.4f} of the model it replaces"
+            for name in new if name in old and new[name] < old[name]]
 
 
 def below_baseline(kind: str, report: dict) -> list[str]:
@@ -102,13 +142,18 @@ def below_baseline(kind: str, report: dict) -> list[str]:
     if kind == "reader":
         if "stance" in m:
             check("stance macro-F1", m["stance"]["macro_f1"], m["stance"]["majority_baseline"]["macro_f1"])
+        for name, r in (m.get("stance_sets") or {}).items():
+            check(f"stance macro-F1 on {name}", r["macro_f1"], r["majority_baseline"]["macro_f1"])
         if "yesno" in m:
             b = m["yesno"]["bioasq"]
             check("BioASQ yes/no macro-F1", b["macro_f1"], b["always_yes"]["macro_f1"])
             if "pubmedqa" in m["yesno"]:
                 p = m["yesno"]["pubmedqa"]
-                # every item answered yes or no ("maybe" items count as wrong), against always the majority label
-                check("PubMedQA accuracy", p["accuracy_yes_no"], p["majority_accuracy"])
+                # every item answered yes or no ("maybe" items count as wrong), against always yes (the prior an
+                # unsure reader falls back to); a reader whose answers equal always-yes is not below it
+                base = p.get("always_yes_accuracy", p["majority_accuracy"])
+                if p["accuracy_yes_no"] < base:
+                    worse.append(f"PubMedQA accuracy {p['accuracy_yes_no']:.4f} is below always yes {base:.4f}")
         if "span" in m:  # the answer spans against naming the most frequent entity of the snippets
             sp, base = m["span"], m["span"]["baseline_entity_frequency"]
             check("factoid MRR", sp["factoid_mrr"], base["factoid_mrr"])
@@ -131,16 +176,22 @@ def measure(kind: str, report: dict) -> str:
         s, b = m["stance"], m["yesno"]["bioasq"]
         p, sp, r = m["yesno"].get("pubmedqa"), m["span"], m["relevance"]
         text = (f"stance macro-F1 {s['macro_f1']:.4f} on {s['claims']} held-back HealthVer claims (majority "
-                f"{s['majority_baseline']['macro_f1']:.4f}); BioASQ yes/no macro-F1 {b['macro_f1']:.4f} on "
-                f"{b['questions']} questions, gold snippets (always yes {b['always_yes']['macro_f1']:.4f})")
+                f"{s['majority_baseline']['macro_f1']:.4f})")
+        for name, v in (m.get("stance_sets") or {}).items():
+            text += f", {v['macro_f1']:.4f} on {name} ({v['majority_baseline']['macro_f1']:.4f})"
+        text += (f"; BioASQ yes/no macro-F1 {b['macro_f1']:.4f}, no recall {b.get('no_recall', 0):.4f} on "
+                 f"{b['questions']} questions, gold snippets (always yes {b['always_yes']['macro_f1']:.4f})")
         if p:
-            text += (f"; PubMedQA accuracy {p['accuracy_yes_no']:.4f} answering yes/no, {p['accuracy_three_way']:.4f} "
-                     f"yes/no/maybe, on {p['items']} held-back items (always {p['majority_class']} "
-                     f"{p['majority_accuracy']:.4f})")
+            text += (f"; PubMedQA accuracy {p['accuracy_yes_no']:.4f} answering yes/no (always yes "
+                     f"{p.get('always_yes_accuracy', p['majority_accuracy']):.4f}), AUC of P(yes) "
+                     f"{p.get('auc_yes_vs_no') or 0:.4f}, on {p['items']} held-back items")
         e = sp["baseline_entity_frequency"]
         text += (f"; factoid MRR {sp['factoid_mrr']:.4f}, list F1 {sp['list_f1']:.4f} (entity frequency "
                  f"{e['factoid_mrr']:.4f}, {e['list_f1']:.4f}); snippet relevance AUC {r['auc']:.4f} (word "
                  f"overlap {r['baseline_word_overlap']['auc']:.4f})")
+        old = (report.get("replaces") or {}).get("figures")
+        if old:
+            text += "; the reader it replaced: " + ", ".join(f"{k} {v:.4f}" for k, v in old.items())
         return text
     if kind == "stance":
         return (f"macro-F1 {m['held_back']['macro_f1']:.4f} on {report['claims']['held_back']} held-back claims "

@@ -39,7 +39,12 @@ DATA: dict[str, tuple[str, str]] = {
     "bioasq": ("bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz", "BIOASQ.json.gz"),
     "pubmedqa": ("pubmedqa/pqal_dev.json", "ori_pqal.json"),
     "healthver": ("healthver/healthver_dev.csv", "healthver.csv"),
+    # training only: more BioASQ questions (12B) and the other stance sets (a folder; see train/stance_sets.py)
+    "bioasq_extra": ("bioasq/bioasq_taskb_golden_12b.json.gz", "BIOASQ12B.json.gz"),
+    "stance_sets": ("stance", "STANCE_FOLDER"),
 }
+#: data kinds a build reads when they are given, and does without otherwise
+OPTIONAL_DATA = ("pubmedqa", "bioasq_extra", "stance_sets")
 
 TRAINED_HERE, SHIPPED, MISSING = "trained here", "shipped", "missing"
 
@@ -59,13 +64,15 @@ class TrainedModel:
     shipped: bool = False
     corpus: bool = False  # its build can train over the user's store (--corpus)
     description: str = ""
+    bases: tuple[str, ...] = ()  # packaged base models its build installs first (medcite.bases)
 
 
 CATALOGUE: dict[str, TrainedModel] = {m.name: m for m in (
-    TrainedModel("medcite-reader", "reader", 45, ("reader.json", "reader.safetensors"),
-                 ("bioasq", "pubmedqa", "healthver"), shipped=True,
-                 description="the reader: the packaged MiniLM fine-tuned end to end on (question or claim, "
-                             "passage) pairs, heads for relevance, yes/no, stance and answer spans; int8"),
+    TrainedModel("medcite-reader", "reader", 240, ("reader.json", "reader.safetensors"),
+                 ("bioasq", "pubmedqa", "healthver", "bioasq_extra", "stance_sets"), shipped=True, bases=("mpnet",),
+                 description="the readers: all-mpnet-base-v2 (from PyPI) with the layers above a frozen bottom "
+                             "trained per job (qa: relevance and answer spans; verdict: the sentence reader's "
+                             "yes/no; stance), low-rank adapters and heads"),
     # the frozen-feature heads the reader replaced: kept as baselines to build and measure, no longer shipped
     # (their held-back figures were at or below trivial baselines: docs/MODELS.md)
     TrainedModel("medcite-stance-healthver", "stance", 8, ("stance_head.json",), ("healthver",),
@@ -104,7 +111,7 @@ def data_path(kind: str) -> str:
     """The shared data file a build of ``kind`` data reads in this checkout, or its placeholder."""
     rel, placeholder = DATA[kind]
     path = shared_data_dir() / rel
-    return str(path) if path.is_file() else placeholder
+    return str(path) if path.exists() else placeholder
 
 
 def make_command(name: str, train_command: str | None = None) -> str:
@@ -114,7 +121,7 @@ def make_command(name: str, train_command: str | None = None) -> str:
     spec = CATALOGUE.get(name)
     if spec is None:
         return f"{train_command or 'medcite train ...'} --out {models_dir() / name}"
-    return " ".join(["medcite models build", name, *(f"--{d} {data_path(d)}" for d in spec.data)])
+    return " ".join(["medcite models build", name, *(f"--{d.replace('_', '-')} {data_path(d)}" for d in spec.data)])
 
 
 def strip_prefix(name: str) -> str:

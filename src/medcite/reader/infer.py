@@ -35,17 +35,6 @@ def encode_pairs(tokenizer: Any, first: Sequence[str], second: Sequence[str] | N
                      padding=True, return_tensors="pt", return_offsets_mapping=offsets)
 
 
-def yes_probability(probs: np.ndarray) -> float:
-    """A question's P(yes) from its passages' (P(yes), P(no), P(maybe)): the mean of P(yes) / (P(yes) + P(no))
-    weighted by how much each passage settles the question (1 - P(maybe)); 0.5 without passages."""
-    p = np.asarray(probs, dtype=np.float64).reshape(-1, 3)
-    if not len(p):
-        return 0.5
-    ratio = p[:, 0] / np.clip(p[:, 0] + p[:, 1], 1e-9, None)
-    weight = np.clip(1.0 - p[:, 2], 1e-6, None)
-    return float((ratio * weight).sum() / weight.sum())
-
-
 class Reader:
     """A loaded reader: ``probabilities(head, firsts, seconds)``, ``relevance(question, passages)``,
     ``span_logits(question, passages)``."""
@@ -92,10 +81,7 @@ class Reader:
                 f = [firsts[i] for i in idx]
                 s = [seconds[i] for i in idx]
                 pair = self._to(self._encode(f, s, length))
-                single = None
-                if head in self.spec.siamese:
-                    single = (self._to(self._encode(f, None, length)), self._to(self._encode(s, None, length)))
-                out[idx] = self.net(pair, head, single).float().cpu().numpy()
+                out[idx] = self.net(pair, head).float().cpu().numpy()
         return out
 
     def probabilities(self, head: str, firsts: Sequence[str], seconds: Sequence[str]) -> np.ndarray:
@@ -179,19 +165,42 @@ def reader_placement(folder: str | Path, device: str = "auto", dtype: str = "aut
                  batch_defaults=(32, 64), cpu_only=INT8 if quantize else "")
 
 
+#: readers loaded in this process, by folder, weights and placement: a 110M-parameter base is loaded once however
+#: many stages (the offline answer, BioASQ Phase B, the stance check) or pipelines read with it
+_LOADED: dict[tuple[str, str, int, str, str, str, int], Reader] = {}
+_LOADED_LOCK = threading.Lock()
+_KEEP = 4
+
+
 def load_reader(folder: str | Path, *, device: str = "auto", dtype: str = "auto", quantize: bool | None = None,
                 batch_size: int | None = None, placement: Placement | None = None, setting: str = "qa") -> Reader:
     """The reader in ``folder``, on the device its settings resolve to (``placement``, when already resolved);
-    on a CPU its linear layers are quantised to int8 for speed (``quantize``: None = on a CPU only)."""
+    on a CPU its linear layers are quantised to int8 for speed (``quantize``: None = on a CPU only). A reader
+    already loaded in this process with the same weights and placement is shared (the last few are kept)."""
     from ..registry import require
 
     placed = placement or reader_placement(folder, device, dtype, quantize=quantize, batch_size=batch_size,
                                            setting=setting)
-    transformers = require("transformers", "qa", "the reader's tokenizer")
-    net, spec = load_net(folder)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(base_dir(spec.base), local_files_only=True)
-    if placed.note == INT8:
-        net = quantize_int8(net)
-    placed.to(net)
-    return Reader(net, tokenizer, spec, device=placed.device, batch_size=int(placed.batch_size or 32),
-                  folder=Path(folder))
+    weights = Path(folder) / "reader.safetensors"
+    try:
+        st = weights.stat()
+        key = (str(Path(folder).resolve()), str(st.st_size), st.st_mtime_ns, placed.device, str(placed.dtype),
+               placed.note, int(placed.batch_size or 32))
+    except OSError:
+        key = None  # load_net says what is wrong
+    with _LOADED_LOCK:
+        if key is not None and key in _LOADED:
+            return _LOADED[key]
+        transformers = require("transformers", "qa", "the reader's tokenizer")
+        net, spec = load_net(folder)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(base_dir(spec.base), local_files_only=True)
+        if placed.note == INT8:
+            net = quantize_int8(net)
+        placed.to(net)
+        reader = Reader(net, tokenizer, spec, device=placed.device, batch_size=int(placed.batch_size or 32),
+                        folder=Path(folder))
+        if key is not None:
+            while len(_LOADED) >= _KEEP:
+                _LOADED.pop(next(iter(_LOADED)))
+            _LOADED[key] = reader
+        return reader

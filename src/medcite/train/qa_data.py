@@ -108,6 +108,7 @@ class PubMedQAItem:
     contexts: tuple[str, ...]
     label: str
     long_answer: str = ""
+    sections: tuple[str, ...] = ()  # each context's section label (BACKGROUND, METHODS, RESULTS, ...)
 
 
 def read_pubmedqa(path: str | Path) -> list[PubMedQAItem]:
@@ -120,7 +121,8 @@ def read_pubmedqa(path: str | Path) -> list[PubMedQAItem]:
     if not isinstance(data, dict):
         raise InputError("expected a JSON object keyed by PMID", path=str(path))
     out = [PubMedQAItem(str(k), str(v["QUESTION"]).strip(), tuple(str(c) for c in v.get("CONTEXTS") or ()),
-                        str(v["final_decision"]).strip().lower(), str(v.get("LONG_ANSWER") or ""))
+                        str(v["final_decision"]).strip().lower(), str(v.get("LONG_ANSWER") or ""),
+                        tuple(str(c).upper() for c in v.get("LABELS") or ()))
            for k, v in data.items() if isinstance(v, dict) and v.get("final_decision") in ("yes", "no", "maybe")]
     return sorted(out, key=lambda i: i.pmid)
 

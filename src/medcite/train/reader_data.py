@@ -12,17 +12,26 @@ Splits (never by row):
   ``pubmedqa_valid`` validate.
 - **HealthVer**: distinct claims sorted and shuffled (seed); the first ``healthver_test`` claims (all their rows)
   are held back, the next ``healthver_valid`` validate.
+- **More BioASQ files** (``bioasq_extra``, e.g. the 12B golden batches): training only; a question that nearly
+  repeats a held-back question of the main file is dropped.
+- **More stance sets** (Check-COVID, Citation-Integrity, COVID-Fact: :mod:`medcite.train.stance_sets`), each split
+  by claim into its own train / valid / test sides and measured per set.
 
 Examples per head:
 
 - ``relevance``: (question, gold snippet) -> 1; (question, hard negative) -> 0, hard negatives being the BM25
   top snippets (``bm25s``) of every other question's gold snippets whose article is gold for no question of the
   question's duplicate group;
-- ``yesno``: (yes/no question, each distinct gold snippet) -> its answer; PubMedQA (question, each abstract
-  section) and (question, conclusion) -> yes / no / maybe; a yes/no question with hard-negative snippets of
-  other questions -> maybe (a passage about something else does not settle it);
+- ``yesno`` (the sentence reader): (yes/no question, each distinct gold snippet) -> its answer; PubMedQA
+  (question, conclusion) -> yes / no / maybe, (question, each results section) -> the item's answer and
+  (question, each background, objective or methods section) -> maybe, both with weight ``context_weight``; a
+  yes/no question with hard-negative snippets of other questions -> maybe (a passage about something else does
+  not settle it); on the training side, with ``counterfactuals``, each snippet and conclusion that says yes or
+  no also as its counterfactuals (:mod:`medcite.train.counterfactual`: predicate swapped for its opposite in
+  the sentence or in the question, negation added or removed) with the answer flipped;
 - ``stance``: HealthVer (claim, evidence) -> supports / contradicts / neutral, and with ``negations`` each
-  training claim negated with the label flipped (:func:`medcite.train.stance_data.negated`);
+  training claim negated with the label flipped (:func:`medcite.train.stance_data.negated`); the other stance
+  sets' pairs, each with its own weight (COVID-Fact's machine-written counter-claims count less);
 - ``span``: factoid and list questions, (question, each distinct gold snippet) with the character spans where a
   synonym of a gold answer occurs (case-insensitive, on word boundaries); snippets that name none are kept as
   examples without an answer (as many as with one, at most).
@@ -60,6 +69,7 @@ class Example:
     spans: tuple[tuple[int, int], ...] = ()  # answer character spans in ``second`` (span head)
     group: str = ""  # the question or claim it belongs to
     source: str = ""
+    weight: float = 1.0  # its weight in the training loss
 
 
 @dataclass
@@ -78,6 +88,11 @@ class DataOptions:
     yesno_offtopic: int = 2
     negations: bool = True
     max_snippets: int = 12
+    counterfactuals: bool = True
+    context_weight: float = 0.5
+    stance_sets: tuple[str, ...] = ("check_covid", "citation_integrity", "covidfact")
+    covidfact_counter: int = 1
+    covidfact_weight: float = 0.5
     slice: int | None = None  # at most this many questions, items or claims per side (a quick rebuild)
 
     def as_dict(self) -> dict[str, object]:
@@ -94,6 +109,7 @@ class Side:
     bioasq: list[QAQuestion] = field(default_factory=list)
     pubmedqa: list[PubMedQAItem] = field(default_factory=list)
     healthver: list[StancePair] = field(default_factory=list)
+    stance_sets: dict[str, list[StancePair]] = field(default_factory=dict)  # the other stance sets, per set
 
     def add(self, examples: Iterable[Example]) -> None:
         for e in examples:
@@ -102,7 +118,8 @@ class Side:
     def counts(self) -> dict[str, object]:
         return {"examples": {h: len(v) for h, v in sorted(self.examples.items())},
                 "bioasq_questions": len(self.bioasq), "pubmedqa_items": len(self.pubmedqa),
-                "healthver_claims": len({p.claim for p in self.healthver}), "healthver_pairs": len(self.healthver)}
+                "healthver_claims": len({p.claim for p in self.healthver}), "healthver_pairs": len(self.healthver),
+                **{f"{k}_pairs": len(v) for k, v in sorted(self.stance_sets.items())}}
 
 
 @dataclass
@@ -166,6 +183,21 @@ class SnippetPool:
         return rng.sample(pool, min(k, len(pool)))
 
 
+def with_counterfactuals(examples: Sequence[Example]) -> list[Example]:
+    """``examples`` (yesno) and the counterfactuals of those that say yes or no (same group and weight)."""
+    from .counterfactual import counterfactuals
+
+    out = list(examples)
+    for e in examples:
+        if not isinstance(e.label, float) or int(e.label) == YESNO["maybe"]:
+            continue
+        # a rule-made negation is noisier than a swapped predicate: it counts half
+        out += [Example("yesno", c.question, c.sentence, float(c.label), group=e.group,
+                        source=f"{e.source}+{c.kind}", weight=e.weight * (0.5 if c.kind == "negation" else 1.0))
+                for c in counterfactuals(e.first, e.second, int(e.label))]
+    return out
+
+
 def bioasq_examples(questions: Sequence[QAQuestion], pool: SnippetPool, gold_of: dict[str, frozenset[str]],
                     opts: DataOptions, rng: random.Random) -> list[Example]:
     """Examples of every head from BioASQ questions (see the module doc)."""
@@ -199,13 +231,25 @@ def bioasq_examples(questions: Sequence[QAQuestion], pool: SnippetPool, gold_of:
     return out
 
 
-def pubmedqa_examples(items: Sequence[PubMedQAItem]) -> list[Example]:
+#: PubMedQA section labels that state no finding: what such a section says does not settle the question
+SILENT_SECTIONS = ("BACKGROUND", "INTRODUCTION", "CONTEXT", "OBJECTIVE", "AIM", "PURPOSE", "METHOD", "DESIGN",
+                   "SETTING", "PATIENT", "PARTICIPANT", "MATERIAL", "SUBJECT", "INTERVENTION", "MAIN OUTCOME")
+
+
+def pubmedqa_examples(items: Sequence[PubMedQAItem], context_weight: float = 0.5) -> list[Example]:
+    """The conclusion says the item's answer; results sections say it less plainly (``context_weight``); the
+    background, objective and methods sections say nothing about it (maybe, ``context_weight``). Items without
+    section labels read every context as a results section."""
     out = []
     for it in items:
-        for c in it.contexts:
-            if clean(c):
-                out.append(Example("yesno", it.question, clean(c), float(YESNO[it.label]), group=it.pmid,
-                                   source="pubmedqa-context"))
+        labels = it.sections if len(it.sections) == len(it.contexts) else ("",) * len(it.contexts)
+        for c, section in zip(it.contexts, labels, strict=True):
+            if not clean(c):
+                continue
+            silent = any(section.startswith(s) for s in SILENT_SECTIONS)
+            out.append(Example("yesno", it.question, clean(c), float(YESNO["maybe" if silent else it.label]),
+                               group=it.pmid, source="pubmedqa-" + ("background" if silent else "context"),
+                               weight=context_weight))
         if clean(it.long_answer):
             out.append(Example("yesno", it.question, clean(it.long_answer), float(YESNO[it.label]), group=it.pmid,
                                source="pubmedqa-conclusion"))
@@ -213,8 +257,8 @@ def pubmedqa_examples(items: Sequence[PubMedQAItem]) -> list[Example]:
 
 
 def stance_examples(pairs: Sequence[StancePair]) -> list[Example]:
-    return [Example("stance", p.claim, clean(p.evidence), float(p.label), group=p.claim, source=p.source)
-            for p in pairs]
+    return [Example("stance", p.claim, clean(p.evidence), float(p.label), group=p.claim, source=p.source,
+                    weight=p.weight) for p in pairs]
 
 
 def _slice(questions: Sequence[QAQuestion], n: int) -> list[QAQuestion]:
@@ -266,15 +310,39 @@ def held_back_sizes(total: int, test: int, valid: int, test_share: float, valid_
     return n_test, n_valid
 
 
+def _extra_bioasq(paths: Sequence[Path], main: Path, held: frozenset[str]) -> tuple[list[QAQuestion], dict[str, int]]:
+    """Questions of the extra BioASQ files (training only), without those that repeat or nearly repeat a
+    held-back question of the main file."""
+    main_plain = read_bioasq(main)
+    extra: list[QAQuestion] = []
+    plain = []
+    for path in paths:
+        extra += read_qa(path)
+        plain += read_bioasq(path)
+    known = {q.id for q in main_plain} | {" ".join(q.body.lower().split()) for q in main_plain}
+    groups = duplicate_groups(main_plain + plain)
+    held_groups = {groups.group(q) for q in held if q in groups.group_of}
+    drop = {q.id for q in plain if groups.group(q.id) in held_groups}
+    kept = [q for q in extra
+            if q.id not in drop and q.id not in known and " ".join(q.body.lower().split()) not in known]
+    return kept, {"questions": len(extra), "near_duplicates_of_held_back": len(drop), "kept": len(kept)}
+
+
 def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver: str | Path | None,
-               opts: DataOptions | None = None) -> ReaderData:
-    """The reader's examples from whichever of the three files are given (see the module doc)."""
+               opts: DataOptions | None = None, *, bioasq_extra: Sequence[str | Path] = (),
+               stance_dir: str | Path | None = None) -> ReaderData:
+    """The reader's examples from whichever files are given (see the module doc)."""
     opts = opts or DataOptions()
     rng = random.Random(opts.seed)
     train, valid, test = Side(), Side(), Side()
     report: dict[str, object] = {"options": opts.as_dict()}
     if bioasq is not None:
         b_train, b_valid, b_test, gold_of, counts = _split_bioasq(Path(bioasq), opts)
+        if bioasq_extra:
+            extra, extra_counts = _extra_bioasq([Path(p) for p in bioasq_extra], Path(bioasq),
+                                                frozenset(q.id for q in b_test))
+            b_train = b_train + extra
+            counts["extra"] = extra_counts | {"files": [str(p) for p in bioasq_extra]}
         if opts.slice:
             b_train, b_valid, b_test = (_slice(qs, opts.slice) for qs in (b_train, b_valid, b_test))
         pool = SnippetPool(b_train + b_valid + b_test)
@@ -295,9 +363,15 @@ def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver
             test.pubmedqa, valid.pubmedqa, train.pubmedqa = (x[: opts.slice] for x in
                                                              (test.pubmedqa, valid.pubmedqa, train.pubmedqa))
         for side in (train, valid, test):
-            side.add(pubmedqa_examples(side.pubmedqa))
+            side.add(pubmedqa_examples(side.pubmedqa, opts.context_weight))
         report["pubmedqa"] = {"items": len(order), "held_back": n_test, "valid": n_valid,
                               "train": len(train.pubmedqa)}
+    if opts.counterfactuals and train.examples.get("yesno"):
+        plain = [e for e in train.examples["yesno"] if e.source in ("bioasq", "pubmedqa-conclusion")]
+        made = with_counterfactuals(plain)[len(plain):]
+        train.add(made)
+        report["counterfactuals"] = {k: sum(e.source.endswith(k) for e in made)
+                                     for k in ("sentence-swap", "question-swap", "negation")}
     if healthver is not None:
         pairs = read_stance_csv(healthver)
         claims = sorted({p.claim for p in pairs})
@@ -318,5 +392,17 @@ def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver
         test.add(stance_examples(test.healthver))
         report["healthver"] = {"claims": len(claims), "held_back_claims": n_test, "valid_claims": n_valid,
                                "train_claims": len(claims) - n_test - n_valid}
+    if stance_dir is not None and opts.stance_sets:
+        from .stance_sets import read_sets
+
+        sets = read_sets(stance_dir, tuple(opts.stance_sets), opts.seed, opts.covidfact_counter, opts.covidfact_weight)
+        for name, split in sets.items():
+            for side, rows in ((train, split.train), (valid, split.valid), (test, split.test)):
+                if opts.slice:
+                    keep = set(sorted({p.claim for p in rows})[: opts.slice])
+                    rows = [p for p in rows if p.claim in keep]
+                side.stance_sets[name] = rows
+                side.add(stance_examples(rows))
+        report["stance_sets"] = {name: split.counts() for name, split in sets.items()}
     report["sides"] = {"train": train.counts(), "valid": valid.counts(), "test": test.counts()}
     return ReaderData(train, valid, test, report)

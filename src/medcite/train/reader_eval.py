@@ -3,7 +3,7 @@
 - **stance**: macro-F1, per-class F1, accuracy and confusion matrix over HealthVer pairs; baseline: the training
   side's majority class.
 - **yes/no**: BioASQ questions answered from their gold snippets (the question's P(yes) is
-  :func:`medcite.reader.infer.yes_probability` of its snippets, "yes" from the validation threshold on),
+  :func:`medcite.reader.verdict.yes_probability` of its snippets, "yes" from the validation threshold on),
   macro-F1 and accuracy by BioASQ's definition; baseline always "yes". PubMedQA items answered from their own
   abstract sections: accuracy as BioASQ's yes/no decision (never "maybe", as ``medcite bioasq phase-b`` answers
   them) and three-way (argmax of the mean probabilities); baseline the training side's majority label.
@@ -42,29 +42,45 @@ THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.20, 0.81, 0.02))
 _WORD = re.compile(r"[^\W_]{3,}")
 
 
+#: the frozen bottom's states of the validation batches, kept across epochs (the bottom never changes in training)
+_MEMO: dict[int, dict[tuple[tuple[int, ...], bytes], Any]] = {}
+
+
 def _reader(net: ReaderNet, spec: ReaderSpec, tokenizer: Any, device: str) -> Reader:
     """The network being trained, read as it will ship: on a CPU its weights rounded as ``reader.safetensors``
-    stores them and its linear layers run as torch dynamic int8 (so the epoch, the calibration and the
-    thresholds are chosen on the outputs users get, not on the fp32 network's)."""
+    stores them, adapters merged, and its linear layers run as torch dynamic int8 (so the epoch, the calibration
+    and the thresholds are chosen on the outputs users get, not on the fp32 network's)."""
     import copy
 
     from ..reader.infer import Reader, quantize_int8
+    from ..reader.model import merge_lora, state_to_store, store_to_state
 
-    if device != "cpu":
-        return Reader(net, tokenizer, spec, device=device)
-    from ..reader.model import state_to_store, store_to_state
-
-    shipped = copy.deepcopy(net).cpu().eval()
-    shipped.load_state_dict(store_to_state(state_to_store(net)), strict=False)
-    return Reader(quantize_int8(shipped), tokenizer, spec, device=device)
+    memo = _MEMO.setdefault(id(net.trunk), {})
+    net.trunk.memo = None
+    shipped = copy.deepcopy(net).eval()
+    if device == "cpu":
+        shipped.load_state_dict(store_to_state(state_to_store(net)), strict=False)
+    merge_lora(shipped)
+    if device == "cpu":
+        shipped = quantize_int8(shipped)
+    shipped.trunk.memo = memo
+    return Reader(shipped, tokenizer, spec, device=device)
 
 
 # ---- stance ------------------------------------------------------------------------------------------------
 
-def stance_report(gold: Sequence[int], predicted: Sequence[int]) -> dict[str, object]:
+def stance_report(gold: Sequence[int], predicted: Sequence[int], present_only: bool = False) -> dict[str, object]:
     from .stance import stance_metrics
 
-    return dict(stance_metrics(list(gold), list(predicted)))
+    return dict(stance_metrics(list(gold), list(predicted), present_only=present_only))
+
+
+def stance_by_set(examples: Sequence[Example]) -> dict[str, list[Example]]:
+    """The stance examples of one side per data set (HealthVer's negated claims are training-only)."""
+    out: dict[str, list[Example]] = {}
+    for e in examples:
+        out.setdefault(e.source, []).append(e)
+    return out
 
 
 def stance_probs(reader: Reader, examples: Sequence[Example]) -> np.ndarray:
@@ -75,7 +91,7 @@ def stance_probs(reader: Reader, examples: Sequence[Example]) -> np.ndarray:
 
 def bioasq_yes_scores(reader: Reader, questions: Sequence[Question], max_snippets: int = 12) -> list[float]:
     """Each yes/no question's P(yes) from its gold snippets."""
-    from ..reader.infer import yes_probability
+    from ..reader.verdict import yes_probability
 
     firsts, seconds, owner = [], [], []
     for k, q in enumerate(questions):
@@ -90,7 +106,7 @@ def bioasq_yes_scores(reader: Reader, questions: Sequence[Question], max_snippet
 
 def pubmedqa_probs(reader: Reader, items: Sequence[PubMedQAItem]) -> tuple[np.ndarray, list[float]]:
     """(mean three-way probabilities, P(yes)) of each item from its abstract sections."""
-    from ..reader.infer import yes_probability
+    from ..reader.verdict import yes_probability
 
     firsts, seconds, owner = [], [], []
     for k, it in enumerate(items):
@@ -107,7 +123,11 @@ def pubmedqa_probs(reader: Reader, items: Sequence[PubMedQAItem]) -> tuple[np.nd
 def yesno_threshold(reader: Reader, side: Side) -> float:
     """The yes/no threshold that maximises, on the validation side, the mean of each data set's own headline
     measure: BioASQ macro-F1 and PubMedQA accuracy (every item answered yes or no, as BioASQ asks; its "maybe"
-    items count as wrong). Ties: nearest 0.5."""
+    items count as wrong), among the thresholds whose answers are at least as accurate as always-yes on both
+    (:func:`medcite.reader.verdict.decide`: an unsure reader keeps the prior "yes"); 0 (always yes) when none is.
+    Ties: nearest 0.5."""
+    from ..reader.verdict import decide
+
     yn = [q for q in side.bioasq if q.type == "yesno" and q.exact_answer in ("yes", "no")]
     b_scores, b_gold = (bioasq_yes_scores(reader, yn) if yn else []), [str(q.exact_answer) for q in yn]
     p_scores = pubmedqa_probs(reader, side.pubmedqa)[1] if side.pubmedqa else []
@@ -115,16 +135,87 @@ def yesno_threshold(reader: Reader, side: Side) -> float:
     if not b_scores and not p_scores:
         return 0.5
 
+    def accuracy(scores: list[float], gold: list[str], t: float) -> float:
+        return float(np.mean([decide(s, t) == g for s, g in zip(scores, gold, strict=True)])) if scores else 1.0
+
     def value(t: float) -> float:
         parts = []
         if b_scores:
-            parts.append(yesno_measures(b_gold, ["yes" if s >= t else "no" for s in b_scores])["macro_f1"])
+            parts.append(yesno_measures(b_gold, [decide(s, t) for s in b_scores])["macro_f1"])
         if p_scores:
-            parts.append(float(np.mean([("yes" if s >= t else "no") == g for s, g in zip(p_scores, p_gold,
-                                                                                       strict=True)])))
+            parts.append(accuracy(p_scores, p_gold, t))
         return float(np.mean(parts))
 
-    return max(THRESHOLDS, key=lambda t: (round(value(t), 12), -abs(t - 0.5)))
+    safe = [t for t in THRESHOLDS if accuracy(b_scores, b_gold, t) >= accuracy(b_scores, b_gold, 0.0)
+            and accuracy(p_scores, p_gold, t) >= accuracy(p_scores, p_gold, 0.0)]
+    if not safe:
+        return 0.0
+    return max(safe, key=lambda t: (round(value(t), 12), -abs(t - 0.5)))
+
+
+def auc(scores: Sequence[float], positive: Sequence[bool]) -> float | None:
+    """ROC AUC of ``scores`` separating the positives from the rest (None with one class only)."""
+    from sklearn.metrics import roc_auc_score
+
+    y = np.asarray(positive, dtype=int)
+    if len(set(y.tolist())) < 2:
+        return None
+    return round(float(roc_auc_score(y, np.asarray(scores, dtype=float))), 4)
+
+
+def yesno_report(reader: Reader, test: Side, train: Side) -> dict[str, object]:
+    """The yes/no held-back measures: BioASQ yes/no questions from their gold snippets and PubMedQA items from
+    their abstract sections, each decided by the one yes/no rule (:func:`medcite.reader.verdict.decide`) with
+    the stored threshold, beside always-yes, with the AUC of P(yes) and the recall and precision of "no"."""
+    from ..reader.model import reliability
+    from ..reader.verdict import decide
+
+    threshold = reader.spec.thresholds.get("yesno", 0.5)
+    res: dict[str, object] = {"threshold": threshold}
+    yn = [q for q in test.bioasq if q.type == "yesno" and q.exact_answer in ("yes", "no")]
+    if yn:
+        scores = bioasq_yes_scores(reader, yn)
+        gold_yn = [str(q.exact_answer) for q in yn]
+        said = [decide(s, threshold) for s in scores]
+        res["bioasq"] = {"questions": len(yn), **yesno_measures(gold_yn, said), **no_measures(gold_yn, said),
+                         "auc": auc(scores, [g == "yes" for g in gold_yn]),
+                         "always_yes": yesno_measures(gold_yn, ["yes"] * len(yn)),
+                         "calibration": reliability(np.maximum(scores, 1 - np.asarray(scores)),
+                                                    (np.asarray(scores) >= 0.5) == (np.asarray(gold_yn) == "yes"))}
+    if test.pubmedqa:
+        mean, p_yes = pubmedqa_probs(reader, test.pubmedqa)
+        labels = ("yes", "no", "maybe")
+        gold_pq = [it.label for it in test.pubmedqa]
+        said = [decide(p, threshold) for p in p_yes]
+        majority = max(labels, key=lambda lab: sum(it.label == lab for it in train.pubmedqa))
+        yes_no = [i for i, g in enumerate(gold_pq) if g != "maybe"]
+        res["pubmedqa"] = {
+            "items": len(gold_pq),
+            "accuracy_yes_no": round(float(np.mean([a == g for a, g in zip(said, gold_pq, strict=True)])), 4),
+            "always_yes_accuracy": round(float(np.mean([g == "yes" for g in gold_pq])), 4),
+            **no_measures(gold_pq, said),
+            "auc_yes_vs_no": auc([p_yes[i] for i in yes_no], [gold_pq[i] == "yes" for i in yes_no]),
+            "accuracy_three_way": round(float(np.mean([labels[int(k)] == g
+                                                       for k, g in zip(mean.argmax(1), gold_pq, strict=True)])), 4),
+            "majority_class": majority,
+            "majority_accuracy": round(float(np.mean([g == majority for g in gold_pq])), 4),
+            "calibration": reliability(mean.max(1), np.asarray([labels[int(k)] == g for k, g in
+                                                                 zip(mean.argmax(1), gold_pq, strict=True)]))}
+    ex = test.examples.get("yesno") or []
+    if ex:
+        probs = reader.probabilities("yesno", [e.first for e in ex], [e.second for e in ex])
+        res["pairs_calibration"] = reliability(probs.max(1), probs.argmax(1) == np.asarray([int(e.label)
+                                                                                           for e in ex]))
+    return res
+
+
+def no_measures(gold: Sequence[str], said: Sequence[str]) -> dict[str, float]:
+    """Recall and precision of "no" (how many "no" answers are found, how many stated are right)."""
+    no_gold = sum(g == "no" for g in gold)
+    no_said = sum(a == "no" for a in said)
+    hit = sum(a == g == "no" for a, g in zip(said, gold, strict=True))
+    return {"no_recall": round(hit / no_gold, 4) if no_gold else 0.0,
+            "no_precision": round(hit / no_said, 4) if no_said else 0.0, "no_stated": no_said}
 
 
 # ---- spans -------------------------------------------------------------------------------------------------
@@ -220,9 +311,14 @@ def valid_measures(net: ReaderNet, spec: ReaderSpec, tokenizer: Any, side: Side,
     reader = _reader(net, spec, tokenizer, device)
     out: dict[str, float] = {}
     if "stance" in spec.heads and side.examples.get("stance"):
-        ex = side.examples["stance"]
-        report = stance_report([int(e.label) for e in ex], stance_probs(reader, ex).argmax(1).tolist())
-        out["stance_macro_f1"] = float(report["macro_f1"])  # type: ignore[arg-type]  # a float in the report
+        # the mean of each set's macro-F1 (over the classes it has), so HealthVer's 30 validation claims are not
+        # outvoted by the larger sets
+        f1s = []
+        for name, ex in stance_by_set(side.examples["stance"]).items():
+            report = stance_report([int(e.label) for e in ex], stance_probs(reader, ex).argmax(1).tolist(),
+                                   present_only=name != "healthver")
+            f1s.append(float(report["macro_f1"]))  # type: ignore[arg-type]  # a float in the report
+        out["stance_macro_f1"] = float(np.mean(f1s))
     if "yesno" in spec.heads:
         yn = [q for q in side.bioasq if q.type == "yesno" and q.exact_answer in ("yes", "no")]
         parts = []
@@ -284,48 +380,27 @@ def measure_all(folder: Path, test: Side, train: Side, device: str) -> dict[str,
     spec = reader.spec
     out: dict[str, object] = {"loaded_as": "int8 dynamic quantisation" if device == "cpu" else device}
     if "stance" in spec.heads and test.examples.get("stance"):
-        ex = test.examples["stance"]
-        probs = stance_probs(reader, ex)
-        gold = [int(e.label) for e in ex]
-        train_labels = [int(e.label) for e in train.examples.get("stance", []) if e.source == "healthver"]
-        top = int(np.bincount(train_labels, minlength=3).argmax()) if train_labels else 2
-        out["stance"] = {"claims": len({e.group for e in ex}), **stance_report(gold, probs.argmax(1).tolist()),
-                         "majority_baseline": {k: v for k, v in stance_report(gold, [top] * len(gold)).items()
-                                               if k in ("macro_f1", "accuracy")},
-                         "calibration": reliability(probs.max(1), probs.argmax(1) == np.asarray(gold))}
+        by_set = stance_by_set(test.examples["stance"])
+        train_sets = stance_by_set(train.examples.get("stance", []))
+        reports: dict[str, object] = {}
+        for name, ex in by_set.items():
+            probs = stance_probs(reader, ex)
+            gold = [int(e.label) for e in ex]
+            train_labels = [int(e.label) for e in train_sets.get(name, [])]
+            top = int(np.bincount(train_labels, minlength=3).argmax()) if train_labels else 2
+            present = name != "healthver"
+            reports[name] = {"claims": len({e.group for e in ex}),
+                             **stance_report(gold, probs.argmax(1).tolist(), present),
+                             "majority_baseline": {k: v for k, v in stance_report(gold, [top] * len(gold),
+                                                                                  present).items()
+                                                   if k in ("macro_f1", "accuracy")},
+                             "calibration": reliability(probs.max(1), probs.argmax(1) == np.asarray(gold))}
+        if "healthver" in reports:
+            out["stance"] = reports.pop("healthver")
+        if reports:
+            out["stance_sets"] = reports
     if "yesno" in spec.heads:
-        yn = [q for q in test.bioasq if q.type == "yesno" and q.exact_answer in ("yes", "no")]
-        threshold = spec.thresholds.get("yesno", 0.5)
-        res: dict[str, object] = {"threshold": threshold}
-        if yn:
-            scores = bioasq_yes_scores(reader, yn)
-            gold_yn = [str(q.exact_answer) for q in yn]
-            res["bioasq"] = {"questions": len(yn),
-                             **yesno_measures(gold_yn, ["yes" if s >= threshold else "no" for s in scores]),
-                             "always_yes": yesno_measures(gold_yn, ["yes"] * len(yn)),
-                             "calibration": reliability(np.maximum(scores, 1 - np.asarray(scores)),
-                                                        (np.asarray(scores) >= 0.5) == (np.asarray(gold_yn) == "yes"))}
-        if test.pubmedqa:
-            mean, p_yes = pubmedqa_probs(reader, test.pubmedqa)
-            labels = ("yes", "no", "maybe")
-            gold_pq = [it.label for it in test.pubmedqa]
-            majority = max(labels, key=lambda lab: sum(it.label == lab for it in train.pubmedqa))
-            res["pubmedqa"] = {
-                "items": len(gold_pq),
-                "accuracy_yes_no": round(float(np.mean([("yes" if p >= threshold else "no") == g
-                                                        for p, g in zip(p_yes, gold_pq, strict=True)])), 4),
-                "accuracy_three_way": round(float(np.mean([labels[int(k)] == g
-                                                           for k, g in zip(mean.argmax(1), gold_pq, strict=True)])), 4),
-                "majority_class": majority,
-                "majority_accuracy": round(float(np.mean([g == majority for g in gold_pq])), 4),
-                "calibration": reliability(mean.max(1), np.asarray([labels[int(k)] == g for k, g in
-                                                                     zip(mean.argmax(1), gold_pq, strict=True)]))}
-        ex = test.examples.get("yesno") or []
-        if ex:
-            probs = reader.probabilities("yesno", [e.first for e in ex], [e.second for e in ex])
-            res["pairs_calibration"] = reliability(probs.max(1), probs.argmax(1) == np.asarray([int(e.label)
-                                                                                               for e in ex]))
-        out["yesno"] = res
+        out["yesno"] = yesno_report(reader, test, train)
     if "span" in spec.heads:
         qs = [q for q in test.bioasq if q.type in ("factoid", "list") and q.exact_answer]
         if qs:

@@ -108,14 +108,16 @@ class StanceTrainOptions:
         return d
 
 
-def stance_metrics(gold: Sequence[int], predicted: Sequence[int]) -> StanceMetrics:
-    """Macro-F1, per-class F1, accuracy and the confusion matrix (rows gold, columns predicted)."""
+def stance_metrics(gold: Sequence[int], predicted: Sequence[int], *, present_only: bool = False) -> StanceMetrics:
+    """Macro-F1, per-class F1, accuracy and the confusion matrix (rows gold, columns predicted); with
+    ``present_only`` the macro-F1 averages the classes the gold labels hold (a set without neutral pairs)."""
     from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
     labels = list(range(len(LABELS)))
     per = f1_score(gold, predicted, labels=labels, average=None, zero_division=0)
+    present = [i for i in labels if any(g == i for g in gold)] if present_only else labels
     return {
-        "macro_f1": round(float(np.mean(per)), 4),
+        "macro_f1": round(float(np.mean([per[i] for i in present])), 4),
         "per_class_f1": {name: round(float(v), 4) for name, v in zip(LABELS, per, strict=True)},
         "accuracy": round(float(accuracy_score(gold, predicted)), 4),
         "confusion_matrix": {"labels": list(LABELS),

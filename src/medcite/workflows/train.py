@@ -81,11 +81,13 @@ def train_answer(data: str, out: str, *, seed: int) -> Report:
 
 
 def train_reader(out: str, *, bioasq: str | None, pubmedqa: str | None, healthver: str | None,
-                 opts: ReaderTrainOptions) -> Report:
-    """medcite's reader: one trunk, heads for relevance, yes/no, stance and answer spans."""
+                 opts: ReaderTrainOptions, bioasq_extra: Sequence[str] = (), stance_dir: str | None = None) -> Report:
+    """medcite's reader: a base whose top layers each branch trains, heads for relevance, yes/no, stance and
+    answer spans."""
     from ..train.reader import train_reader as train
 
-    return train(out, bioasq=bioasq, pubmedqa=pubmedqa, healthver=healthver, opts=opts)
+    return train(out, bioasq=bioasq, pubmedqa=pubmedqa, healthver=healthver, opts=opts,
+                 bioasq_extra=bioasq_extra, stance_dir=stance_dir)
 
 
 __all__ = ["DataOptions", "LTROptions", "ReaderTrainOptions", "StanceTrainOptions", "TrainOptions",

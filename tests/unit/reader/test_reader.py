@@ -11,35 +11,46 @@ import pytest
 
 from medcite.errors import ConfigError
 from medcite.reader import model as rm
-from medcite.reader.infer import yes_probability
 from medcite.reader.spans import SpanHit, aggregate, decode, is_generic, normalise
+from medcite.reader.verdict import yes_probability
 
 # ------------------------------------------------------------------------------------------ stored form
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
-    """A reader with every head on the packaged MiniLM (its pretrained trunk, untrained heads), saved."""
+    """A reader with every head on the packaged MiniLM, split at layer 4 into two branches (each its own copy
+    of the top two layers, perturbed so the branches differ), untrained heads, saved."""
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
     spec = rm.ReaderSpec(("relevance", "yesno", "stance", "span"), max_length={"yesno": 64, "stance": 64,
                                                                                "relevance": 64, "span": 64},
+                         trained_from=4, branches={"qa": ("relevance", "yesno", "span"), "stance": ("stance",)},
                          temperature={"yesno": 1.5}, thresholds={"yesno": 0.6})
     net = rm.build_net("minilm", spec).eval()
+    with torch.no_grad():
+        for p in net.tops["stance"].parameters():
+            p.add_(0.01 * torch.randn_like(p))
     folder = tmp_path_factory.mktemp("reader")
     rm.save_reader(net, spec, folder)
     return folder, net
 
 
 @pytest.mark.slow  # loads the packaged MiniLM
-def test_a_saved_reader_stores_int8_weights_without_the_base_embeddings(saved: tuple[Path, object]) -> None:
-    folder, _ = saved
+def test_a_saved_reader_stores_only_its_branches_as_int8(saved: tuple[Path, object]) -> None:
+    folder, net = saved
     size = (folder / rm.WEIGHTS_FILE).stat().st_size
-    assert 5_000_000 < size < 20_000_000  # the fp32 trunk alone is ~90 MB; its int8 layers a quarter of that
+    # two branches of two MiniLM layers (1.8M weights each) as int8, plus scales and heads: no frozen bottom
+    assert 4_000_000 < size < 9_000_000
     spec = json.loads((folder / rm.SPEC_FILE).read_text())
     assert spec["format"] == rm.FORMAT and spec["reader_version"] == rm.READER_VERSION
     assert spec["labels"]["stance"] == ["supports", "contradicts", "neutral"]
+    assert spec["trained_from"] == 4 and spec["branches"] == {"qa": ["relevance", "yesno", "span"],
+                                                              "stance": ["stance"]}
     assert len(spec["weights_sha256"]) == 64 and len(spec["embeddings_sha256"]) == 64
+    stored = set(rm.state_to_store(net))
+    assert not any(k.startswith("trunk.") for k in stored)
+    assert any(k.startswith("tops.stance.") and k.endswith(".int8") for k in stored)
 
 
 @pytest.mark.slow  # loads the packaged MiniLM
@@ -102,13 +113,20 @@ def test_a_reader_of_another_reader_version_is_refused_with_the_rebuild_command(
         rm.read_spec(copy)
 
 
-def test_a_spec_refuses_unknown_heads() -> None:
+def test_a_spec_refuses_unknown_heads_and_heads_outside_one_branch() -> None:
     with pytest.raises(ConfigError, match="unknown reader heads"):
         rm.ReaderSpec(("yesno", "summary"))
-    with pytest.raises(ConfigError, match="siamese"):
-        rm.ReaderSpec(("yesno", "span"), siamese=("span",))
+    with pytest.raises(ConfigError, match="exactly one branch"):
+        rm.ReaderSpec(("yesno", "span"), branches={"a": ("yesno",)})
+    with pytest.raises(ConfigError, match="exactly one branch"):
+        rm.ReaderSpec(("yesno",), branches={"a": ("yesno",), "b": ("yesno",)})
     spec = rm.ReaderSpec(("yesno",), thresholds={"yesno": 0.6}, platt={"relevance": (2.0, -1.0)})
+    assert spec.branches == {rm.SHARED: ("yesno",)}
     assert rm.ReaderSpec.from_dict(json.loads(json.dumps(spec.as_dict()))) == spec
+    split = rm.ReaderSpec(("yesno", "stance"), base="mpnet", trained_from=8, lora_rank=16,
+                          branches={"verdict": ("yesno",), "stance": ("stance",)})
+    assert rm.ReaderSpec.from_dict(json.loads(json.dumps(split.as_dict()))) == split
+    assert split.branch_of("stance") == "stance"
 
 
 @pytest.mark.slow  # loads the packaged MiniLM
@@ -228,3 +246,71 @@ def test_the_split_keeps_questions_and_claims_on_one_side(shared_data: Path) -> 
     assert negatives and all(e.second not in {s for q in data.train.bioasq if q.id == e.group
                                               for s in (sn.text for sn in q.snippets)} for e in negatives)
     assert data.report["healthver"]["held_back_claims"] == 99  # 33 % of the file's 299 claims (the cap is 100)
+
+
+# ------------------------------------------------------------------------------------------ split trunk, LoRA
+
+
+@pytest.mark.slow  # loads the packaged MiniLM and the installed all-mpnet-base-v2
+@pytest.mark.parametrize("base", ["minilm", "mpnet"])
+def test_the_split_trunk_reads_as_the_whole_encoder(base: str) -> None:
+    """bottom then a branch's copy of the top = the Hugging Face model's last hidden state, for both
+    architectures (MPNet's layers also take the relative position bias its encoder computes)."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModel, AutoTokenizer
+
+    from medcite.bases import base_folder
+    from medcite.reader.infer import encode_pairs
+    from medcite.reader.trunk import SplitTrunk
+
+    folder = str(base_folder(base))
+    model = AutoModel.from_pretrained(folder, local_files_only=True).eval()
+    tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    enc = encode_pairs(tok, ["Is HYDIN an axonemal protein?", "Does it?"],
+                       ["HYDIN is a component of the central pair apparatus of motile cilia.", "Yes."], 64)
+    with torch.no_grad():
+        want = model(**enc).last_hidden_state
+        for at in (0, 2, model.config.num_hidden_layers):
+            trunk = SplitTrunk(model, at)
+            got = trunk.run(trunk.top_copy(), trunk.bottom_states(enc), enc["attention_mask"])
+            keep = enc["attention_mask"].bool()
+            assert torch.allclose(got[keep], want[keep], atol=1e-5), (base, at)
+    assert all(not p.requires_grad for p in SplitTrunk(model, 3).parameters())
+    assert all(p.requires_grad for p in SplitTrunk(model, 3).top_copy().parameters())
+
+
+def test_lora_starts_as_the_layer_and_merges_into_it() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    base = torch.nn.Linear(6, 4)
+    lora = rm.LoRALinear(base, rank=2, alpha=4.0)
+    x = torch.randn(3, 6)
+    assert torch.allclose(lora(x), base(x))  # B starts at zero: training starts from the base layer
+    assert [n for n, p in lora.named_parameters() if p.requires_grad] == ["lora_a", "lora_b"]
+    with torch.no_grad():
+        lora.lora_b.normal_()
+    merged = lora.merged()
+    assert isinstance(merged, torch.nn.Linear) and torch.allclose(merged(x), lora(x), atol=1e-5)
+
+
+@pytest.mark.slow  # loads the packaged MiniLM
+def test_a_lora_reader_stores_only_its_adapters_and_reads_as_trained(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from medcite.reader.infer import encode_pairs, load_reader
+
+    torch.manual_seed(0)
+    spec = rm.ReaderSpec(("yesno",), max_length={"yesno": 64}, trained_from=4, lora_rank=4)
+    net = rm.build_net("minilm", spec).eval()
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if ".lora_b" in name:
+                p.normal_(0, 0.05)
+    rm.save_reader(net, spec, tmp_path)
+    stored = rm.state_to_store(net)
+    assert stored and all(".lora_" in k or k.startswith("heads.") for k in stored)
+    assert (tmp_path / rm.WEIGHTS_FILE).stat().st_size < 300_000  # adapters, not layers
+    reader = load_reader(tmp_path, quantize=False)
+    q, p = ["Is TP53 a tumour suppressor?"], ["TP53 is mutated in half of cancers."]
+    with torch.no_grad():
+        want = net(encode_pairs(reader.tokenizer, q, p, 64), "yesno").numpy()
+    assert np.allclose(reader.logits("yesno", q, p), want, atol=2e-2)  # fp16 adapters, merged

@@ -1,0 +1,40 @@
+"""The one place a yes/no is decided from the reader's probabilities, for every offline path: the offline
+answer's verdict (:mod:`medcite.generate.extractive_qa`) and BioASQ Phase B's exact answer
+(:mod:`medcite.qa.extractive`), and the reader's own measures (:mod:`medcite.train.reader_eval`).
+
+- :func:`yes_probability`: a question's P(yes) from its passages' (P(yes), P(no), P(maybe)) as the reader reads
+  each (question, passage) pair;
+- :func:`decide`: "no" only when that P(yes) is under the reader's threshold (chosen on validation so that
+  saying "no" is right more often than the prior "yes" would be); an unsure reader falls back to the prior
+  "yes", so a decision is never worse than always-yes on data like the validation side's.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+YesNo = Literal["yes", "no"]
+
+
+def yes_probability(probs: np.ndarray) -> float:
+    """A question's P(yes) from its passages' (P(yes), P(no), P(maybe)): the mean of P(yes) / (P(yes) + P(no))
+    weighted by how much each passage settles the question (1 - P(maybe)); 0.5 without passages."""
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 3)
+    if not len(p):
+        return 0.5
+    ratio = p[:, 0] / np.clip(p[:, 0] + p[:, 1], 1e-9, None)
+    weight = np.clip(1.0 - p[:, 2], 1e-6, None)
+    return float((ratio * weight).sum() / weight.sum())
+
+
+def decide(p_yes: float, threshold: float) -> YesNo:
+    """"yes" from ``threshold`` on, else "no"."""
+    return "yes" if p_yes >= threshold else "no"
+
+
+def sentence_ratio(probs: np.ndarray) -> np.ndarray:
+    """Per passage, P(yes) / (P(yes) + P(no)): which way it leans, whatever it settles."""
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 3)
+    return p[:, 0] / np.clip(p[:, 0] + p[:, 1], 1e-9, None)
