@@ -64,11 +64,12 @@ WORK = Path(__file__).resolve().parent / "work" / NAME
 BIOASQ = "bioasq/bioasq_taskb_golden_7b-11b_dev.json.gz"
 PUBMED_FILES = ("pubmed_xml/pubmed20n0014.xml.gz", "pubmed_xml/pubmed21n1298_first300_plus_deletecitation.xml.gz")
 PREVIOUS = ["evidence.backend=snippets", "generate.backend=extractive"]
-TARGETS = {"rouge2_ratio_to_trivial": 1.2, "wrong_verdicts_of_yesno": 0.10, "stated_verdicts_right": 0.85,
-           "entity_leads_wrong": 0.15, "abstain_invented": 0.90, "false_abstention": 0.05}
+TARGETS = {"rouge2_ratio_to_trivial": 1.2, "wrong_verdicts": 2, "verdicts_stated": 20, "stated_verdicts_right": 0.90,
+           "no_right_of_gold_no": 5, "false_abstention_yesno": 1, "false_abstention": 0.03,
+           "entity_leads_wrong": 0.15, "abstain_invented": 0.90}
 #: the precision a threshold must reach on the tuning questions (each side of a verdict on its own): the issue's
-#: figure for stated verdicts
-PRECISION = 0.85
+#: figure for stated verdicts (issue 41: 90 %)
+PRECISION = 0.90
 YES_FROM = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
 NO_BELOW = (-0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 AGREE = (0.6, 0.7, 0.8, 0.9)
@@ -321,7 +322,13 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         pred = [r["verdict"] or "none" for r in yn]
         stated = [r for r, p in zip(yn, pred, strict=True) if p in ("yes", "no")]
         right = sum(r["verdict"] == r["gold_yesno"] for r in stated)
+        gold_no = [r for r in yn if r["gold_yesno"] == "no"]
         out |= {"yesno_questions": len(yn),
+                "verdicts_stated": len(stated), "verdicts_right": right, "verdicts_wrong": len(stated) - right,
+                "gold_no": len(gold_no), "no_right_of_gold_no": sum(r["verdict"] == "no" for r in gold_no),
+                "no_stated": sum(r["verdict"] == "no" for r in stated),
+                "yesno_abstained": sum(r["abstained"] for r in yn),
+                "verdict_undecided": round(sum(p == "undecided" for p in pred) / len(yn), 4),
                 "verdict_stated": round(len(stated) / len(yn), 4),
                 "verdict_right_of_stated": round(right / len(stated), 4) if stated else None,
                 "verdict_wrong_of_yesno": round((len(stated) - right) / len(yn), 4),
@@ -443,12 +450,16 @@ rules, not from BioASQ. Previous offline = evidence `snippets` + generator `extr
     ["ROUGE-2 F1 vs ideal answers", o["rouge2_f1"], p["rouge2_f1"], t["rouge2_f1"], "–"],
     ["ROUGE-2 ratio to the trivial answer", f"{o['rouge2_f1'] / max(t['rouge2_f1'], 1e-9):.2f}×",
      f"{p['rouge2_f1'] / max(t['rouge2_f1'], 1e-9):.2f}×", "1.00×", ">= 1.2×"],
-    [f"yes/no ({o.get('yesno_questions')}): 'Yes.'/'No.' stated", o.get("verdict_stated"), "–", "–", ""],
+    [f"yes/no ({o.get('yesno_questions')}): 'Yes.'/'No.' stated", o.get("verdicts_stated"), "–",
+     o.get("yesno_questions"), ">= 20 of 36"],
     ["yes/no: stated verdicts right (precision)", o.get("verdict_right_of_stated"), "–",
-     f"always yes: {always_yes_precision}", ">= 0.85"],
-    ["yes/no: wrong verdicts, share of all yes/no questions", o.get("verdict_wrong_of_yesno"), "–",
-     f"always yes: {1 - always_yes_precision:.4f}", "<= 0.10"],
-    ["yes/no: 'not settled' / 'mixed'", f"{o.get('verdict_unsettled')} / {o.get('verdict_mixed')}", "–", "–", ""],
+     f"always yes: {always_yes_precision}", ">= 0.90"],
+    ["yes/no: wrong verdicts", o.get("verdicts_wrong"), "–",
+     f"always yes: {sum(q.exact_answer == 'no' for q in yn)}", "<= 2 of 36"],
+    [f"yes/no: 'No.' right, of {o.get('gold_no')} gold 'no'", o.get("no_right_of_gold_no"), "–", 0, ">= 5 of 15"],
+    ["yes/no: abstained", o.get("yesno_abstained"), "–", 0, "<= 1 of 36"],
+    ["yes/no: 'not settled' / 'not sure enough' / 'mixed'",
+     f"{o.get('verdict_unsettled')} / {o.get('verdict_undecided')} / {o.get('verdict_mixed')}", "–", "–", ""],
     ["yes/no: the verdict's deciding sentences are quoted in the answer", o.get("verdict_deciding_sentences_quoted"),
      "–", "–", "1.0"],
     [f"factoid/list ({o.get('entity_questions')}): leads stated / right",
@@ -457,7 +468,7 @@ rules, not from BioASQ. Previous offline = evidence `snippets` + generator `extr
     ["factoid/list: every named answer verbatim in a sentence the lead cites",
      o.get("entity_leads_verbatim_in_cited"), "–", "–", "1.0"],
     ["abstains on 20 invented-entity questions", o["abstain_invented"], p["abstain_invented"], "–", ">= 0.90"],
-    ["false abstention on answerable questions", o["false_abstention"], p["false_abstention"], "–", "<= 0.05"],
+    ["false abstention on answerable questions", o["false_abstention"], p["false_abstention"], "–", "<= 0.03"],
     ["cited PMIDs that are gold documents", o["cited_gold_share"], p["cited_gold_share"], t["cited_gold_share"],
      ""],
     ["latency per question, warm, median / p95 ms", f"{o['latency_s']['p50_ms']:.0f} / {o['latency_s']['p95_ms']:.0f}",

@@ -244,13 +244,15 @@ class RunWriter:
         verification: Mapping[str, object] | None = None,
         notes: Sequence[str] = (),
         designs: Mapping[str, StudyDesign] | None = None,
+        read: Sequence[Mapping[str, object]] = (),
     ) -> None:
         """Record everything about one finished topic; answers.jsonl is written last (it marks done).
 
         ``verification`` (stance checks of citations, loop rounds, grounding details) goes to
         ``verification.jsonl`` when given; ``notes`` (what did not go as configured for the topic's queries: a
         generator left out, a branch that searched the question instead) go with its ``queries.jsonl`` row;
-        ``designs`` (PMID -> study design) go with each article's row and with the answer's cited PMIDs.
+        ``designs`` (PMID -> study design) go with each article's row and with the answer's cited PMIDs; ``read``
+        (the top articles the evidence selector read: used, or rejected and why) with its ``evidence.jsonl`` row.
 
         Every line is made before any file is touched (a value a file cannot hold raises first). Each file
         is then appended to, flushed and fsynced once; the answer line follows only when all of them (and
@@ -264,7 +266,8 @@ class RunWriter:
             ("queries.jsonl", [_jsonl({"topic_id": topic.id, "queries": list(queries),
                                        **({"notes": list(notes)} if notes else {})})]),
             *((f"{name}.trec", list(format_run({topic.id: hits}, f"{tag}-{name}"))) for name, hits in rankings.items()),
-            ("evidence.jsonl", [_jsonl({"topic_id": topic.id, "evidence": [evidence_json(e) for e in evidence]})]),
+            ("evidence.jsonl", [_jsonl({"topic_id": topic.id, "evidence": [evidence_json(e) for e in evidence],
+                                        **({"read": [dict(r) for r in read]} if read else {})})]),
             ("articles.jsonl", [_jsonl({"topic_id": topic.id, **article_json(a, (designs or {}).get(a.pmid))})
                                 for a in articles]),
             ("timings.jsonl", [_jsonl({"topic_id": topic.id, **{k: round(v, 6) for k, v in timings.items()}})]),

@@ -12,6 +12,15 @@ best ones are taken by MMR (Carbonell & Goldstein 1998), at most ``per_doc`` fro
 When a key concept of the question occurs in none of the retrieved articles (title or abstract, typos within a
 difflib ratio of 0.85 forgiven), the corpus has nothing about it: the selector returns no evidence, and an
 answer-first generator abstains instead of quoting sentences that merely share the question's common words.
+
+The top ``always_read`` articles of the ranking are always read: each gives the evidence its best sentence
+unless none can be used, and the reason is then recorded (``last["read"]``, written to ``evidence.jsonl`` and
+shown by the viewer): no quotable sentence, off topic (names none of the subject), or a repeat of a sentence
+already chosen. An article among them whose title or abstract names the question's subject is on topic as a
+whole: its sentences need not repeat the subject's name (the topic guard reads such an article whole). For a
+yes/no question the guard also weighs what the question asks of its subject (the predicate: "caused by
+disruption of nuclear architecture"): sentences that name less than half as much of it as the best candidate
+does are left out, so one shared word is not enough.
 """
 
 from __future__ import annotations
@@ -28,13 +37,17 @@ from ..types import Article, Evidence, Hit, Query
 from .answer_features import answer_candidates, answer_features, negated
 from .base import EvidenceConfig
 from .concepts import (
+    ALTERNATIVES,
     _norm_tokens,
     corpus_lookup,
+    coverage,
     guard_words,
     key_concepts,
+    key_entity,
     mentions,
     missing_concepts,
     on_topic,
+    predicate_words,
     question_type,
 )
 from .tfidf_mmr import mmr
@@ -65,6 +78,12 @@ class AnswerSentencesConfig(EvidenceConfig):
     topic_guard: bool = Field(True, description="Keep only sentences that, with their article's title, name the "
                               "question's subject (medcite.evidence.concepts.subject): a study of nurses is no "
                               "evidence about survivors.")
+    always_read: int = Field(3, ge=0, description="The top this many retrieved articles each give the evidence "
+                             "their best usable on-topic sentence; an article that cannot is recorded with the "
+                             "reason (evidence.jsonl 'read').")
+    predicate_guard: float = Field(0.5, ge=0, le=1, description="Yes/no questions: a sentence (with its title) must "
+                                   "name at least this share of the predicate words the best candidate names (0: "
+                                   "off).")
 
 
 @dataclass
@@ -78,6 +97,8 @@ class AnswerSentenceSelector:
     abstain_on_missing: bool = True
     max_overlap: float = 0.6
     topic_guard: bool = True
+    always_read: int = 3
+    predicate_guard: float = 0.5
     in_corpus: Callable[[str], bool] | None = None
     last: dict[str, object] = field(default_factory=dict)  # what the last call found (concepts, missing)
 
@@ -95,7 +116,8 @@ class AnswerSentenceSelector:
         scorer = load() if ctx is None else ctx.models.get(("answer-scorer", str(folder)), load)
         return cls(scorer, docs=cfg.docs, max_items=cfg.max_items, per_doc=cfg.per_doc, lam=cfg.lam,
                    abstain_on_missing=cfg.abstain_on_missing, max_overlap=cfg.max_overlap,
-                   topic_guard=cfg.topic_guard, in_corpus=corpus_lookup(ctx, cfg.index))
+                   topic_guard=cfg.topic_guard, always_read=cfg.always_read, predicate_guard=cfg.predicate_guard,
+                   in_corpus=corpus_lookup(ctx, cfg.index))
 
     def scores(self, question: str, qtype: str, cands: Sequence[AnswerCandidate], concepts: Sequence[str]
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -112,21 +134,50 @@ class AnswerSentenceSelector:
         qtype = question_type(question)
         concepts = key_concepts(question)
         top = [articles[h.pmid] for h in hits[: self.docs] if h.pmid in articles]
+        first = [h.pmid for h in hits if h.pmid in articles][: self.always_read]
         missing = missing_concepts(concepts, (a.text for a in top), self.in_corpus)
-        self.last = {"question_type": qtype, "concepts": concepts, "missing": missing}
-        if missing and self.abstain_on_missing:
+        entity = key_entity(question)
+        # one of the top articles names the question's key entity: the corpus holds something on it, never no
+        # evidence for a concept that only a wording of the question adds
+        anchored = [p for p in first if entity and all(mentions(w, _norm_tokens(articles[p].text)) for w in entity)]
+        self.last = {"question_type": qtype, "concepts": concepts, "missing": missing, "key_entity": entity,
+                     "anchored": anchored}
+        reasons: dict[str, str] = {}
+        if missing and self.abstain_on_missing and not anchored:
             log.info("no retrieved article mentions %s: no evidence", ", ".join(missing))
+            self.last["read"] = _read(first, {}, {p: f"names none of {', '.join(missing)}" for p in first})
             return []
         cands = answer_candidates(hits, articles, self.docs)
+        with_sentence = {c.span.pmid for c in cands}
+        reasons |= {p: "no quotable sentence (each is cut, a heading, a reference or too short)" for p in first
+                    if p not in with_sentence}
         if cands and self.topic_guard:
             about, every = guard_words(question)
-            guarded = [c for c in cands if on_topic(about, c.text, articles[c.span.pmid].title, every=every)]
+            whole = {p for p in first if on_topic(about, articles[p].title, articles[p].text, every=every)
+                     or p in anchored}
+            guarded = [c for c in cands if c.span.pmid in whole or
+                       on_topic(about, c.text, articles[c.span.pmid].title, every=every)]
             self.last["subject"] = about
             self.last["off_topic_sentences"] = len(cands) - len(guarded)
+            kept_docs = {c.span.pmid for c in guarded}
+            reasons |= {p: f"off topic: neither its title nor its sentences name {_words(about)}" for p in first
+                        if p in with_sentence and p not in kept_docs}
+            if guarded and qtype == "yesno" and self.predicate_guard > 0:
+                asks = predicate_words(question)
+                cover = [coverage(asks, c.text + " " + articles[c.span.pmid].title) for c in guarded]
+                best = max(cover)
+                if best > 0:
+                    asked = [c for c, v in zip(guarded, cover, strict=True) if v >= self.predicate_guard * best]
+                    kept_asked = {c.span.pmid for c in asked}
+                    reasons |= {p: f"off topic: names {_words(about)} but little of what the question asks "
+                                   f"({_words(asks)})" for p in kept_docs & set(first) if p not in kept_asked}
+                    self.last["off_predicate_sentences"] = len(guarded) - len(asked)
+                    guarded = asked
             if not guarded:
                 log.info("no retrieved sentence is about %s: no evidence", " ".join(about))
             cands = guarded
         if not cands:
+            self.last["read"] = _read(first, {}, reasons)
             return []
         scores, sim = self.scores(question, qtype, cands, concepts)
         if concepts:
@@ -138,21 +189,77 @@ class AnswerSentenceSelector:
                 keep = list(range(len(cands)))
         else:
             keep = list(range(len(cands)))
+        # every top article's best sentence stays a candidate, whether or not it names a key concept itself
+        for p in first:
+            mine = [i for i, c in enumerate(cands) if c.span.pmid == p]
+            if mine and not set(mine) & set(keep):
+                keep.append(max(mine, key=lambda i: scores[i]))
         # near-copies across documents (overlapping snippets, repeated findings) never both reach the answer; a
         # sentence that negates a chosen one is no copy of it
         allowed: list[int] = []
+        copy_of: dict[int, int] = {}
         for i in sorted(keep, key=lambda j: -scores[j]):
-            if all(sim[i, j] <= self.max_overlap or negated(cands[i].text) != negated(cands[j].text)
-                   for j in allowed):
+            same = next((j for j in allowed if sim[i, j] > self.max_overlap
+                         and negated(cands[i].text) == negated(cands[j].text)), None)
+            if same is None:
                 allowed.append(i)
+            else:
+                copy_of[i] = same
         keep = sorted(allowed)
         sub = sim[np.ix_(keep, keep)]
-        order = mmr([float(scores[i]) for i in keep], sub, self.max_items, self.lam,
-                    groups=[cands[i].span.pmid for i in keep], per_group=self.per_doc)
+        order = [keep[o] for o in mmr([float(scores[i]) for i in keep], sub, self.max_items, self.lam,
+                                      groups=[cands[i].span.pmid for i in keep], per_group=self.per_doc)]
+        order = self._with_first(order, keep, cands, scores, first)
+        chosen = {cands[i].span.pmid for i in order}
+        for p in first:
+            if p in chosen or p in reasons:
+                continue
+            mine = [i for i, c in enumerate(cands) if c.span.pmid == p]
+            dup = [copy_of[i] for i in mine if i in copy_of]
+            reasons[p] = (f"repeats a sentence of PMID {cands[dup[0]].span.pmid} already chosen" if dup and not
+                          [i for i in mine if i in keep] else "its sentences scored below the evidence chosen")
         out = []
-        for n, o in enumerate(order):
-            c = cands[keep[o]]
+        for n, i in enumerate(order):
+            c = cands[i]
             out.append(Evidence(index=n + 1, pmid=c.span.pmid, text=c.span.text, section=c.span.section,
-                                start=c.span.start, end=c.span.end, score=float(scores[keep[o]]), kind="snippet",
+                                start=c.span.start, end=c.span.end, score=float(scores[i]), kind="snippet",
                                 branches=c.hit.branches))
+        self.last["read"] = _read(first, {e.pmid: e.index for e in out}, reasons)
         return out
+
+    def _with_first(self, order: list[int], keep: list[int], cands: Sequence[AnswerCandidate], scores: np.ndarray,
+                    first: Sequence[str]) -> list[int]:
+        """``order`` with the best kept sentence of each of the ``first`` articles it lacks, in place of the
+        lowest-scored sentences of other articles when the evidence is full."""
+        order = list(order)
+        for p in first:
+            if any(cands[i].span.pmid == p for i in order):
+                continue
+            mine = [i for i in keep if cands[i].span.pmid == p]
+            if not mine:
+                continue
+            best = max(mine, key=lambda i: scores[i])
+            if len(order) >= self.max_items:
+                others = [i for i in order if cands[i].span.pmid not in first]
+                if not others:
+                    continue
+                order.remove(min(others, key=lambda i: scores[i]))
+            at = next((k for k, i in enumerate(order) if scores[i] < scores[best]), len(order))
+            order.insert(at, best)  # in its place by score; the others keep the MMR order
+        return order
+
+
+def _words(words: Sequence[str]) -> str:
+    return ", ".join(f"'{w.split(ALTERNATIVES)[0]}'" for w in words) or "its subject"
+
+
+def _read(first: Sequence[str], used: Mapping[str, int], reasons: Mapping[str, str]) -> list[dict[str, object]]:
+    """What became of each of the top articles: evidence (its first item) or rejected, and why."""
+    out: list[dict[str, object]] = []
+    for rank, p in enumerate(first, start=1):
+        if p in used:
+            out.append({"pmid": p, "rank": rank, "status": "evidence", "evidence": used[p]})
+        else:
+            out.append({"pmid": p, "rank": rank, "status": "rejected",
+                        "reason": reasons.get(p, "not read: no evidence was chosen")})
+    return out

@@ -108,18 +108,20 @@ def is_rare(token: str, threshold: float = RARE_ZIPF) -> bool:
 def key_concepts(question: str, threshold: float = RARE_ZIPF) -> list[str]:
     """The rare words of the question (see the module doc), adjacent ones joined into one phrase, in order."""
     out: list[str] = []
-    run: list[str] = []
-    words = tokens(question)
-    for i, tok in enumerate(words):
-        rare = is_rare(tok, threshold) and not (i == 0 and tok.lower() in _STOP)
-        if rare:
-            run.append(tok)
-            continue
+    first = True
+    for segment in re.split(r"[()\[\]]", question):  # a parenthesis ends a phrase: "HYDIN (hydrocephalus ...)"
+        run: list[str] = []
+        for tok in tokens(segment):
+            rare = is_rare(tok, threshold) and not (first and tok.lower() in _STOP)
+            first = False
+            if rare:
+                run.append(tok)
+                continue
+            if run:
+                out.append(" ".join(run))
+                run = []
         if run:
             out.append(" ".join(run))
-            run = []
-    if run:
-        out.append(" ".join(run))
     return list(dict.fromkeys(out))
 
 
@@ -144,13 +146,44 @@ _GENERIC_HEAD = frozenset(
     "level levels expression use usage administration treatment treatments therapy therapies supplementation intake "
     "exposure presence absence loss deficiency activity activation inhibition type types form forms dose doses "
     "patient patients people individuals subjects number amount rate rates concentration concentrations status "
-    "any some all each most many addition combination role".split())
+    "any some all each most many addition combination role roles change changes alteration alterations effect "
+    "effects impact influence only".split())
+#: prepositions a yes/no subject runs on through while it names nothing yet ("*changes in* coding regions *of*
+#: MEF2C", "*treatment with* X"): the name after them is the subject
+_SUBJECT_PREPOSITIONS = frozenset("of in with on for from".split())
+
+
+_PARENTHETICAL = re.compile(r"(\S+)\s*\(([^()]{2,80})\)")
+#: separates the other names of one subject word ("HYDIN | Hydrocephalus-inducing protein homolog"): a text names
+#: it when it names every word of one of them
+ALTERNATIVES = " | "
+
+
+def _parentheticals(question: str) -> tuple[str, dict[str, str]]:
+    """``question`` without its parenthesised glosses, and each glossed word's gloss ("HYDIN (Hydrocephalus-inducing
+    protein homolog)" -> "HYDIN", {"HYDIN": "Hydrocephalus-inducing protein homolog"})."""
+    glosses: dict[str, str] = {}
+
+    def keep(m: re.Match[str]) -> str:
+        glosses[m.group(1).strip(",;:")] = " ".join(m.group(2).split())
+        return m.group(1)
+
+    return _PARENTHETICAL.sub(keep, question), glosses
 
 
 def subject_phrase(question: str) -> list[str] | None:
     """A yes/no question's subject words (module doc): the rare words of the noun phrase after its auxiliary verb
     and the phrase's head (its only word, or its last when that looks like a noun); None when the question has no
-    such phrase."""
+    such phrase. A word the question glosses in parentheses may be named either way ("HYDIN (Hydrocephalus-inducing
+    protein homolog)": :data:`ALTERNATIVES`)."""
+    question, glosses = _parentheticals(question)
+    words = _subject_words(question)
+    if words is None:
+        return None
+    return [f"{w}{ALTERNATIVES}{glosses[w]}" if w in glosses else w for w in words]
+
+
+def _subject_words(question: str) -> list[str] | None:
     q = " ".join(question.split()).strip()
     if question_type(q) != "yesno":
         return None
@@ -167,14 +200,20 @@ def subject_phrase(question: str) -> list[str] | None:
     span: list[str] = []
     for tok in toks[start:]:
         low = tok.lower()
-        if low in ("the", "a", "an") and not span:
+        if low in ("the", "a", "an", "only") and not span:
+            continue
+        # a subject that names nothing yet runs on through a preposition to the name ("changes in ... of MEF2C")
+        named = any(is_rare(t) for t in span)
+        if span and low in _SUBJECT_PREPOSITIONS and not named and all(t.lower() in _GENERIC_HEAD or not
+                                                                       is_rare(t) for t in span):
+            span.append(tok)
             continue
         if span and (low in _SUBJECT_END or (low.endswith("ed") and len(low) > 5 and not is_rare(tok))
                      or (not copula and tok.islower() and _VERB_END.search(low))
                      or (copula and tok.islower() and _ADJECTIVE_END.search(low))):
             break  # a verb ("participate") or, after "Is", a predicate ("antimicrobial", "abundant")
         span.append(tok)
-        if len(span) >= 6:
+        if len(span) >= 10:
             break
     if not span:
         return None
@@ -182,7 +221,7 @@ def subject_phrase(question: str) -> list[str] | None:
     rare = [c for c in concepts if c.lower() not in _GENERIC_HEAD]
     # the head: the last word naming something before "of" ("disruption of immune regulation" -> disruption;
     # "relaxation therapy" -> relaxation, "therapy" being generic), kept when it looks like a noun
-    before_of = span[: next((i for i, t in enumerate(span) if t.lower() == "of"), len(span))]
+    before_of = span[: next((i for i, t in enumerate(span) if t.lower() in _SUBJECT_PREPOSITIONS), len(span))]
     words = [t for t in before_of if t.lower() not in _STOP and t.lower() not in _GENERIC_HEAD and len(t) > 1
              and not t.isdigit()]
     head = [w for w in words[-1:] if not any(w in c.split() for c in rare)
@@ -208,6 +247,24 @@ def subject(question: str) -> list[str]:
     return phrase if phrase is not None else key_concepts(" ".join(question.split()))
 
 
+def key_entity(question: str) -> list[str]:
+    """The question's key entity: the names a relevant article must all mention for the corpus to hold anything
+    on it. The yes/no subject's names (its words with a digit or two capitals, else its rare words); else the
+    name-like key concepts; else the rarest key-concept word. Empty when the question names nothing rare."""
+    phrase = subject_phrase(question)
+    if phrase:
+        rare = [w for w in phrase if ALTERNATIVES in w or is_rare(w.split()[0])]
+        names = [w for w in rare if ALTERNATIVES in w or any(ch.isdigit() for ch in w) or
+                 sum(ch.isupper() for ch in w) >= 2]
+        if names or rare:
+            return names or rare
+    words = [w for c in key_concepts(" ".join(question.split())) for w in c.split()]
+    names = [w for w in words if any(ch.isdigit() for ch in w) or sum(ch.isupper() for ch in w) >= 2]
+    if names:
+        return names
+    return [min(words, key=zipf)] if words else []
+
+
 def predicate_words(question: str) -> list[str]:
     """The content words of a question besides its subject: what it asks about the subject ("Is hemoglobin
     antimicrobial?" -> antimicrobial; "Are COVID-19 survivors at risk of anxiety and depression?" -> anxiety,
@@ -219,6 +276,17 @@ def predicate_words(question: str) -> list[str]:
         if low in _STOP or low in about or len(low) < 3 or low.isdigit() or re.fullmatch(_AUX, low):
             continue
         if low in ("yes", "true", "false", "risk", "any"):
+            continue
+        out.append(tok)
+    return list(dict.fromkeys(out))
+
+
+def content_words(question: str) -> list[str]:
+    """The question's content words, its subject's included (no stop words, auxiliaries or numbers)."""
+    out = []
+    for tok in tokens(question):
+        low = tok.lower()
+        if low in _STOP or len(low) < 3 or low.isdigit() or re.fullmatch(_AUX, low):
             continue
         out.append(tok)
     return list(dict.fromkeys(out))
@@ -264,19 +332,24 @@ def _norm_tokens(text: str) -> set[str]:
     """Lower-cased tokens, possessive and edge punctuation removed ("Ewing's" -> "ewing"); a compound also
     gives its parts and its closed form ("long-COVID" -> "long-covid", "long", "covid", "longcovid")."""
     out: set[str] = set()
-    for t in tokens(text):
-        t = _clean(t)
+    toks = tokens(text)
+    for i, raw in enumerate(toks):
+        t = _clean(raw)
         out.add(t)
+        out.add(_canon(raw))
         parts = [p for p in _COMPOUND.split(t) if p]
         if len(parts) > 1:
             out.update(parts)
             out.add("".join(parts))
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if nxt in _ROMAN or (nxt.isdigit() and len(nxt) <= 2):  # "topoisomerase II" is "topoisomerase2"
+            out.add(_canon(raw) + _ROMAN.get(nxt, nxt))
     return out
 
 
 _COMPOUND = re.compile(r"[-/\u2010-\u2014]")
 _POSSESSIVE = re.compile(r"['\u2019]s$")
-_SUFFIX = re.compile(r"(?:ations?|ating|ated|ates?|ions?|ings?|ed|es|s)$")
+_SUFFIX = re.compile(r"(?:ations?|ating|ated|ates?|ions?|ings?|ed|es|al|s)$")
 
 
 def _stem(word: str) -> str:
@@ -301,12 +374,30 @@ def _word_in(word: str, vocabulary: set[str]) -> bool:
 
 def mentions(concept: str, vocabulary: set[str]) -> bool:
     """Whether every word of ``concept`` is in ``vocabulary`` (lower-cased tokens): exactly, as an inflection
-    of the same stem, or within a difflib ratio of :data:`TYPO_RATIO` (a misspelt drug name still matches)."""
-    return all(_word_in(word, vocabulary) or _parts_in(word, vocabulary) for word in _concept_words(concept))
+    of the same stem, in another spelling of the same name ("topoisomeraseII", "topoisomerase II",
+    "topoisomerase-2"), or within a difflib ratio of :data:`TYPO_RATIO` (a misspelt drug name still matches).
+    A concept with :data:`ALTERNATIVES` is mentioned when one of its names is."""
+    if ALTERNATIVES in concept:
+        return any(mentions(alt, vocabulary) for alt in concept.split(ALTERNATIVES) if alt.strip())
+    return all(_word_in(_clean(word), vocabulary) or _parts_in(_clean(word), vocabulary) or _canon(word) in vocabulary
+               for word in _concept_words(concept, keep_case=True))
 
 
-def _concept_words(concept: str) -> list[str]:
-    return [_clean(t) for t in tokens(concept)]
+def _concept_words(concept: str, keep_case: bool = False) -> list[str]:
+    return [_POSSESSIVE.sub("", t).strip(".'\u2019") if keep_case else _clean(t) for t in tokens(concept)]
+
+
+_ROMAN = {"I": "1", "II": "2", "III": "3", "IV": "4", "V": "5", "VI": "6", "VII": "7", "VIII": "8", "IX": "9"}
+_TRAILING_ROMAN = re.compile(r"(?<=[a-z])(VIII|VII|VI|IV|IX|V|III|II|I)$|(?<=[-/])(VIII|VII|VI|IV|IX|V|III|II|I)$")
+
+
+def _canon(token: str) -> str:
+    """One spelling of a name: lower case, no hyphens or slashes, a trailing Roman numeral as a number
+    ("topoisomeraseII", "topoisomerase-II", "Topoisomerase-2" -> "topoisomerase2")."""
+    m = _TRAILING_ROMAN.search(token)
+    if m:
+        token = token[: m.start()] + _ROMAN[m.group(0)]
+    return _COMPOUND.sub("", _POSSESSIVE.sub("", token).strip(".'\u2019")).lower()
 
 
 def _parts_in(word: str, vocabulary: set[str]) -> bool:
@@ -333,6 +424,17 @@ def missing_concepts(concepts: Sequence[str], texts: Iterable[str],
     return list(dict.fromkeys(out))
 
 
+def search_forms(word: str) -> list[str]:
+    """``word`` and, for a name with a numeral glued on, its spaced spellings ("topoisomeraseII" ->
+    "topoisomerase II", "topoisomerase 2"): what an index that splits words on spaces can find."""
+    out = [word]
+    m = _TRAILING_ROMAN.search(word) or re.search(r"(?<=[A-Za-z])\d{1,2}$", word)
+    if m and m.start() > 2:
+        stem, tail = word[: m.start()].rstrip("-/"), m.group(0)
+        out += [f"{stem} {tail}", f"{stem} {_ROMAN.get(tail, tail)}"]
+    return list(dict.fromkeys(out))
+
+
 def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 5) -> Callable[[str], bool] | None:
     """``word -> whether the corpus mentions it``: a search of the index ``index`` of the build context for the
     word, its top ``k`` articles read for a mention (None without a context, a store or such an index)."""
@@ -342,8 +444,11 @@ def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 5) -> Ca
 
     @lru_cache(maxsize=4096)
     def in_corpus(word: str) -> bool:
-        hits: list[Hit] = ctx.index(index).search(word, k)
-        found = store.get_many([h.pmid for h in hits])
-        return any(mentions(word, _norm_tokens(a.text)) for a in found.values())
+        for form in search_forms(word):
+            hits: list[Hit] = ctx.index(index).search(form, k)
+            found = store.get_many([h.pmid for h in hits])
+            if any(mentions(word, _norm_tokens(a.text)) for a in found.values()):
+                return True
+        return False
 
     return in_corpus

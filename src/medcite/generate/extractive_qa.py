@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -45,11 +45,14 @@ from pydantic import Field
 from ..devices import Device, Dtype, device_field, dtype_field
 from ..errors import ConfigError
 from ..evidence.answer_features import negated, states_aim
+from ..evidence.antonyms import opposes
 from ..evidence.concepts import (
+    ALTERNATIVES,
     _norm_tokens,
     corpus_lookup,
     coverage,
     key_concepts,
+    key_entity,
     mentions,
     missing_concepts,
     predicate_words,
@@ -71,7 +74,8 @@ _HEDGE = re.compile(r"\b(may|might|could|possibly|potential(?:ly)?|suggest(?:s|e
                     r"further (?:studies|research|investigation)|remains? (?:unclear|unknown|to be)|warrant)\b",
                     re.IGNORECASE)
 VERDICTS = {"yes": "Yes.", "no": "No.", "mixed": "The evidence is mixed.",
-            "unsettled": "The retrieved abstracts do not settle this."}
+            "unsettled": "The retrieved abstracts do not settle this.",
+            "undecided": "The findings below bear on this, but medcite's reader is not sure enough to say yes or no."}
 
 
 class ExtractiveQAConfig(GenerateConfig):
@@ -140,6 +144,8 @@ class ExtractiveQAGenerator:
     max_entities: int = 5
     keep_ratio: float = 0.85
     in_corpus: Callable[[str], bool] | None = None
+    #: evidence indices of the sentences the last verdict read as settling the question either way
+    settling: set[int] = field(default_factory=set)
 
     Config: ClassVar[type[ExtractiveQAConfig]] = ExtractiveQAConfig
 
@@ -169,9 +175,14 @@ class ExtractiveQAGenerator:
         # a key concept the corpus lacks (searched when an index is at hand; else one the evidence lacks while it
         # mentions no key concept at all): the evidence is about something else
         lacking = missing_concepts(concepts, [e.text for e in usable], self.in_corpus)
-        if lacking and (self.in_corpus is not None
-                        or not any(mentions(c, _norm_tokens(e.text)) for c in concepts for e in usable)):
+        entity = {w.lower() for c in key_entity(question) for w in c.split(ALTERNATIVES)[0].split()}
+        # the corpus lacks the key entity itself (or, without an index, the evidence names no key concept): the
+        # evidence is about something else. A lacking word that is not the key entity (a wording of the question
+        # the corpus never uses) is no reason to abstain while the evidence names the entity
+        if lacking and ((not entity or entity & {w.lower() for w in lacking}) if self.in_corpus is not None
+                        else not any(mentions(c, _norm_tokens(e.text)) for c in concepts for e in usable)):
             return self.abstain(topic, qtype, lacking)
+        self.settling = set()
         lead, verdict, first = self.lead(question, qtype, usable)
         room = self.max_words - (len(lead.text.split()) if lead is not None else 0)
         support, dropped = self.support(usable, room, first)
@@ -187,6 +198,10 @@ class ExtractiveQAGenerator:
                 lead, verdict = AnswerSentence(VERDICTS["unsettled"], kind="verdict"), "unsettled"
             else:
                 lead = restricted
+        if verdict == "unsettled" and any(i in self.settling for s in support for i in s.evidence):
+            # a quoted sentence reads as settling it, though no verdict could be trusted: the lead must not say the
+            # abstracts leave the question open
+            lead, verdict = AnswerSentence(VERDICTS["undecided"], kind="verdict"), "undecided"
         sentences = ([lead] if lead is not None else []) + support
         return Answer(topic.id, sentences, dropped, self.name, qtype, verdict, False)
 
@@ -196,7 +211,8 @@ class ExtractiveQAGenerator:
         if missing:
             text = f"The corpus holds no article about {_or(list(missing))}."
         elif about:
-            text = f"No sentence of the retrieved abstracts is about {' '.join(about)}."
+            named = " ".join(a.split(ALTERNATIVES)[0] for a in about)
+            text = f"No sentence of the retrieved abstracts is about {named}."
         else:
             text = "The corpus holds no article that answers this question."
         return Answer(topic.id, [AnswerSentence(text, kind="abstain")], [], self.name, qtype, None, True)
@@ -238,34 +254,44 @@ class ExtractiveQAGenerator:
             return lead, None, first
         return None, None, []
 
+    def readings(self, question: str, evidence: Sequence[Evidence]) -> list[Reading]:
+        """How each evidence sentence reads as an answer to ``question``: the reader's probabilities, and the
+        cues that must agree with them (see :class:`Reading`)."""
+        probs = np.asarray(self.answerer.yesno_probabilities(question, [e.text for e in evidence]),
+                           dtype=np.float64).reshape(-1, 3)
+        asks = predicate_words(question)
+        out = []
+        for i, e in enumerate(evidence):
+            opposite = opposes(question, e.text)
+            # what the question asks, named as asked or as its opposite ("rare" for "common")
+            named = coverage(asks, e.text + (f" {opposite}" if opposite else ""))
+            out.append(Reading(i, probs[i], finding=not states_aim(e.text) and named >= self.predicate_cover,
+                               negated=negated(e.text), opposite=opposite))
+        return out
+
     def verdict(self, question: str, evidence: Sequence[Evidence]
                 ) -> tuple[AnswerSentence, str, list[int]]:
         """The selective verdict of the module doc."""
-        from ..reader.infer import yes_probability
+        from ..reader.verdict import yes_probability
 
-        probs = np.asarray(self.answerer.yesno_probabilities(question, [e.text for e in evidence]),
-                           dtype=np.float64).reshape(-1, 3)
-        p = yes_probability(probs)
-        ratio = probs[:, 0] / np.clip(probs[:, 0] + probs[:, 1], 1e-9, None)
-        # a sentence decides only when, read alone, it says so and states a finding: "yes" without a negation cue,
-        # "no" with one ("did not", "no significant"); never an aim ("We investigated ...")
-        asks = predicate_words(question)
-        finding = [probs[i, 2] < 0.5 and not states_aim(e.text) and coverage(asks, e.text) >= self.predicate_cover
-                   for i, e in enumerate(evidence)]
-        neg = [negated(e.text) for e in evidence]
-        says_yes = [int(i) for i in np.argsort(-ratio, kind="stable")
-                    if finding[i] and not neg[i] and ratio[i] >= self.sentence_agree]
-        says_no = [int(i) for i in np.argsort(ratio, kind="stable")
-                   if finding[i] and neg[i] and ratio[i] <= 1 - self.sentence_agree]
-        def articles(idx: list[int]) -> int:
-            return len({evidence[i].pmid for i in idx})
+        readings = self.readings(question, evidence)
+        p = yes_probability(np.asarray([r.probs for r in readings]).reshape(-1, 3))
+        says_yes = sorted((r for r in readings if r.says_yes(self.sentence_agree)), key=lambda r: -r.ratio)
+        says_no = sorted((r for r in readings if r.says_no(self.sentence_agree)), key=lambda r: r.ratio)
+        self.settling = {evidence[r.index].index for r in readings if r.settles(self.sentence_agree)}
 
-        if p >= self.yes_from and says_yes and articles(says_yes) >= self.min_agreeing:
-            verdict, deciding = "yes", says_yes
-        elif p <= self.no_below and says_no and articles(says_no) >= self.min_agreeing:
-            verdict, deciding = "no", says_no
-        elif says_yes and says_no:
-            verdict, deciding = "mixed", [says_yes[0], says_no[0]]
+        def articles(rs: list[Reading]) -> int:
+            return len({evidence[r.index].pmid for r in rs})
+
+        # a sentence that names the opposite of what is asked (or negates it) says no by itself: with the
+        # reader not leaning yes the question's P(yes) need not be low
+        cue_no = [r for r in says_no if r.opposite or r.negated]
+        if says_yes and says_no:
+            verdict, deciding = "mixed", [says_yes[0].index, says_no[0].index]
+        elif p >= self.yes_from and says_yes and articles(says_yes) >= self.min_agreeing:
+            verdict, deciding = "yes", [r.index for r in says_yes]
+        elif says_no and (p <= self.no_below or (cue_no and p < 0.5)) and articles(says_no) >= self.min_agreeing:
+            verdict, deciding = "no", [r.index for r in says_no]
         else:
             return AnswerSentence(VERDICTS["unsettled"], kind="verdict"), "unsettled", []
         chosen: list[Evidence] = []
@@ -313,6 +339,44 @@ class ExtractiveQAGenerator:
         text = f"The abstracts name {_join(named)}."
         return (AnswerSentence(text, cited_pmids, tuple(index[p] for p in cited_pmids), kind="entities"),
                 [e.index for e in cited])
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One evidence sentence read as an answer: the sentence reader's (P(yes), P(no), P(maybe)) and the cues
+    that must agree with it. A sentence says yes only as a finding (not an aim, naming what the question asks)
+    that the reader reads as yes, with no negation cue and no opposite of the question's predicate ("rare" for
+    "Is it common?"); it says no when the reader reads it as no with such a cue, or when it names the opposite of
+    the predicate (without a negation) and the reader leans no."""
+
+    index: int
+    probs: np.ndarray
+    finding: bool
+    negated: bool
+    opposite: str | None
+
+    @property
+    def ratio(self) -> float:
+        return float(self.probs[0] / max(self.probs[0] + self.probs[1], 1e-9))
+
+    def settled(self) -> bool:
+        return float(self.probs[2]) < 0.5
+
+    def says_yes(self, agree: float) -> bool:
+        return self.finding and self.settled() and self.ratio >= agree and not self.negated and not self.opposite
+
+    def says_no(self, agree: float) -> bool:
+        if not self.finding:
+            return False
+        if self.opposite and not self.negated and self.ratio < 0.5:
+            return True  # it names the opposite of what is asked, and the reader leans no
+        return self.settled() and self.ratio <= 1 - agree and (self.negated or bool(self.opposite))
+
+    def settles(self, agree: float) -> bool:
+        """Whether the sentence reads as settling the question either way (reader or cue): quoted under an
+        unsettled lead it would contradict it."""
+        return self.finding and (self.says_yes(agree) or self.says_no(agree) or
+                                 (self.settled() and (self.ratio >= agree or self.ratio <= 1 - agree)))
 
 
 def _restrict(lead: AnswerSentence, support: Sequence[AnswerSentence]) -> AnswerSentence:

@@ -49,6 +49,7 @@ class TopicResult:
     verification: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what did not go as configured for its queries (run directory)
     designs: dict[str, StudyDesign] = field(default_factory=dict)  # PMID -> study design, for every article
+    read: list[dict[str, Any]] = field(default_factory=list)  # the top articles the selector read, used or why not
 
     def check_traceable(self) -> None:
         """Every cited PMID must be in the evidence shown to the generator and in the corpus we read."""
@@ -155,6 +156,7 @@ class Pipeline:
         if self.settings.design.prefer_levels:
             hits = rankings["levels"] = self.designs.order(hits, articles)
         evidence = self.selector.select(queries, hits, articles)
+        read = list(getattr(self.selector, "last", {}).get("read", []))
         if self.settings.verify.sufficiency_rounds:
             queries, hits, articles, evidence, record["sufficiency"] = loops.sufficient_evidence(
                 self, topic, queries, hits, articles, evidence)
@@ -178,7 +180,7 @@ class Pipeline:
         answer, designs = self.designs.finish(answer, shown)
         timings["design_s"] = self.designs.take_seconds()
         timings["total_s"] = time.perf_counter() - t0
-        result = TopicResult(topic, queries, rankings, evidence, answer, shown, timings, record, notes, designs)
+        result = TopicResult(topic, queries, rankings, evidence, answer, shown, timings, record, notes, designs, read)
         result.check_traceable()
         return result
 
@@ -222,6 +224,7 @@ class Pipeline:
                     verification=result.verification or None,
                     notes=result.notes,
                     designs=result.designs,
+                    read=result.read,
                 )
             writer.write_summary()
         return results

@@ -154,6 +154,8 @@ class TopicView:
     citations: int = field(default=0)
     query_notes: list[str] = field(default_factory=list)  # a generator left out, a branch that searched the question
     design_filter: list[tuple[str, str, int]] = field(default_factory=list)  # (slug, label, articles) to filter by
+    #: the top retrieved articles the evidence selector read: (rank, pmid, "evidence [n]" or "rejected", reason)
+    read: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
 def pubmed_url(pmid: str) -> str | None:
@@ -170,7 +172,8 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
     topic = run.topics.last(topic_id) or {}
     answer = run.answers.last(topic_id)
     ans = as_dict(answer)
-    ev_rows = [as_dict(e) for e in as_list(as_dict(run.last("evidence.jsonl", topic_id)).get("evidence"))]
+    ev_row = as_dict(run.last("evidence.jsonl", topic_id))
+    ev_rows = [as_dict(e) for e in as_list(ev_row.get("evidence"))]
     by_index = {i: e for e in ev_rows if (i := as_int(e.get("index"))) is not None}
     rankings = run.rankings(topic_id)
 
@@ -235,6 +238,9 @@ def build_topic(run: Run, topic_id: str) -> TopicView | None:
         citations=sum(len(s.chips) for s in sentences),
         query_notes=[as_str(n) for n in as_list(query_row.get("notes"))],
         design_filter=_design_filter(articles),
+        read=[(as_int(r.get("rank")) or 0, as_str(r.get("pmid")),
+               f"evidence [{as_int(r.get('evidence'))}]" if as_str(r.get("status")) == "evidence" else "rejected",
+               as_str(r.get("reason"))) for r in (as_dict(x) for x in as_list(ev_row.get("read")))],
     )
 
 

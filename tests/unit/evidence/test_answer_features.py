@@ -143,3 +143,40 @@ def test_titles_stand_in_only_when_no_abstract_sentence_is_usable() -> None:
     with_abstract = answer_candidates([Hit("1", 2.0, 1), Hit("9", 1.0, 2)],
                                       {**only_titles, "9": Article("9", "A title of six words here", OTHER)})
     assert all(c.span.section == "abstract" for c in with_abstract)
+
+
+def test_the_top_three_articles_are_always_read_and_a_rejection_says_why() -> None:
+    off = ("Suicide prevention resources were disrupted during the COVID-19 pandemic in many states. "
+           "Disruption due to the pandemic reduced access to crisis lines for adults in rural counties.")
+    real = ("Olfactory sensory neurons lose their nuclear architecture after SARS-CoV-2 infection of the "
+            "epithelium. Disruption of nuclear architecture in these neurons explains the loss of smell in "
+            "COVID-19 anosmia.")
+    weak = ("COVID-19 anosmia is frequent in young adults and resolves within weeks in most patients. "
+            "Anosmia was reported by 60% of COVID-19 outpatients in the survey of 2020.")
+    articles = {"1": Article("1", "Suicide prevention during the COVID-19 pandemic: anosmia and mood", off),
+                "2": Article("2", "Disruption of nuclear architecture as a cause of COVID-19 induced anosmia", real),
+                "3": Article("3", "Smell loss in COVID-19", weak)}
+    hits = [Hit("1", 3.0, 1), Hit("2", 2.0, 2), Hit("3", 1.0, 3)]
+    sel = AnswerSentenceSelector(None, max_items=2)
+    ev = sel.select([Query("q", "Is COVID-19 anosmia caused by disruption of nuclear architecture?")], hits, articles)
+    read = {r["pmid"]: r for r in sel.last["read"]}
+    assert [r["rank"] for r in sel.last["read"]] == [1, 2, 3]
+    # the article that asks what the question asks is read although the evidence was full
+    assert read["2"]["status"] == "evidence" and "2" in {e.pmid for e in ev}
+    # the suicide-prevention report shares "disruption" with the question, not what it asks: rejected, with why
+    assert read["1"]["status"] == "rejected" and "little of what the question asks" in read["1"]["reason"]
+    assert all(r["status"] == "evidence" or r["reason"] for r in read.values())
+
+
+def test_an_article_that_names_the_subject_is_read_whole() -> None:
+    # "HYDIN (Hydrocephalus-inducing protein homolog)": either name will do, and an article whose title names it
+    # gives its sentences although they say only "the protein"
+    articles = {"1": Article("1", "Hydin is a component of the ciliary central pair",
+                             "The protein localizes to the axoneme of motile cilia in mice and humans. "
+                             "Loss of the protein causes hydrocephalus in mutant mice."),
+                "2": Article("2", "Hydrocephalus-inducing protein homolog in sperm flagella",
+                             "This axonemal protein is required for sperm motility in men with infertility.")}
+    sel = AnswerSentenceSelector(None)
+    ev = sel.select([Query("q", "Is HYDIN (Hydrocephalus-inducing protein homolog) an axonemal protein?")],
+                    [Hit("1", 2.0, 1), Hit("2", 1.0, 2)], articles)
+    assert {e.pmid for e in ev} == {"1", "2"}

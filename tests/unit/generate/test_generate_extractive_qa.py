@@ -103,7 +103,9 @@ def test_a_verdict_whose_deciding_sentences_do_not_fit_is_not_stated() -> None:
     roomy = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.9, no_below=0.1).generate(Q, [], ev)
     assert roomy.verdict == "mixed" and set(roomy.sentences[0].pmids) == {"11", "22"}
     tight = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.9, no_below=0.1, max_words=60).generate(Q, [], ev)
-    assert tight.verdict == "unsettled" and tight.sentences[0].pmids == ()  # no verdict without its quotes
+    # no verdict without its quotes; the quoted sentence reads as settling it, so the lead does not say "do not
+    # settle" either
+    assert tight.verdict == "undecided" and tight.sentences[0].pmids == ()
     assert all("did not" not in s.text for s in tight.sentences)
 
 
@@ -112,7 +114,10 @@ def test_a_yes_sentence_must_state_a_finding_without_negation() -> None:
            Evidence(2, "22", "Zorbalene infusion did not reverse quellitis in adults in a trial.", score=0.8)]
     gen = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.5)
     answer = gen.generate(Q, [], aim)
-    assert answer.verdict == "unsettled"  # an aim and a negated sentence: neither says yes
+    # an aim and a negated sentence: neither says yes; the negated one, read as yes, is a finding the lead must not
+    # call unsettling
+    assert answer.verdict == "undecided" and answer.sentences[0].pmids == ()
+    assert gen.generate(Q, [], aim[:1]).verdict == "unsettled"  # an aim alone settles nothing
 
 
 def test_no_needs_a_negated_finding_and_mixed_needs_both_sides() -> None:
@@ -121,13 +126,32 @@ def test_no_needs_a_negated_finding_and_mixed_needs_both_sides() -> None:
     no = ExtractiveQAGenerator(FakeAnswerer(by_word={"did not": (0.05, 0.9, 0.05)}, default=(0.3, 0.6, 0.1)),
                                keep_ratio=0, no_below=0.4).generate(Q, [], neg)
     assert no.verdict == "no" and no.sentences[0].text == "No." and no.sentences[0].pmids == ("11",)
-    # a negation-free sentence the reader reads as "no" cannot decide "No."
+    # a sentence without a negation cue or an opposite, read as "no", cannot decide "No." (nor be called unsettling)
     plain = ExtractiveQAGenerator(FakeAnswerer(default=(0.05, 0.9, 0.05)), keep_ratio=0, no_below=0.4)
-    assert plain.generate(Q, [], neg[1:]).verdict == "unsettled"
+    assert plain.generate(Q, [], neg[1:]).verdict == "undecided"
     both = FakeAnswerer(by_word={"did not": (0.05, 0.9, 0.05), "reversed": (0.95, 0.03, 0.02)})
     mixed = ExtractiveQAGenerator(both, keep_ratio=0, yes_from=0.9, no_below=0.1).generate(Q, [], neg)
     assert mixed.verdict == "mixed" and mixed.sentences[0].text == "The evidence is mixed."
     assert set(mixed.sentences[0].pmids) == {"11", "22"}  # one sentence of each side, both cited
+
+
+def test_an_opposite_of_the_predicate_blocks_yes_and_turns_it_into_no() -> None:
+    q = Topic("t", "Is Keutel syndrome a common genetic disorder?")
+    ev = [Evidence(1, "11", "Keutel syndrome is a rare genetic disease with abnormal cartilage calcification.",
+                   score=0.9)]
+    # the reader reads "yes" (on topic, affirmative): the opposite of "common" blocks it
+    blocked = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.5)
+    answer = blocked.generate(q, [], ev)
+    assert answer.verdict == "undecided" and answer.sentences[0].pmids == ()
+    # the reader leans no: the sentence that names the opposite decides "No." and opens the support
+    leaning = ExtractiveQAGenerator(FakeAnswerer(default=(0.3, 0.5, 0.2)), keep_ratio=0)
+    answer = leaning.generate(q, [], ev)
+    assert answer.verdict == "no" and answer.sentences[0].pmids == ("11",) and answer.sentences[1].pmids == ("11",)
+    # "resistance" is the opposite of "susceptible" too
+    q2 = Topic("t", "Are circRNAs susceptible to degradation by RNase R?")
+    ev2 = [Evidence(1, "11", "Circular RNAs were segregated from linear RNAs by their RNase R resistance.",
+                    score=0.9)]
+    assert blocked.generate(q2, [], ev2).verdict != "yes"
 
 
 def test_invented_entity_abstains_without_citation() -> None:

@@ -260,3 +260,35 @@ def test_query_stages_and_notes_reach_the_run_files_and_the_page(tmp_path: Path,
     page = client_for(tmp_path / "runs").get("/run/noted/topic/t2").text
     assert "original + keywords" in page
     assert "it searched the question (q0) instead" in page
+
+
+def test_the_top_articles_read_reach_evidence_jsonl_and_the_page_with_why_one_was_rejected(
+        tmp_path: Path, client_for) -> None:
+    """Issue 41: the evidence selector reads the top three articles; one it cannot use is recorded in
+    evidence.jsonl with the reason, and the topic page lists them."""
+    import json
+
+    from medcite.config import load_settings
+    from medcite.corpus.store import DocumentStore, FileStats
+    from medcite.pipeline import Pipeline
+    from medcite.types import Article, Topic
+
+    store = DocumentStore.create(tmp_path / "store")
+    with store.transaction() as tx:
+        tx.upsert([Article("11", "Statins lower LDL cholesterol in adults",
+                           "Statin therapy lowered LDL cholesterol by 40% in adults with diabetes."),
+                   Article("12", "Statins and LDL: a registry report", "Statins. LDL. Registry."),
+                   Article("13", "LDL cholesterol targets", "Statins reduced LDL cholesterol in older adults with "
+                                                            "heart disease over five years.")], FileStats("t"))
+    store.close()
+    settings = load_settings("offline", ["generate.backend=extractive"])
+    run = tmp_path / "runs" / "read"
+    with Pipeline(settings, tmp_path / "store") as pipeline:
+        pipeline.run([Topic("t1", "Do statins lower LDL cholesterol?")], run)
+    row = json.loads((run / "evidence.jsonl").read_text().splitlines()[0])
+    read = {r["pmid"]: r for r in row["read"]}
+    assert set(read) == {"11", "12", "13"}
+    assert read["12"]["status"] == "rejected" and "no quotable sentence" in read["12"]["reason"]
+    assert all(read[p]["status"] == "evidence" for p in ("11", "13"))
+    page = client_for(tmp_path / "runs").get("/run/read/topic/t1").text
+    assert "Top articles read" in page and "no quotable sentence" in page
