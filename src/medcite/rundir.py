@@ -22,11 +22,12 @@ from types import TracebackType
 
 from . import __version__
 from .config import Settings
-from .errors import InputError
-from .io import atomic_write, disk_full, fsync_dir, is_disk_full, remove_stale_temp_files, write_json
+from .errors import InputError, MedciteError
+from .io import atomic_write, fsync_dir, remove_stale_temp_files, write_json
 from .rundir_read import llm_call_counts, read_answers, read_articles, read_notes, read_queries
 from .trec import format_run
 from .types import Answer, Article, Evidence, Hit, Query, Topic
+from .write_failures import RUN_KEPT, write_failure
 
 __all__ = ["ANSWERS", "PER_TOPIC_FILES", "RunWriter", "answer_json", "article_json", "check_run_target",
            "drop_unfinished_topics", "evidence_json", "is_run_dir", "llm_call_counts", "new_run_dir", "new_run_id",
@@ -303,14 +304,15 @@ class RunWriter:
         try:
             _write_lines(self.path / name, lines, sync)
         except OSError as exc:
-            if not is_disk_full(exc):
+            failed = write_failure(exc, self.path / name, kept=RUN_KEPT)
+            if failed is None:
                 raise
             # back to the state before this topic: its rows (and any torn line) are cut off the files' ends
             try:
                 drop_unfinished_topics(self.path)
-            except OSError:
+            except (OSError, MedciteError):
                 log.warning("%s: could not drop the unfinished topic's rows; the next run drops them", self.path)
-            raise disk_full(self.path / name) from exc
+            raise failed from exc
 
     def _sync_names(self) -> None:
         names = set(os.listdir(self.path))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
+from ..errors import CorruptIndexError
 from ..io import JSONObject
 from ..settings_base import BackendConfig
 from ..types import Hit
@@ -48,6 +49,21 @@ def digest(data: Mapping[str, Any]) -> str:
 def index_folder(store_path: str | Path, cfg: IndexConfig) -> Path:
     """``<store>/indexes/<backend>-<hash of the config's identity>``: one folder per index content."""
     return Path(store_path) / INDEXES / f"{cfg.backend}-{digest(cfg.identity())}"
+
+
+def built_read_only(store: DocumentStore, folder: Path, what: str, command: str) -> bool:
+    """True when ``store`` was opened read-only (its folder cannot be written): its index in ``folder`` is then used
+    as it is, never built or brought up to date there. An index that is not there is an error that says where to
+    build it (``command``: the command that builds it); ``what`` names it (``the BM25 index``)."""
+    if not getattr(store, "read_only", False):
+        return False
+    if not (folder / "manifest.json").is_file():
+        raise CorruptIndexError(
+            f"{what} of the store at {store.path} is not built ({folder} has no manifest.json), and the store's "
+            "folder cannot be written, so it cannot be built there",
+            hint=f"build it once where the store can be written (`{command}`, with this command's --preset and --set "
+            "options), then read the store from here")
+    return True
 
 
 class EncodedSearch:
