@@ -61,6 +61,8 @@ class FaissIndexObject(Protocol):
 
     def search(self, x: np.ndarray, k: int, *, params: object = None) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def sa_code_size(self) -> int: ...
+
 
 # -- parameters ------------------------------------------------------------------------------
 def auto_nlist(n: int) -> int:
