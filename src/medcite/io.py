@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import gzip
 import hashlib
 import json
@@ -13,23 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 
-from .errors import DiskFullError
-from .write_failures import KEPT, device_of, write_failure
+from .write_failures import KEPT, write_failure
 
 #: A JSON object read from or written to a file (a manifest, a preset, an index record, a server's parameters):
 #: its values stay untyped until a reader checks them, so ``Any`` is named here once for all of them.
 JSONObject: TypeAlias = dict[str, Any]
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """An OSError for a full disk or quota, or SQLite's "database or disk is full"."""
-    if isinstance(exc, OSError):
-        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    return type(exc).__name__ == "OperationalError" and "disk is full" in str(exc)
-
-
-def disk_full(path: str | Path) -> DiskFullError:
-    return DiskFullError(str(path), device_of(path))
 
 
 @contextmanager

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ..errors import InputError, MedciteError
 from ..io import remove_stale_temp_files, write_json
-from ..write_failures import write_failure
 from ..types import Article
+from ..write_failures import write_failure
 from .lock import LOCK_NAME, WriterLock
 from .serialize import article_from_row, article_meta
 from .store_db import DB_NAME, FORMAT_VERSION, create_db, open_db

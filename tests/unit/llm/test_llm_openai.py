@@ -152,7 +152,8 @@ def test_always_slow_gives_retryable_timeout(openai_server):
 def test_a_server_that_drips_is_cut_off_at_the_deadline_and_retried(openai_server, case):
     """Issue 42: a byte every 0.1 s never lets one read wait timeout_s (5 s); the request as a whole stops at
     deadline_s, counts as a retryable failure, and the retry gets the answer."""
-    then = {"kind": "stream", "pieces": ["Vitamin ", "C."]} if case.get("stream") else {"kind": "ok", "text": "Vitamin C."}
+    then = ({"kind": "stream", "pieces": ["Vitamin ", "C."]} if case.get("stream")
+            else {"kind": "ok", "text": "Vitamin C."})
     openai_server.push({"kind": "drip", "every": 0.1, "headers": case.get("headers", False)}, then)
     llm = backend(openai_server, timeout_s=5.0, deadline_s=0.8, stream=case.get("stream", False))
     start = time.perf_counter()
