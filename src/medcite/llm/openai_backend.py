@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 Answer = tuple[str, str, dict[str, int], str | None]  # text, model, usage, finish_reason
+#: the finish reason of a reply cut at MAX_REPLY_CHARS (a server's own "length" stays "length")
+OVER_CAP = "medcite-reply-cap"
 
 
 class _RetryableError(LLMError):
@@ -183,8 +185,9 @@ class OpenAIBackend(BaseLLM):
             try:
                 with self._semaphore:
                     text, model, usage, finish = self._attempt(messages, params)
+                over = finish == OVER_CAP
                 return Completion(text=text, model=model, usage=usage, latency_s=time.perf_counter() - start,
-                                  finish_reason=finish)
+                                  finish_reason="length" if over else finish, over_cap=over)
             except _RetryableError as exc:
                 if attempt >= self.max_retries:
                     raise LLMError(
@@ -322,7 +325,7 @@ class OpenAIBackend(BaseLLM):
         if len(text) > MAX_REPLY_CHARS:
             log.warning("%s: the reply has %d characters; keeping the first %d", self.url, len(text),
                         MAX_REPLY_CHARS)
-            text, finish = text[:MAX_REPLY_CHARS], "length"
+            text, finish = text[:MAX_REPLY_CHARS], OVER_CAP
         return text, model, _usage(data.get("usage"), self.url), finish if isinstance(finish, str) else None
 
     def _read_stream(self, stream: Any) -> Answer:
@@ -354,7 +357,7 @@ class OpenAIBackend(BaseLLM):
                 if size > MAX_REPLY_CHARS:  # stop reading: the rest would only be thrown away
                     log.warning("%s: the streamed reply passed %d characters; keeping the first %d",
                                 self.url, MAX_REPLY_CHARS, MAX_REPLY_CHARS)
-                    finish = "length"
+                    finish = OVER_CAP
                     break
         except json.JSONDecodeError as exc:
             raise LLMError(f"{self.url} streamed a chunk that is not JSON: {exc.doc[:200]!r}",

@@ -378,3 +378,15 @@ def test_huge_streamed_reply_stops_reading_at_the_cap(openai_server):
     openai_server.push({"kind": "rawstream", "events": [piece] * (MAX_REPLY_CHARS // 100_000 + 5)})
     out = backend(openai_server, stream=True).complete(MSG)
     assert len(out.text) == MAX_REPLY_CHARS and out.finish_reason == "length"
+
+
+def test_the_openai_backend_marks_a_reply_over_the_cap_rejected_in_the_cache(openai_server, tmp_path):
+    """Issue 42: a 2 MB reply was cut, then cached as a good reply and replayed."""
+    from medcite.llm.openai_backend import MAX_REPLY_CHARS
+
+    openai_server.push({"kind": "ok", "text": "Statins lower LDL [1]. " * (MAX_REPLY_CHARS // 20)})
+    cache = LLMCache(tmp_path / "c.sqlite")
+    llm = OpenAIBackend("m", base_url=openai_server.base_url, cache=cache, max_retries=0)
+    out = llm.complete([{"role": "user", "content": "Do statins lower LDL?"}])
+    assert len(out.text) == MAX_REPLY_CHARS and out.finish_reason == "length"
+    assert "reply cap" in (cache.rejection(out.key) or "")
