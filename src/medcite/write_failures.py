@@ -13,7 +13,8 @@ writer knows it, and what was kept. Libraries say it in many ways, all of them r
 - tantivy: ``ValueError("An IO error occurred: 'File too large (os error 27)'")``, or, from a worker thread, "An
   index writer was killed ... (io::Error most likely)";
 - FAISS: ``RuntimeError("... write error in PATH: 199955 != 307200 (File too large)")``; numpy:
-  ``OSError("46080 requested and 25568 written")`` (a short ``fwrite``, no errno).
+  ``OSError("46080 requested and 25568 written")`` (a short ``fwrite``, no errno); torch: "file write failed";
+  safetensors: ``IoError(Os { code: 27, ... })``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ _ERRNO_REASON = {errno.ENOSPC: FULL, errno.EDQUOT: FULL, errno.EFBIG: TOO_LARGE,
                  errno.EACCES: READ_ONLY, errno.EPERM: READ_ONLY, errno.EIO: IO_ERROR}
 _OS_ERROR = re.compile(r"os error (\d+)")
 _SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+_RUST_OS_ERROR = re.compile(r"Os \{ code: (\d+)")
+#: how libraries say that a write failed without an errno (tantivy, FAISS, torch)
+_WRITE_WORDS = ("IO error", "io::Error", "write error", "file write failed", "IoError")
 #: the C library's words for the reasons, as FAISS quotes them in its messages
 _STRERROR = (("No space left", FULL), ("Disk quota", FULL), ("File too large", TOO_LARGE),
              ("Read-only file system", READ_ONLY), ("Permission denied", READ_ONLY))
@@ -135,14 +139,15 @@ def reason_of(exc: BaseException, path: str | Path) -> str | None:
         if "disk i/o error" in low:
             return why_io_failed(path)
         return None
-    if isinstance(exc, ValueError) and ("IO error" in text or "io::Error" in text):  # tantivy
-        found = _OS_ERROR.search(text)
-        reason = _ERRNO_REASON.get(int(found.group(1))) if found else IO_ERROR
-        return why_io_failed(path) if reason == IO_ERROR else reason
-    if isinstance(exc, RuntimeError) and (_SHORT_WRITE.search(text) or "write error" in text):  # FAISS
-        for words, reason in _STRERROR:
+    # tantivy, FAISS, torch, safetensors: the reason is in the message, as an OS error number or the C library's words
+    found = _OS_ERROR.search(text) or _RUST_OS_ERROR.search(text)
+    reason = _ERRNO_REASON.get(int(found.group(1))) if found else None
+    if reason is not None and reason != IO_ERROR:
+        return reason
+    if reason == IO_ERROR or _SHORT_WRITE.search(text) or any(words in text for words in _WRITE_WORDS):
+        for words, named in _STRERROR:
             if words in text:
-                return reason
+                return named
         return why_io_failed(path)
     return None
 

@@ -6,7 +6,6 @@ import importlib
 import logging
 import os
 import re
-import sqlite3
 import sys
 from typing import Any, NoReturn
 
@@ -92,7 +91,7 @@ class LazyGroup(click.Group):
                 _fail(ctx, _input_error(ctx, f"holds a number of more than {sys.get_int_max_str_digits()} digits"))
             _fail_if_refused_write(ctx, exc)
             raise
-        except (sqlite3.Error, RuntimeError) as exc:
+        except Exception as exc:  # only a refused write becomes an error here; anything else goes on
             _fail_if_refused_write(ctx, exc)
             raise
 
