@@ -40,6 +40,7 @@ __all__ = ["ANSWERS", "PER_TOPIC_FILES", "RUN_LOCK", "RunWriter", "answer_json",
 log = logging.getLogger(__name__)
 
 RUN_LOCK = "run.lock"
+NOTHING_YET = "nothing already written was lost (nothing was written yet)"
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ANSWERS = "answers.jsonl"
 DEVICES = "devices.json"
@@ -123,7 +124,7 @@ class _Claims:
             try:
                 fd = locking.acquire(lock, 0.0, on_wait=lambda: None, on_timeout=busy)
             except OSError as exc:
-                raise write_failure(exc, lock, kept="nothing was written") or exc from exc
+                raise write_failure(exc, lock, kept=NOTHING_YET) or exc from exc
             self._held[key] = [-1 if fd is None else fd, 1]
             return key
 
@@ -172,7 +173,7 @@ def claim_run_dir(path: str | Path) -> Iterator[Path]:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise write_failure(exc, path, kept="nothing was written") or exc from exc
+        raise write_failure(exc, path, kept=NOTHING_YET) or exc from exc
     key = _CLAIMS.take(path)
     try:
         yield path

@@ -30,6 +30,8 @@ from .errors import DiskFullError, MedciteError, WriteError
 
 FULL, TOO_LARGE, READ_ONLY, IO_ERROR = "disk full", "file too large", "read-only", "disk I/O error"
 KEPT = "nothing already written was lost"
+#: what a failed write into a store that was only being opened keeps
+STORE_KEPT = KEPT + ": the store was left as it is"
 #: what a failed write into a run folder keeps
 RUN_KEPT = ("nothing already written was lost: the run folder keeps every finished topic, and the same command run "
             "again goes on from there")

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import InputError, MedciteError
 from ..io import remove_stale_temp_files, write_json
 from ..types import Article
-from ..write_failures import write_failure
+from ..write_failures import KEPT, STORE_KEPT, write_failure
 from .lock import LOCK_NAME, WriterLock
 from .serialize import article_from_row, article_meta
 from .store_db import DB_NAME, FORMAT_VERSION, create_db, open_db
@@ -102,7 +102,7 @@ class DocumentStore:
             path.mkdir(parents=True, exist_ok=True)
             lock = WriterLock(path, wait_s)
         except OSError as exc:
-            raise write_failure(exc, path / LOCK_NAME, kept="the store was left as it is") or exc from exc
+            raise write_failure(exc, path / LOCK_NAME, kept=STORE_KEPT) or exc from exc
         try:
             return cls._create_locked(path, lock)
         except BaseException:
@@ -119,8 +119,7 @@ class DocumentStore:
                 create_db(db, [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex),
                                ("seq", "0"), ("created_at", _now())])
             except (OSError, sqlite3.Error) as exc:
-                raise write_failure(exc, db, kept="nothing was written: the folder holds no store yet") or exc \
-                    from exc
+                raise write_failure(exc, db, kept=f"{KEPT} (the folder holds no store yet)") or exc from exc
         store = cls(path, open_db(db, path, writer=True)[0], lock)
         if new:
             store._write_manifest()

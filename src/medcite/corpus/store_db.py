@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import CorruptIndexError
 from ..io import fsync_dir
-from ..write_failures import file_size_limit, size_text, write_failure
+from ..write_failures import STORE_KEPT, file_size_limit, size_text, write_failure
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def open_db(db: Path, folder: Path, *, writer: bool = False) -> tuple[sqlite3.Co
         return _open(db, folder, wal=True), False
     except _Unreadable as exc:
         if writer:
-            raise write_failure(exc.error, db, kept="the store was left as it is") or unreadable_store(
+            raise write_failure(exc.error, db, kept=STORE_KEPT) or unreadable_store(
                 folder, exc.error) from None
         if not _side_files_refused(exc.error):
             raise unreadable_store(folder, exc.error) from None
