@@ -51,6 +51,9 @@ from typing import Any
 
 import common
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "robust"))
+from robust_helpers import corpus_lines, phase_b_questions  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 WORK = REPO / "benchmarks" / "work" / "faults"
 QUESTIONS = ["Do statins lower LDL?", "Does exercise raise HDL?", "What treats scurvy?"]
@@ -236,11 +239,8 @@ def finish(proc: subprocess.Popen[str], timeout: float) -> Ran:
         return Ran(None, out, time.perf_counter() - start)
 
 
-def corpus(path: Path, n: int, start: int = 1) -> Path:
-    path.write_text("".join(json.dumps({
-        "pmid": i, "title": f"Statins and LDL study {i}",
-        "abstract": f"Statins lower LDL cholesterol in adults {i}. Exercise raises HDL {i % 7}. "
-                    f"Vitamin C treats scurvy in sailors {i % 5}."}) + "\n" for i in range(start, start + n)))
+def corpus(path: Path, n: int) -> Path:
+    path.write_text(corpus_lines(n))
     return path
 
 
@@ -285,13 +285,7 @@ def setup(b: Battery) -> dict[str, Path]:
     b.ok("ingest", str(small), "--store", str(store))
     b.ok("index", "bm25", "--store", str(store))
     phase_b = data / "phase-b.json"
-    snippet = "Statins lower LDL cholesterol in adults. " * 20
-    phase_b.write_text(json.dumps({"questions": [
-        {"id": f"q{i}", "type": "summary", "body": f"What do statins do {i}?",
-         "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{i}"],
-         "snippets": [{"document": f"http://www.ncbi.nlm.nih.gov/pubmed/{i}", "text": snippet,
-                       "beginSection": "abstract", "offsetInBeginSection": 0, "endSection": "abstract",
-                       "offsetInEndSection": len(snippet)}]} for i in range(1, 9)]}))
+    phase_b.write_text(phase_b_questions())
     return {"topics": topics, "small": small, "big": big, "store": store, "phase_b": phase_b}
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from robust_helpers import corpus_lines, store_state
+from robust_helpers import corpus_lines, phase_b_questions, store_state
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")]
 
@@ -135,14 +135,8 @@ def test_run_under_a_file_size_limit(files: Path, tmp_path: Path) -> None:
 
 
 def test_bioasq_phase_b_under_a_file_size_limit_names_the_file(tmp_path: Path) -> None:
-    snippet = "Statins lower LDL cholesterol in adults. " * 20
     questions = tmp_path / "b.json"
-    questions.write_text(json.dumps({"questions": [
-        {"id": f"q{i}", "type": "summary", "body": f"What do statins do {i}?",
-         "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{i}"],
-         "snippets": [{"document": f"http://www.ncbi.nlm.nih.gov/pubmed/{i}", "text": snippet,
-                       "beginSection": "abstract", "offsetInBeginSection": 0, "endSection": "abstract",
-                       "offsetInEndSection": len(snippet)}]} for i in range(1, 9)]}))
+    questions.write_text(phase_b_questions())
     run = tmp_path / "run"
     proc = medcite("bioasq", "phase-b", "--questions", str(questions), "--run-dir", str(run), "--output",
                    str(tmp_path / "sub.json"), "--set", "qa.backend=extractive", limit=8_000)
