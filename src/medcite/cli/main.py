@@ -105,7 +105,7 @@ def _fail_if_refused_write(ctx: click.Context, exc: BaseException) -> None:
 
 
 #: options whose value is a file or folder the command writes
-_OUTPUT_OPTIONS = ("--out", "--run-dir", "--output", "-o", "--store", "--cache-dir", "--index")
+_OUTPUT_OPTIONS = ("--out", "--run-dir", "--output", "-o", "--store", "--cache-dir", "--dest", "--ingest")
 
 
 def _written(ctx: click.Context) -> str:
