@@ -26,7 +26,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     A write the file system refuses (full disk, file-size limit, read-only folder) raises a
     :class:`~medcite.errors.WriteError` naming ``path``: the old file, if any, is untouched."""
     path = Path(path)
-    kept = f"{path.name} is as it was before" if path.exists() else KEPT
+    kept = f"{KEPT}: {path.name} is as it was before" if path.exists() else KEPT
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
