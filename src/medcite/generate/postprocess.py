@@ -58,7 +58,12 @@ def finalize(
     *,
     max_citations: int = 3,
     max_words: int = 250,
+    model_text: bool = False,
 ) -> tuple[list[AnswerSentence], list[Dropped]]:
+    """Validated, cited answer sentences from ``drafts``, and what was dropped. ``model_text``: the drafts are a
+    model's prose (not sentences quoted from the evidence), so a lead-in that only points at the evidence ("Based
+    on the provided evidence, ...") is taken off (:func:`~medcite.llm.reply.without_evidence_lead`); an
+    abstract's own "according to the evidence, ..." is quoted as it is."""
     by_index = {e.index: e for e in evidence}
     shown = {e.pmid for e in evidence}
     sentences: list[AnswerSentence] = []
@@ -72,7 +77,7 @@ def finalize(
             # later, shorter sentence is not slipped in, and no sentence is cut mid-way)
             dropped.append(Dropped("sentence", draft.text, f"after the {max_words}-word cap"))
             continue
-        plain = without_evidence_lead(draft.text)
+        plain = without_evidence_lead(draft.text) if model_text else draft.text
         if plain != draft.text:
             draft = DraftSentence(plain, list(draft.indices), list(draft.invalid))
         why = not_answer(draft.text, kept)
@@ -132,4 +137,5 @@ def postprocess(
     max_words: int = 250,
 ) -> tuple[list[AnswerSentence], list[Dropped]]:
     """Parse generated text citing evidence indices into validated, cited sentences."""
-    return finalize(split_cited_sentences(text), evidence, max_citations=max_citations, max_words=max_words)
+    return finalize(split_cited_sentences(text), evidence, max_citations=max_citations, max_words=max_words,
+                    model_text=True)

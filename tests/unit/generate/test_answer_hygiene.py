@@ -145,3 +145,14 @@ def test_a_reply_over_the_cap_is_used_but_cached_as_rejected(tmp_path: Path) -> 
     second = llm.complete(msg)  # not replayed: the server is asked again, and its whole reply is cached as good
     assert llm.calls == 2 and not second.cache_hit and cache.rejection(second.key) is None
     assert llm.complete(msg).cache_hit
+
+
+def test_an_abstract_s_own_lead_in_is_quoted_as_it_is() -> None:
+    from medcite.generate.citations import DraftSentence
+    from medcite.generate.postprocess import finalize
+
+    quoted = DraftSentence("According to the evidence, statins lower LDL cholesterol.", [1], [])
+    sentences, _ = finalize([quoted], EVIDENCE)  # the extractive generators quote the evidence
+    assert sentences[0].text == "According to the evidence, statins lower LDL cholesterol."
+    sentences, _ = finalize([quoted], EVIDENCE, model_text=True)  # a model's prose
+    assert sentences[0].text == "Statins lower LDL cholesterol."
