@@ -239,6 +239,11 @@ def finish(proc: subprocess.Popen[str], timeout: float) -> Ran:
         return Ran(None, out, time.perf_counter() - start)
 
 
+def has_setting(src: Path, name: str) -> bool:
+    """Whether the openai backend of the source tree ``src`` has the setting ``name``."""
+    return f"{name}:" in (src / "medcite" / "llm" / "openai_backend.py").read_text(encoding="utf-8")
+
+
 def corpus(path: Path, n: int) -> Path:
     path.write_text(corpus_lines(n))
     return path
@@ -303,8 +308,10 @@ def llm_cases(b: Battery, d: dict[str, Path], url: str) -> None:
         out = b.work / f"llm-{fault}"
         base = "http://127.0.0.1:9/v1" if fault == "refused" else f"{url}/{fault}/v1"
         sets = {"rerank.backend": "none", "llm.base_url": base, "llm.model": "m", "llm.timeout_s": "5",
-                "llm.deadline_s": "4", "llm.max_retries": "1", "llm.backoff_s": "0.1",
-                "llm.cache_dir": str(b.work / f"cache-{fault}"), **extra}
+                "llm.max_retries": "1", "llm.backoff_s": "0.1", "llm.cache_dir": str(b.work / f"cache-{fault}"),
+                **extra}
+        if has_setting(b.src, "deadline_s"):  # a tree from before the setting runs with its own defaults
+            sets["llm.deadline_s"] = "4"
         args = [a for k, v in sets.items() for a in ("--set", f"{k}={v}")]
         ran = b.cli("run", "--topics", str(d["topics"]), "--corpus", str(d["store"]), "--out", str(out),
                     "--preset", "clac25-a", *args)
@@ -360,8 +367,8 @@ def cache_cases(b: Battery, d: dict[str, Path], url: str) -> None:
             else:
                 ran = b.cli(*command.split(), "--cache-dir", str(folder))
             assert isinstance(ran, Ran)
-            aside = list(folder.glob("llm-cache.sqlite.set-aside-*"))
-            lost = kind != "older medcite" and not (aside and aside[0].read_bytes() == before)
+            kept = [p for p in [path, *folder.glob("llm-cache.sqlite.set-aside-*")] if p.exists()]
+            lost = kind != "older medcite" and not any(p.read_bytes() == before for p in kept)
             b.record("cache", f"{command}; cache file: {kind}", ran, "ok", lost=lost,
                      checks={"says what it found": command == "run" or "found" in ran.out or kind == "older medcite"
                              and "older" in ran.out})

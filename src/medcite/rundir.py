@@ -17,7 +17,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -245,7 +245,7 @@ class RunWriter:
         """``per_topic``: the task's own per-topic files (beyond :data:`PER_TOPIC_FILES`), repaired alike on resume.
         Holds the folder (:func:`claim_run_dir`) until :meth:`close`: a second writer is refused, naming the pid."""
         self.path = Path(path)
-        self._claim = claim_run_dir(self.path)
+        self._claim: AbstractContextManager[Path] | None = claim_run_dir(self.path)
         self._claim.__enter__()
         try:
             self._open(settings, command, extra, resume, tuple(per_topic))

@@ -20,8 +20,12 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from types import ModuleType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 _current = threading.local()
 
@@ -72,11 +76,11 @@ class Deadline:
         for sock in sockets:
             _cut(sock)
 
-    def trace(self, event: str, info: dict[str, Any]) -> None:
+    def trace(self, event: str, info: Mapping[str, object]) -> None:
         """httpcore's trace callback: the socket of each new connection is watched."""
         if event.endswith((".connect_tcp.complete", ".connect_unix_socket.complete", ".start_tls.complete")):
-            stream = info.get("return_value")
-            sock = stream.get_extra_info("socket") if stream is not None else None
+            extra = getattr(info.get("return_value"), "get_extra_info", None)
+            sock = extra("socket") if callable(extra) else None
             if isinstance(sock, socket.socket):
                 self.watch(sock)
 
@@ -88,7 +92,7 @@ def _cut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-def _on_request(request: Any) -> None:
+def _on_request(request: httpx.Request) -> None:
     """httpx request hook: a request sent inside a :class:`Deadline` gets step timeouts capped at the time left
     and its connection's socket watched."""
     deadline: Deadline | None = getattr(_current, "deadline", None)
@@ -103,12 +107,13 @@ def _on_request(request: Any) -> None:
     request.extensions["trace"] = deadline.trace
 
 
-def deadline_client(openai: ModuleType, timeout_s: float) -> Any:
+def deadline_client(openai: ModuleType, timeout_s: float) -> httpx.Client:
     """The httpx client of an OpenAI SDK client whose requests keep their :class:`Deadline`: the SDK's default
     client (its redirects, proxies from the environment, TLS), with no idle connections and the request hook."""
     import httpx
 
-    return openai.DefaultHttpxClient(
+    client: httpx.Client = openai.DefaultHttpxClient(
         timeout=timeout_s, limits=httpx.Limits(max_connections=1000, max_keepalive_connections=0),
         event_hooks={"request": [_on_request]},
     )
+    return client
