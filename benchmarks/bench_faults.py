@@ -654,12 +654,15 @@ def report(results: dict[str, Any]) -> str:
         f"{results['hang_s']:g} s), without a traceback, with the expected outcome (`ok`: exit 0 and, for the LLM "
         "faults, a valid submission whose answers keep each sentence once, no sentence about the instructions or "
         "the evidence, and only PMIDs of their evidence; `error`: one `error:` line naming the path and the reason), "
-        "and loses nothing already written. Read-only cases: " + (results.get("read_only_how") or "–") + ".",
+        "and loses nothing already written (*data loss*: a store, index, run folder or cache holding less than "
+        "before, a folder left with a topic twice, or another tool's cache file altered). Read-only cases: "
+        + (results.get("read_only_how") or "–") + ".",
         "",
         common.markdown_table(
             ["", "cases", "passed", "tracebacks", "hangs", "data loss"],
-            [["this branch", t["cases"], t["passed"], t["tracebacks"], t["hangs"], t["data_loss"]]]
-            + ([["baseline (" + results["baseline"] + ")", results["baseline_totals"]["cases"],
+            [[f"this tree ({results.get('commit') or 'uncommitted'})", t["cases"], t["passed"], t["tracebacks"],
+              t["hangs"], t["data_loss"]]]
+            + ([[results.get("baseline_label") or results["baseline"], results["baseline_totals"]["cases"],
                  results["baseline_totals"]["passed"], results["baseline_totals"]["tracebacks"],
                  results["baseline_totals"]["hangs"], results["baseline_totals"]["data_loss"]]] if before else [])),
         "",
@@ -682,6 +685,8 @@ def report(results: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-src", type=Path, help="Also run the battery on this source tree first.")
+    parser.add_argument("--baseline-label", default=None,
+                        help="How the table names the baseline (e.g. 'main @ abc123').")
     parser.add_argument("--cases", default=",".join(GROUPS), help=f"Groups to run: {', '.join(GROUPS)}.")
     parser.add_argument("--hang-s", type=float, default=90.0, help="A case still running after this is a hang.")
     parser.add_argument("--no-docs", action="store_true", help="Write the JSON only, not docs/BENCHMARKS.md.")
@@ -694,9 +699,11 @@ def main() -> None:
     if args.baseline_src:
         print(f"baseline: {args.baseline_src}", flush=True)
         results["baseline"] = str(args.baseline_src)
+        results["baseline_label"] = args.baseline_label
         results["baseline_rows"] = battery(args.baseline_src, WORK / "baseline", groups, args.hang_s)
         results["baseline_totals"] = totals(results["baseline_rows"])
     print(f"this tree: {REPO / 'src'}", flush=True)
+    results["commit"] = common.git_commit()
     results["rows"] = battery(REPO / "src", WORK / "branch", groups, args.hang_s)
     results["totals"] = totals(results["rows"])
     hows = sorted({r["note"] for r in results["rows"] if r["group"] == "read-only" and r.get("note")})
