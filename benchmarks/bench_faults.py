@@ -406,13 +406,16 @@ def write_cases(b: Battery, d: dict[str, Path], can_mount: bool) -> None:
              lost=after.rc != 0 or after.out != searched, checks=names(ran, index))
     # the dense index: the chunks, the row files, the FAISS file
     medium = b.work / "w-medium"
-    b.ok("ingest", str(corpus(b.work / "medium.jsonl", 200)), "--store", str(medium))
-    # 200 abstracts, 384-d float32: a chunk of 50 is 77 kB, the row file 154 kB, the FAISS file 307 kB
-    for limit, what in ((50_000, "chunks"), (100_000, "row files"), (200_000, "FAISS file")):
+    b.ok("ingest", str(corpus(b.work / "medium.jsonl", 100)), "--store", str(medium))
+    # 100 abstracts, 384-d: a chunk of 25 is 38 kB (float32), the row file 77 kB (float16 on disk), the FAISS file
+    # 154 kB (float32)
+    for limit, what in ((25_000, "chunks"), (60_000, "row files"), (120_000, "FAISS file")):
         out = b.work / f"w-dense-{limit}"
-        ran = b.cli("index", "dense", "--store", str(medium), "--out", str(out), "--chunk-size", "50", limit=limit)
+        args = ["index", "dense", "--store", str(medium), "--out", str(out), "--chunk-size", "25", "--encoder",
+                "minilm-onnx", "--set", "indexes.dense.vector_dtype=float16"]
+        ran = b.cli(*args, limit=limit)
         assert isinstance(ran, Ran)
-        resumed = b.cli("index", "dense", "--store", str(medium), "--out", str(out), "--chunk-size", "50")
+        resumed = b.cli(*args)
         assert isinstance(resumed, Ran)
         b.record("write", f"index dense, file-size limit {limit // 1000} kB ({what})", ran, "error",
                  lost=resumed.rc != 0, checks={**names(ran, out), "no error without a path":

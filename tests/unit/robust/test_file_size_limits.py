@@ -52,7 +52,7 @@ def assert_refused_write(proc: subprocess.CompletedProcess[str], path: Path | st
 def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("limits")
     (folder / "small.jsonl").write_text(corpus_lines(30))
-    (folder / "medium.jsonl").write_text(corpus_lines(200))
+    (folder / "medium.jsonl").write_text(corpus_lines(100))
     (folder / "big.jsonl").write_text(corpus_lines(8000))
     return folder
 
@@ -96,15 +96,19 @@ def test_bm25_index_update_under_a_file_size_limit_keeps_the_last_commit(files: 
 def test_dense_index_under_a_file_size_limit(files: Path, tmp_path: Path) -> None:
     store, out = tmp_path / "store", tmp_path / "dense"
     assert medcite("ingest", str(files / "medium.jsonl"), "--store", str(store)).returncode == 0
-    # 200 abstracts, 384-d float32: a chunk of 50 is 77 kB, the row file 154 kB, the FAISS file 307 kB
-    for limit, which in ((50_000, "chunks/embeds_chunk_0.npy"), (100_000, "vectors.1.bin"), (200_000, "index.1.faiss")):
-        proc = medcite("index", "dense", "--store", str(store), "--out", str(out), "--chunk-size", "50", limit=limit)
+    # 100 abstracts, 384-d: a chunk of 25 is 38 kB (float32), the row file 77 kB (float16 on disk), the FAISS file
+    # 154 kB (float32)
+    args = ["index", "dense", "--store", str(store), "--out", str(out), "--chunk-size", "25", "--encoder",
+            "minilm-onnx", "--set", "indexes.dense.vector_dtype=float16"]
+    for limit, which in ((25_000, "chunks/embeds_chunk_0.npy"), (60_000, "vectors.1.bin"),
+                         (120_000, "index.1.faiss")):
+        proc = medcite(*args, limit=limit)
         line = assert_refused_write(proc, out / which)
         assert "requested and" not in line and "RuntimeError" not in proc.stderr, line
         assert not list(out.rglob(".*.tmp"))  # no temporary file left behind
-    assert medcite("index", "dense", "--store", str(store), "--out", str(out), "--chunk-size", "50").returncode == 0
+    assert medcite(*args).returncode == 0
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["counts"]["rows"] == 200
+    assert manifest["counts"]["rows"] == 100
 
 
 def _topics(folder: Path) -> Path:
