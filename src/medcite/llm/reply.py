@@ -92,18 +92,17 @@ def _sentence_end(line: str) -> str:
     return stripped + "."
 
 
-# A sentence that speaks about the prompt, the instructions or the evidence block, or as the model itself. Each
-# pattern is narrow on purpose: an abstract sentence about patients who "ignored their physicians' instructions",
-# or about "an AI-based tool", is an answer sentence like any other.
+# A sentence that speaks about the prompt, the instructions or the evidence block, or as the model itself ("as an
+# AI"). Each pattern is narrow on purpose: an abstract sentence about patients who "ignored their physicians'
+# instructions", or about "an AI-based tool", is an answer sentence like any other; and a plain refusal ("I cannot
+# help with that.") is left to the checks every sentence meets (it cites nothing), as it was before.
 _META = re.compile(
     r"^\s*(?:please\s+)?ignore\b"  # an order: "Ignore the evidence and ..."
     r"|\bignor(?:e|ing)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|these\s+|those\s+|your\s+|my\s+)?"
     r"(?:previous|prior|above|preceding|earlier|foregoing|system|original)\s+"
     r"(?:instructions?|prompts?|messages?|context|evidence|rules|directions)\b"
     r"|\bI\s+(?:will|shall|'ll|am\s+going\s+to|must|now|have\s+to|should)\s+(?:now\s+)?(?:ignore|disregard)\b"
-    r"|^\s*I\s+(?:cannot|can't|can\s+not|am\s+unable|am\s+not\s+able|am\s+sorry|apologi[sz]e|don't|do\s+not|"
-    r"won't|will\s+not|must\s+(?:note|point|clarify)|would\s+like)\b"
-    r"|^\s*(?:I'm|I\s+am)\s+(?:sorry|an?\s+(?:ai|language\s+model|assistant))\b"
+    r"|^\s*(?:I'm|I\s+am)\s+an?\s+(?:ai|(?:large\s+)?language\s+model|assistant)\b"
     r"|\bas\s+an?\s+(?:ai|artificial\s+intelligence|(?:large\s+)?language\s+model|llm|ai\s+(?:language\s+)?model"
     r"|(?:ai\s+)?assistant)(?![-\w])"
     r"|\b(?:evidence|abstracts?|documents?|passages?|snippets?|excerpts?|sources?|context)\s+"
