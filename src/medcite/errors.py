@@ -72,15 +72,26 @@ class LLMError(MedciteError):
         self.retryable = retryable
 
 
-class DiskFullError(MedciteError):
+class WriteError(MedciteError):
+    """A write the file system refused: ``reason`` is "disk full", "file too large", "read-only" or "disk I/O
+    error". The message names the path, the space the step needs where known, and what was kept (nothing already
+    written is lost: the step is rolled back to where it began). :mod:`medcite.write_failures` makes them."""
+
+    def __init__(self, path: str, reason: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.path = path
+        self.reason = reason
+
+
+class DiskFullError(WriteError):
     """A write failed for lack of space; what was being written was rolled back to before the step."""
 
-    def __init__(self, path: str, device: str) -> None:
+    def __init__(self, path: str, device: str, *, kept: str = "nothing already written was lost",
+                 need: str = "") -> None:
         super().__init__(
-            f"no space left on {device} while writing {path}",
-            hint="free some space there (or write elsewhere) and run the command again: it resumes",
+            path, "disk full", f"disk full: no space left on {device} while writing {path}{need}; {kept}",
+            hint="free some space there (or write elsewhere) and run the command again: it goes on from there",
         )
-        self.path = path
         self.device = device
 
 

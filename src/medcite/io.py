@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import gzip
 import hashlib
 import json
@@ -13,49 +12,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 
-from .errors import DiskFullError
+from .write_failures import KEPT, write_failure
 
 #: A JSON object read from or written to a file (a manifest, a preset, an index record, a server's parameters):
 #: its values stay untyped until a reader checks them, so ``Any`` is named here once for all of them.
 JSONObject: TypeAlias = dict[str, Any]
 
 
-def device_of(path: str | Path) -> str:
-    """The device holding ``path``, as "DEVICE (mounted on MOUNT)" when /proc/mounts says, else the mount point."""
-    p = Path(os.path.abspath(path))
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    mount = p
-    while not os.path.ismount(mount) and mount != mount.parent:
-        mount = mount.parent
-    try:
-        with open("/proc/mounts", encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.split()
-                if len(parts) >= 2 and parts[1] == str(mount):
-                    return f"{parts[0]} (mounted on {mount})"
-    except OSError:
-        pass
-    return f"the device mounted on {mount}"
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """An OSError for a full disk or quota, or SQLite's "database or disk is full"."""
-    if isinstance(exc, OSError):
-        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    return type(exc).__name__ == "OperationalError" and "disk is full" in str(exc)
-
-
-def disk_full(path: str | Path) -> DiskFullError:
-    return DiskFullError(str(path), device_of(path))
-
-
 @contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Write to a temporary file beside ``path`` and rename it into place only on success."""
+    """Write to a temporary file beside ``path`` and rename it into place only on success.
+
+    A write the file system refuses (full disk, file-size limit, read-only folder) raises a
+    :class:`~medcite.errors.WriteError` naming ``path``: the old file, if any, is untouched."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    kept = f"{KEPT}: {path.name} is as it was before" if path.exists() else KEPT
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise write_failure(exc, path, kept=kept) or exc from exc
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
@@ -63,12 +39,15 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
+        # only the temporary file was written; an OSError about another file is the caller's own (a read)
+        ours = not isinstance(exc, OSError) or exc.filename in (None, tmp, str(path))
+        failed = write_failure(exc, path, kept=kept, probe=tmp) if ours else None
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        if is_disk_full(exc):  # the old file is untouched: only the temporary one was written
-            raise disk_full(path) from exc
+        if failed is not None:
+            raise failed from exc
         raise
 
 

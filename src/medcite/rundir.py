@@ -14,26 +14,33 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 
-from . import __version__
+from . import __version__, locking
 from .config import Settings
-from .errors import InputError
-from .io import atomic_write, disk_full, fsync_dir, is_disk_full, remove_stale_temp_files, write_json
+from .errors import InputError, MedciteError
+from .io import atomic_write, fsync_dir, remove_stale_temp_files, write_json
 from .rundir_read import llm_call_counts, read_answers, read_articles, read_designs, read_notes, read_queries
 from .trec import format_run
 from .types import Answer, Article, DesignLabel, Evidence, Hit, Query, StudyDesign, Topic
+from .write_failures import RUN_KEPT, write_failure
 
-__all__ = ["ANSWERS", "PER_TOPIC_FILES", "RunWriter", "answer_json", "article_json", "check_run_target", "design_json",
+__all__ = ["ANSWERS", "PER_TOPIC_FILES", "RUN_LOCK", "RunWriter", "answer_json", "article_json", "check_run_target",
+           "claim_run_dir", "design_json",
            "drop_unfinished_topics", "evidence_json", "is_run_dir", "llm_call_counts", "new_run_dir", "new_run_id",
            "query_json", "read_answers", "read_articles", "read_designs", "read_notes", "read_queries", "topic_json"]
 
 log = logging.getLogger(__name__)
 
+RUN_LOCK = "run.lock"
+NOTHING_YET = "nothing already written was lost (nothing was written yet)"
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ANSWERS = "answers.jsonl"
 DEVICES = "devices.json"
@@ -83,11 +90,95 @@ def check_run_target(path: str | Path) -> None:
     path = Path(path)
     if not path.is_dir() or is_run_dir(path):
         return
-    theirs = sorted(n for n in os.listdir(path) if not (n.startswith(".") and n.endswith(".tmp")))
+    theirs = sorted(n for n in os.listdir(path) if not (n.startswith(".") and n.endswith(".tmp")) and n != RUN_LOCK)
     if theirs:
         shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
         raise InputError(f"{path} is not empty and is not a medcite run directory (it holds {shown})",
                          hint="give a new or empty folder for --out (it is created), or an earlier run's folder")
+
+
+class _Claims:
+    """The run folders this process holds the lock of (``run.lock``, an exclusive ``flock`` holding the pid:
+    :mod:`medcite.locking`), counted: a task holds its folder while the :class:`RunWriter` inside it opens and
+    closes it, and ``flock`` locks of one process on two descriptors would shut each other out."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._held: dict[Path, list[int]] = {}  # folder -> [descriptor, holders]
+
+    def take(self, path: Path) -> Path:
+        key = path.resolve()
+        with self._guard:
+            if key in self._held:
+                self._held[key][1] += 1
+                return key
+            lock = path / RUN_LOCK
+
+            def busy() -> InputError:
+                pid = locking.holder_pid(lock)
+                return InputError(
+                    f"run folder {path} is in use by another medcite (pid {pid if pid is not None else 'unknown'}), "
+                    "which writes into it", hint="wait for that command to end and run this one again (it goes on "
+                    "where that one stopped, or finds every topic done), or give another --out folder")
+
+            try:
+                fd = locking.acquire(lock, 0.0, on_wait=lambda: None, on_timeout=busy)
+            except OSError as exc:
+                raise write_failure(exc, lock, kept=NOTHING_YET) or exc from exc
+            self._held[key] = [-1 if fd is None else fd, 1]
+            return key
+
+    def drop(self, key: Path, *, tidy: bool) -> None:
+        """One holder less; the last one lets go of the lock (``tidy``: after removing the folder, still locked,
+        when it holds nothing but the lock file: a claim that wrote nothing leaves no folder behind)."""
+        with self._guard:
+            held = self._held.get(key)
+            if held is None:
+                return
+            held[1] -= 1
+            if held[1] > 0:
+                return
+            del self._held[key]
+            if tidy:
+                with suppress(OSError):
+                    if os.listdir(key) == [RUN_LOCK]:
+                        os.unlink(key / RUN_LOCK)
+                        os.rmdir(key)
+            locking.release(None if held[0] < 0 else held[0])
+
+
+_CLAIMS = _Claims()
+
+
+@contextmanager
+def claim_run_dir(path: str | Path) -> Iterator[Path]:
+    """Hold the run folder ``path`` for the block: one medcite writes into a run folder at a time.
+
+    The folder is checked (a name :data:`RUN_ID_RE` allows; new, empty or an earlier run's: :func:`check_run_target`)
+    and created, then its lock ``run.lock`` is taken: a second command on the same folder is refused at once,
+    naming the pid of the first. A :class:`RunWriter` claims its folder itself; a task claims it around the whole
+    run (answers, then the submission). A folder this claim created and left holding nothing is removed again.
+    """
+    path = Path(path)
+    if not RUN_ID_RE.match(path.name):
+        raise InputError(
+            f"run directory name {path.name!r} is not allowed",
+            hint="use letters, digits, '.', '_' and '-' only (at most 128 characters)",
+        )
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path} exists and is not a folder",
+                         hint="give a new folder for --out (it is created), or an earlier run's folder to resume")
+    check_run_target(path)
+    new = not path.exists()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_failure(exc, path, kept=NOTHING_YET) or exc from exc
+    key = _CLAIMS.take(path)
+    try:
+        yield path
+    finally:
+        _CLAIMS.drop(key, tidy=new)
 
 
 def topic_json(t: Topic) -> dict[str, object]:
@@ -168,17 +259,20 @@ class RunWriter:
     """
 
     def __init__(self, path: str | Path, settings: Settings, *, command: str = "",
-                 extra: dict[str, object] | None = None, resume: bool = True) -> None:
+                 extra: dict[str, object] | None = None, resume: bool = True, per_topic: Sequence[str] = ()) -> None:
+        """``per_topic``: the task's own per-topic files (beyond :data:`PER_TOPIC_FILES`), repaired alike on resume.
+        Holds the folder (:func:`claim_run_dir`) until :meth:`close`: a second writer is refused, naming the pid."""
         self.path = Path(path)
-        if not RUN_ID_RE.match(self.path.name):
-            raise InputError(
-                f"run directory name {self.path.name!r} is not allowed",
-                hint="use letters, digits, '.', '_' and '-' only (at most 128 characters)",
-            )
-        if self.path.exists() and not self.path.is_dir():
-            raise InputError(f"{self.path} exists and is not a folder",
-                             hint="give a new folder for --out (it is created), or an earlier run's folder to resume")
-        check_run_target(self.path)
+        self._claim: AbstractContextManager[Path] | None = claim_run_dir(self.path)
+        self._claim.__enter__()
+        try:
+            self._open(settings, command, extra, resume, tuple(per_topic))
+        except BaseException:
+            self._claim.__exit__(None, None, None)
+            raise
+
+    def _open(self, settings: Settings, command: str, extra: dict[str, object] | None, resume: bool,
+              per_topic: tuple[str, ...]) -> None:
         config_path = self.path / "config.json"
         if config_path.exists() and resume:
             old = json.loads(config_path.read_text(encoding="utf-8"))
@@ -187,10 +281,10 @@ class RunWriter:
                     f"{self.path} already holds a run with other settings (hash {old.get('settings_hash')})",
                     hint="choose a new --out folder, or rerun with the same preset and --set values to resume",
                 )
-        self.path.mkdir(parents=True, exist_ok=True)
         if stale := remove_stale_temp_files(self.path):  # an atomic write that a crash interrupted
             log.warning("%s: removed %s left by an interrupted run", self.path, ", ".join(stale))
         self.settings = settings
+        self.per_topic = per_topic
         if not config_path.exists() or not resume:
             write_json(config_path, {
                 "medcite_version": __version__,
@@ -202,7 +296,7 @@ class RunWriter:
                 **(extra or {}),
             })
             fsync_dir(self.path)
-        drop_unfinished_topics(self.path)
+        drop_unfinished_topics(self.path, per_topic)
         self._dirty: set[str] = set()  # files with rows flushed but not yet fsynced
         self._names = set(os.listdir(self.path))  # directory entries known to be durable
 
@@ -291,8 +385,15 @@ class RunWriter:
         self._sync_names()
 
     def close(self) -> None:
-        self.sync()
-        self.write_devices()
+        """Make every row durable, record the devices, and let go of the folder (a second close does nothing)."""
+        if self._claim is None:
+            return
+        try:
+            self.sync()
+            self.write_devices()
+        finally:
+            claim, self._claim = self._claim, None
+            claim.__exit__(None, None, None)
 
     def write_devices(self) -> None:
         """Record where the model stages of this process ran (``devices.json``: the machine, what ``auto``
@@ -327,14 +428,15 @@ class RunWriter:
         try:
             _write_lines(self.path / name, lines, sync)
         except OSError as exc:
-            if not is_disk_full(exc):
+            failed = write_failure(exc, self.path / name, kept=RUN_KEPT)
+            if failed is None:
                 raise
             # back to the state before this topic: its rows (and any torn line) are cut off the files' ends
             try:
-                drop_unfinished_topics(self.path)
-            except OSError:
+                drop_unfinished_topics(self.path, self.per_topic)
+            except (OSError, MedciteError):
                 log.warning("%s: could not drop the unfinished topic's rows; the next run drops them", self.path)
-            raise disk_full(self.path / name) from exc
+            raise failed from exc
 
     def _sync_names(self) -> None:
         names = set(os.listdir(self.path))
@@ -368,23 +470,33 @@ def _trec_topic(line: bytes) -> str | None:
     return parts[0].decode("utf-8", "replace") if len(parts) == 6 else None
 
 
-def drop_unfinished_topics(run_dir: str | Path) -> set[str]:
-    """Make a run directory hold only finished topics; returns their ids.
+def drop_unfinished_topics(run_dir: str | Path, per_topic: Sequence[str] = ()) -> set[str]:
+    """Make a run directory hold only finished topics, each once; returns their ids.
 
     A topic is finished when ``answers.jsonl`` has its complete answer line. From every per-topic file
-    (``<stage>.trec`` included) this drops the rows of other topics, lines cut short (no final newline)
-    and lines that cannot be read; rows that name no topic (an LLM call outside any topic) stay. Dropped
-    rows at the end of a file (the usual case: the topic a crash interrupted) are cut off in place; others
-    are removed by rewriting the file atomically. Running it twice changes nothing the second time.
+    (``<stage>.trec`` and the task's ``per_topic`` files included) this drops the rows of other topics, lines cut
+    short (no final newline) and lines that cannot be read; rows that name no topic (an LLM call outside any
+    topic) stay. A topic answered more than once (two commands that wrote into one folder at once, before run
+    folders were locked) is dropped everywhere too and answered again: which of its rows belong to which answer
+    cannot be told. Dropped rows at the end of a file (the usual case: the topic a crash interrupted) are cut off
+    in place; others are removed by rewriting the file atomically. Running it twice changes nothing the second time.
     """
     run_dir = Path(run_dir)
     answers = run_dir / ANSWERS
-    _repair(answers, _jsonl_topic, lambda tid: tid != "")
+    seen: Counter[str] = Counter()
+    if answers.exists():
+        with open(answers, "rb") as fh:
+            seen.update(t for line in fh if line.endswith(b"\n") and (t := _jsonl_topic(line)))
+    twice = {t for t, n in seen.items() if n > 1}
+    if twice:
+        log.warning("%s: %d topic(s) were answered more than once (%s): their rows are dropped and they are answered "
+                    "again", run_dir, len(twice), ", ".join(sorted(twice)[:5]) + (" ..." if len(twice) > 5 else ""))
+    _repair(answers, _jsonl_topic, lambda tid: tid != "" and tid not in twice)
     done: set[str] = set()
     if answers.exists():
         with open(answers, "rb") as fh:
             done = {t for line in fh if (t := _jsonl_topic(line))}
-    names = [n for n in PER_TOPIC_FILES if n != ANSWERS]
+    names = [n for n in (*PER_TOPIC_FILES, *per_topic) if n != ANSWERS]
     names += sorted(n for n in os.listdir(run_dir) if n.endswith(".trec"))
     for name in names:
         _repair(run_dir / name, _trec_topic if name.endswith(".trec") else _jsonl_topic,

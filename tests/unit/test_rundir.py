@@ -228,7 +228,7 @@ def test_a_topic_that_cannot_be_written_touches_no_file(tmp_path):
     parts["rankings"] = {"retrieval": [Hit("12 34", 1.0)]}  # a document id TREC files cannot hold
     with pytest.raises(Exception, match="12 34"):
         writer.write_topic(Topic("t1", "Q?"), **parts)
-    assert sorted(p.name for p in writer.path.iterdir()) == ["config.json"]
+    assert sorted(p.name for p in writer.path.iterdir()) == ["config.json", "run.lock"]
 
 
 def test_done_topics_come_from_complete_answer_lines(tmp_path):

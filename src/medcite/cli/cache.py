@@ -59,6 +59,8 @@ def stats(cache_dir: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"exists": True, **found.as_dict()}, indent=2))
         return
+    if found.found:
+        click.echo(f"found:    {found.found}")
     click.echo(f"file:     {found.path}")
     click.echo(f"size:     {found.size_bytes / 1e6:.2f} MB")
     click.echo(f"replies:  {found.replies} ({found.rejected} rejected: kept for inspection, never replayed)")
@@ -86,6 +88,8 @@ def clear(cache_dir: str | None, older_than: str | None, rejected_only: bool) ->
         click.echo(f"no LLM cache at {path}: nothing to clear")
         return
     cache = LLMCache(path)
+    if cache.found:
+        click.echo(f"found: {cache.found}")
     try:
         deleted = cache.clear(older_than=before, rejected_only=rejected_only)
         if deleted:

@@ -6,7 +6,6 @@ import importlib
 import logging
 import os
 import re
-import sqlite3
 import sys
 from typing import Any, NoReturn
 
@@ -14,8 +13,8 @@ import click
 
 from .. import __version__
 from ..errors import MedciteError
-from ..io import disk_full, is_disk_full
 from ..progress import set_quiet
+from ..write_failures import write_failure
 
 # command name -> "module:attribute" (relative to medcite.cli); keep heavy imports inside the commands
 COMMANDS: dict[str, str] = {
@@ -76,10 +75,11 @@ class LazyGroup(click.Group):
             _fail(ctx, exc)
         except OSError as exc:
             # a file system error outside the checked paths: one line naming the file, not a traceback
-            if is_disk_full(exc):
-                _fail(ctx, disk_full(exc.filename or "a file"))
-            where = f"{exc.filename}: " if exc.filename else ""
-            _fail(ctx, MedciteError(f"{where}{exc.strerror or exc}"))
+            path = exc.filename or _written(ctx)
+            failed = write_failure(exc, path)
+            if failed is not None:
+                _fail(ctx, failed)
+            _fail(ctx, MedciteError(f"{path}: {exc.strerror or exc}"))
         except (RecursionError, EOFError) as exc:
             # a reader without its own check met JSON/XML nested thousands deep, or a gzip stream cut short
             # (click would print a bare "Aborted!" for EOFError): name the files the command was given
@@ -87,14 +87,34 @@ class LazyGroup(click.Group):
             _fail(ctx, _input_error(ctx, f"is {what}"))
         except ValueError as exc:
             # json.loads met an integer past Python's int-string conversion limit, in a reader without its own check
-            if "integer string conversion" not in str(exc):
-                raise
-            _fail(ctx, _input_error(ctx, f"holds a number of more than {sys.get_int_max_str_digits()} digits"))
-        except sqlite3.OperationalError as exc:
-            if is_disk_full(exc):
-                _fail(ctx, MedciteError(f"no space left for a SQLite database ({exc})",
-                                        hint="free some space and run the command again"))
+            if "integer string conversion" in str(exc):
+                _fail(ctx, _input_error(ctx, f"holds a number of more than {sys.get_int_max_str_digits()} digits"))
+            _fail_if_refused_write(ctx, exc)
             raise
+        except Exception as exc:  # only a refused write becomes an error here; anything else goes on
+            _fail_if_refused_write(ctx, exc)
+            raise
+
+
+def _fail_if_refused_write(ctx: click.Context, exc: BaseException) -> None:
+    """A write the file system refused that a writer let through (SQLite, tantivy, FAISS say it in their own
+    words): one error naming what the command writes."""
+    failed = write_failure(exc, _written(ctx))
+    if failed is not None:
+        _fail(ctx, failed)
+
+
+#: options whose value is a file or folder the command writes
+_OUTPUT_OPTIONS = ("--out", "--run-dir", "--output", "-o", "--store", "--cache-dir", "--dest", "--ingest")
+
+
+def _written(ctx: click.Context) -> str:
+    """The files and folders the command was told to write (its --out, --store, --output ...), for an error whose
+    library did not say which file it was writing."""
+    args = ctx.meta.get("medcite.args", [])
+    found = [value for option, value in zip(args, args[1:], strict=False) if option in _OUTPUT_OPTIONS]
+    found += [arg.split("=", 1)[1] for arg in args if arg.split("=", 1)[0] in _OUTPUT_OPTIONS and "=" in arg]
+    return ", ".join(dict.fromkeys(found)) or "a file of the command's output (it named none)"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -18,8 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import InputError, MedciteError
-from ..io import disk_full, is_disk_full, remove_stale_temp_files, write_json
+from ..io import remove_stale_temp_files, write_json
 from ..types import Article
+from ..write_failures import KEPT, STORE_KEPT, write_failure
 from .lock import LOCK_NAME, WriterLock
 from .serialize import article_from_row, article_meta
 from .store_db import DB_NAME, FORMAT_VERSION, create_db, open_db
@@ -28,6 +29,10 @@ __all__ = ["DB_NAME", "FORMAT_VERSION", "LOCK_NAME", "Changes", "DocumentStore",
            "WriterLock"]
 
 log = logging.getLogger(__name__)
+
+#: what a failed transaction keeps, in its error
+ROLLED_BACK = ("nothing already written was lost: the store holds every change committed before this one, and this "
+               "one was rolled back")
 
 @dataclass
 class FileStats:
@@ -74,10 +79,13 @@ def _pmid_int(pmid: str | int) -> int:
 class DocumentStore:
     """SQLite store of :class:`Article` keyed by PMID. Open with :meth:`open` or :meth:`create`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock: WriterLock | None = None) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: WriterLock | None = None, *,
+                 read_only: bool = False) -> None:
         self.path = path
         self._conn = conn
         self._lock = lock
+        #: opened read-only: the folder cannot be written (a read-only mount), so nothing is written there
+        self.read_only = read_only
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -90,8 +98,11 @@ class DocumentStore:
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise InputError(f"store path {path} is a file", hint="give a folder for --store")
-        path.mkdir(parents=True, exist_ok=True)
-        lock = WriterLock(path, wait_s)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            lock = WriterLock(path, wait_s)
+        except OSError as exc:
+            raise write_failure(exc, path / LOCK_NAME, kept=STORE_KEPT) or exc from exc
         try:
             return cls._create_locked(path, lock)
         except BaseException:
@@ -104,17 +115,20 @@ class DocumentStore:
         db = path / DB_NAME
         new = not db.exists()  # an existing file, whatever it holds, is never made again (open() checks it)
         if new:
-            create_db(db, [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex), ("seq", "0"),
-                           ("created_at", _now())])
-        store = cls.open(path)
-        store._lock = lock
+            try:
+                create_db(db, [("format_version", str(FORMAT_VERSION)), ("store_id", uuid.uuid4().hex),
+                               ("seq", "0"), ("created_at", _now())])
+            except (OSError, sqlite3.Error) as exc:
+                raise write_failure(exc, db, kept=f"{KEPT} (the folder holds no store yet)") or exc from exc
+        store = cls(path, open_db(db, path, writer=True)[0], lock)
         if new:
             store._write_manifest()
         return store
 
     @classmethod
     def open(cls, path: str | Path) -> DocumentStore:
-        """Open an existing store; refuse a missing, foreign or damaged one with a clear message."""
+        """Open an existing store to read it (read-only when its folder cannot be written: :attr:`read_only`);
+        refuse a missing, foreign or damaged one with a clear message."""
         path = Path(path)
         db = path / DB_NAME
         if not db.exists():
@@ -122,7 +136,8 @@ class DocumentStore:
                 f"no document store at {path}",
                 hint=f"create one with `medcite ingest FILES --store {path}`",
             )
-        return cls(path, open_db(db, path))
+        conn, read_only = open_db(db, path)
+        return cls(path, conn, read_only=read_only)
 
     def close(self) -> None:
         if self._lock is not None:  # a writer leaves a true manifest, even when a killed run left it stale
@@ -334,23 +349,34 @@ class StoreTransaction:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc_type is not None:
-            self._conn.execute("ROLLBACK")
-            if exc is not None and is_disk_full(exc) and not isinstance(exc, MedciteError):
-                raise disk_full(self.store.path / DB_NAME) from exc
+            self._rollback()
+            failed = write_failure(exc, self.store.path / DB_NAME, kept=ROLLED_BACK) if exc is not None else None
+            if failed is not None and failed is not exc:
+                raise failed from exc
             return
         try:
             self._conn.execute("UPDATE meta SET value=? WHERE key='seq'", (str(self.seq),))
             self._conn.execute("COMMIT")
         except sqlite3.Error as error:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            if is_disk_full(error):
-                raise disk_full(self.store.path / DB_NAME) from error
+            self._rollback()
+            failed = write_failure(error, self.store.path / DB_NAME, kept=ROLLED_BACK)
+            if failed is not None:
+                raise failed from error
             raise
         try:
             self.store._write_manifest()
         except MedciteError as error:  # the commit stands; the manifest is a summary, redone at the next commit
             log.warning("%s; the store itself is committed", error.message)
+
+    def _rollback(self) -> None:
+        """Roll the transaction back unless SQLite already did: after an I/O error or a full disk it rolls back
+        by itself, and a second ROLLBACK ("no transaction is active") would hide the error that caused it."""
+        if not self._conn.in_transaction:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error as error:  # the journal or WAL keeps the store at its last commit all the same
+            log.warning("rolling back the store transaction failed (%s); the store stays at its last commit", error)
 
     def upsert(self, articles: Sequence[Article], stats: FileStats) -> None:
         """Add articles; a record replaces a stored one unless the stored version is newer."""

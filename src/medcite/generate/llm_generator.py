@@ -462,7 +462,8 @@ class LLMGenerator:
                 self._reject_reply(topic.id, f"attempt {attempt} breaks: " + "; ".join(retry))
             messages = self._feedback(messages, text, retry, len(evidence))
         drafts, repeats = fuzzy_dedupe(drafts, self.dedupe)
-        sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words)
+        sentences, dropped = finalize(drafts, evidence, max_citations=self.max_citations, max_words=self.max_words,
+                                      model_text=True)
         dropped = [*repeats, *dropped]
         if not violations or not self.fallback or (self.fallback_when == "empty" and sentences):
             return Answer(topic.id, sentences, [*notes, *dropped], self.name)

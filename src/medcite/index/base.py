@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast, runtime_checkable
 
+from ..errors import CorruptIndexError
 from ..io import JSONObject
 from ..settings_base import BackendConfig
 from ..types import Hit
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,6 +52,29 @@ def digest(data: Mapping[str, Any]) -> str:
 def index_folder(store_path: str | Path, cfg: IndexConfig) -> Path:
     """``<store>/indexes/<backend>-<hash of the config's identity>``: one folder per index content."""
     return Path(store_path) / INDEXES / f"{cfg.backend}-{digest(cfg.identity())}"
+
+
+def built_read_only(store: DocumentStore, folder: Path, what: str, command: str, *, say_behind: bool = True) -> bool:
+    """True when ``store`` was opened read-only (its folder cannot be written): its index in ``folder`` is then used
+    as it is, never built or brought up to date there (an index behind the store is used with a warning, unless
+    ``say_behind`` is False: the caller's opening says it). An index that is not there is an error that says where
+    to build it (``command``: the command that builds it); ``what`` names it (``the BM25 index``)."""
+    if not getattr(store, "read_only", False):
+        return False
+    if not (folder / "manifest.json").is_file():
+        raise CorruptIndexError(
+            f"{what} of the store at {store.path} is not built ({folder} has no manifest.json), and the store's "
+            "folder cannot be written, so it cannot be built there",
+            hint=f"build it once where the store can be written (`{command}`, with this command's --preset and --set "
+            "options), then read the store from here")
+    try:
+        seq = int(json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["corpus"]["seq"])
+    except (OSError, ValueError, KeyError, TypeError):
+        seq = None  # opening it says what is wrong with it
+    if say_behind and seq is not None and seq < store.seq:
+        log.warning("%s is behind its store by %d change set(s), and the store's folder cannot be written: it is used "
+                    "as it is (update it where the store can be written: `%s`)", folder, store.seq - seq, command)
+    return True
 
 
 class EncodedSearch:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import locking
-from ..errors import BusyError, ConfigError, DiskFullError
+from ..errors import BusyError, ConfigError, WriteError
 from ..io import JSONObject, write_json
 from ..progress import duration, watched
 
@@ -288,7 +288,7 @@ class _Publisher:
         self.written_at = time.monotonic()
         try:
             write_json(self.path, self.state)
-        except (OSError, DiskFullError) as exc:  # a courtesy to the waiting jobs: never stop the build for it
+        except (OSError, WriteError) as exc:  # a courtesy to the waiting jobs: never stop the build for it
             log.debug("could not publish the build progress at %s: %s", self.path, exc)
 
     def remove(self) -> None:

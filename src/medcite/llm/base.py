@@ -229,6 +229,9 @@ class BaseLLM:
             if outcomes is not None:
                 outcomes.close()  # a parallel backend cancels the requests not yet started
             self._trace(chats, resolved, results, failed)
+        for result in results:  # a runaway reply is used as cut, never replayed from the cache as a good one
+            if result is not None and result.over_cap:
+                self.reject(result, f"the reply passed the reply cap and was cut at {len(result.text):,} characters")
         if failed:
             self._raise_failure(failed, len(chats))
         return [_visible(r) for r in results if r is not None]

@@ -10,7 +10,8 @@ A reply medcite rejected (it could not be parsed, or broke the answer's rules, a
 retried: :func:`medcite.llm.base.reject`) stays in the file, marked with the reason, but is never replayed:
 the next run asks the server again, and the new answer replaces the row. A cache written before the
 ``server`` and ``rejected`` columns existed is migrated in place when opened: its in-process rows still match,
-its server rows (keyed without the server) no longer do and stay as inspection data until cleared.
+its server rows (keyed without the server) no longer do and stay as inspection data until cleared. A file that is
+not a medcite LLM cache is set aside under another name, never written to (:class:`LLMCache`).
 """
 
 from __future__ import annotations
@@ -21,38 +22,30 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import CorruptIndexError
 from ..paths import cache_dir
+from ..write_failures import write_failure
 from .completion import Completion, Message
 
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "llm-cache.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS completions (
-    key TEXT PRIMARY KEY,
-    backend TEXT NOT NULL,
-    model TEXT NOT NULL,
-    request TEXT NOT NULL,
-    text TEXT NOT NULL,
-    response_model TEXT NOT NULL,
-    usage TEXT NOT NULL,
-    finish_reason TEXT,
-    latency_s REAL NOT NULL,
-    created_at TEXT NOT NULL,
-    server TEXT NOT NULL DEFAULT '',
-    rejected TEXT,
-    rejected_at TEXT
-)
-"""
+#: the columns of the ``completions`` table, in order
+_COLUMNS = (("key", "TEXT PRIMARY KEY"), ("backend", "TEXT NOT NULL"), ("model", "TEXT NOT NULL"),
+            ("request", "TEXT NOT NULL"), ("text", "TEXT NOT NULL"), ("response_model", "TEXT NOT NULL"),
+            ("usage", "TEXT NOT NULL"), ("finish_reason", "TEXT"), ("latency_s", "REAL NOT NULL"),
+            ("created_at", "TEXT NOT NULL"), ("server", "TEXT NOT NULL DEFAULT ''"), ("rejected", "TEXT"),
+            ("rejected_at", "TEXT"))
+_SCHEMA = "CREATE TABLE IF NOT EXISTS completions (" + ", ".join(f"{n} {d}" for n, d in _COLUMNS) + ")"
 #: columns added after the first release: a cache file without them gets them when opened
-_ADDED_COLUMNS = (("server", "TEXT NOT NULL DEFAULT ''"), ("rejected", "TEXT"), ("rejected_at", "TEXT"))
+_ADDED_COLUMNS = _COLUMNS[-3:]
 
 
 def canonical_json(value: object) -> str:
@@ -87,6 +80,34 @@ def _utc_iso(when: datetime) -> str:
     return when.astimezone(timezone.utc).isoformat(timespec="seconds")
 
 
+def _what_it_is(conn: sqlite3.Connection) -> tuple[str, str]:
+    """What the file of ``conn`` holds: ("new", "") for an empty file, ("ok", "") for this medcite's cache,
+    ("older", why) for an older medcite's (columns to add), ("foreign", why) for anything else."""
+    try:
+        tables = sorted(name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        columns = {row[1]: row for row in conn.execute("PRAGMA table_info(completions)")}
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc) or "malformed" in str(exc):  # not SQLite, or damaged
+            return "foreign", f"SQLite cannot read it: {exc}"
+        raise  # locked, an I/O error: nothing to say about the file itself
+    if not columns:
+        return ("new", "") if not tables else ("foreign", f"it holds the tables {', '.join(tables[:5])} and no "
+                                                           "completions table")
+    added = {name for name, _ in _ADDED_COLUMNS}
+    missing = [name for name, _ in _COLUMNS if name not in columns]
+    if [m for m in missing if m not in added]:
+        return "foreign", f"its completions table has no column {', '.join(m for m in missing if m not in added)}"
+    if columns["key"][5] != 1:  # the pk flag: INSERT OR REPLACE keys on it
+        return "foreign", "the key column of its completions table is not its primary key"
+    ours = {name for name, _ in _COLUMNS}
+    required = [row[1] for name, row in columns.items() if name not in ours and row[3] and row[4] is None]
+    if required:
+        return "foreign", f"its completions table requires the columns {', '.join(required)}, which medcite never fills"
+    if missing:
+        return "older", f"its completions table had no column {', '.join(missing)}"
+    return "ok", ""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceStats:
     """The replies of one (backend, model, server)."""
@@ -109,32 +130,91 @@ class CacheStats:
     oldest: str | None
     newest: str | None
     sources: list[SourceStats] = field(default_factory=list)
+    #: what opening the file found, when it was not simply this medcite's cache (:attr:`LLMCache.found`)
+    found: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {"file": self.path, "size_bytes": self.size_bytes, "replies": self.replies,
-                "rejected": self.rejected, "oldest": self.oldest, "newest": self.newest,
+                "rejected": self.rejected, "oldest": self.oldest, "newest": self.newest, "found": self.found,
                 "by_source": [{"backend": s.backend, "model": s.model, "server": s.server, "replies": s.replies,
                                "rejected": s.rejected} for s in self.sources]}
 
 
 class LLMCache:
-    """A thread-safe SQLite completion cache (WAL mode, so several processes may share one file)."""
+    """A thread-safe SQLite completion cache (WAL mode, so several processes may share one file).
+
+    Opening checks what the file is (:attr:`found` says it, in words, when it was not simply this medcite's
+    cache): a file from an older medcite gets its new columns (its replies kept); a file that is not a medcite
+    LLM cache (another program's database, another tool's cache under this name, not SQLite at all, a damaged
+    one) is set aside, renamed ``NAME.set-aside-<time>`` beside it, and a new cache starts in its place. Each says
+    so in one warning. SQLite's own errors never reach the caller: a write the file system refuses is a
+    :class:`~medcite.errors.WriteError`, anything else a :class:`~medcite.errors.CorruptIndexError` naming the file.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        #: what opening found, when it was not this medcite's cache (migrated, or set aside); None otherwise
+        self.found: str | None = None
+        self._conn: sqlite3.Connection | None = None
         try:
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
-            self._migrate(self._conn)
-        except sqlite3.DatabaseError as exc:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_failure(exc, self.path) or exc from exc
+        with self._sqlite("open"):
+            self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        try:
+            kind, why = _what_it_is(conn)
+            if kind == "older":
+                self._migrate(conn)
+                self.found = f"a cache of an older medcite ({why}): added them, its replies are kept"
+                log.warning("LLM cache %s: %s", self.path, self.found)
+            if kind == "foreign":
+                conn.close()
+                aside = self._set_aside()
+                self.found = (f"{self.path.name} was not a medcite LLM cache ({why}): set aside as {aside.name}, "
+                              "and a new cache started in its place")
+                log.warning("LLM cache %s: %s", self.path, self.found)
+                conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(_SCHEMA)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_aside(self) -> Path:
+        """Rename the file (and its SQLite side files) to ``NAME.set-aside-<UTC time>``; returns the new name."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.set-aside-{stamp}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.path.with_name(f"{self.path.name}.set-aside-{stamp}-{n}")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+            except FileNotFoundError:  # no such side file, or another process set the file aside first
+                continue
+        return aside
+
+    @contextmanager
+    def _sqlite(self, doing: str) -> Iterator[None]:
+        """SQLite's errors as medcite's: a refused write names the reason, anything else the file and what to do."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            failed = write_failure(exc, self.path, kept="nothing already written was lost: the cache keeps every "
+                                   "reply stored before (a reply not stored is asked again next time)")
+            if failed is not None:
+                raise failed from exc
             raise CorruptIndexError(
-                f"the LLM cache {self.path} cannot be opened: {exc}",
-                hint="delete that file (it only holds cached answers) or set llm.cache_dir to another folder",
+                f"the LLM cache {self.path} failed to {doing}: {exc}",
+                hint="another program may hold it; if it persists, move that file away (it only holds cached "
+                "replies: the next run makes a new one) or set llm.cache_dir to another folder",
             ) from exc
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
@@ -145,7 +225,6 @@ class LLMCache:
                 continue
             try:
                 conn.execute(f"ALTER TABLE completions ADD COLUMN {name} {decl}")
-                log.info("LLM cache %s: added the column %r", self.path, name)
             except sqlite3.OperationalError as exc:  # another process added it in the meantime
                 if "duplicate column" not in str(exc).lower():
                     raise
@@ -162,7 +241,7 @@ class LLMCache:
 
     def get(self, key: str) -> Completion | None:
         """The cached reply of ``key``; None when there is none or when medcite rejected it."""
-        with self._lock:
+        with self._lock, self._sqlite("read a reply"):
             row = self._db().execute(
                 "SELECT text, response_model, usage, finish_reason, latency_s FROM completions "
                 "WHERE key = ? AND rejected IS NULL",
@@ -186,7 +265,7 @@ class LLMCache:
     ) -> None:
         """Store a reply (replacing the row of the same key, a rejected one included)."""
         request = canonical_json(_request(backend, model, messages, params, server))
-        with self._lock:
+        with self._lock, self._sqlite("store a reply"):
             self._db().execute(
                 "INSERT OR REPLACE INTO completions (key, backend, model, request, text, response_model, usage, "
                 "finish_reason, latency_s, created_at, server, rejected, rejected_at) "
@@ -197,24 +276,24 @@ class LLMCache:
 
     def reject(self, key: str, reason: str) -> bool:
         """Mark the reply of ``key`` rejected (kept for inspection, never replayed); False when it is not here."""
-        with self._lock:
+        with self._lock, self._sqlite("mark a reply rejected"):
             cur = self._db().execute("UPDATE completions SET rejected = ?, rejected_at = ? WHERE key = ?",
                                      (reason or "rejected", _now(), key))
         return bool(cur.rowcount)
 
     def rejection(self, key: str) -> str | None:
         """Why the reply of ``key`` was rejected; None when it was not (or is not here)."""
-        with self._lock:
+        with self._lock, self._sqlite("read a reply"):
             row = self._db().execute("SELECT rejected FROM completions WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._sqlite("count its replies"):
             return int(self._db().execute("SELECT COUNT(*) FROM completions").fetchone()[0])
 
     def stats(self) -> CacheStats:
         """Counts of the file: replies, rejected ones, per (backend, model, server), oldest and newest."""
-        with self._lock:
+        with self._lock, self._sqlite("count its replies"):
             db = self._db()
             total, rejected, oldest, newest = db.execute(
                 "SELECT COUNT(*), COUNT(rejected), MIN(created_at), MAX(created_at) FROM completions").fetchone()
@@ -223,7 +302,7 @@ class LLMCache:
                 "GROUP BY backend, model, server ORDER BY COUNT(*) DESC, backend, model, server").fetchall()
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return CacheStats(str(self.path), size, int(total), int(rejected), oldest, newest,
-                          [SourceStats(b, m, s, int(n), int(r)) for b, m, s, n, r in rows])
+                          [SourceStats(b, m, s, int(n), int(r)) for b, m, s, n, r in rows], self.found)
 
     def clear(self, *, older_than: datetime | None = None, rejected_only: bool = False) -> int:
         """Delete cached replies: all of them, or only those stored before ``older_than`` and/or only the
@@ -235,12 +314,12 @@ class LLMCache:
         if rejected_only:
             where.append("rejected IS NOT NULL")
         sql = "DELETE FROM completions" + (" WHERE " + " AND ".join(where) if where else "")
-        with self._lock:
+        with self._lock, self._sqlite("delete replies"):
             return int(self._db().execute(sql, args).rowcount)
 
     def vacuum(self) -> None:
         """Give the space of deleted rows back to the file system."""
-        with self._lock:
+        with self._lock, self._sqlite("give the space back"):
             self._db().execute("VACUUM")
 
     def close(self) -> None:

@@ -22,3 +22,6 @@ class Completion:
     finish_reason: str | None = None
     reasoning: str = ""  # a reasoning model's <think> block, taken out of text (medcite.llm.reply)
     key: str = ""
+    #: the server's reply passed the most a reply may be (the openai backend's MAX_REPLY_CHARS) and was cut there:
+    #: it is used as cut, but kept in the cache marked rejected, never replayed as a good reply
+    over_cap: bool = False

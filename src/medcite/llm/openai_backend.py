@@ -37,6 +37,7 @@ from ..errors import ConfigError, LLMError
 from ..registry import require
 from ..set_option import set_line
 from .base import BaseLLM, Completion, LLMConfig, Message
+from .deadline import Deadline, deadline_client
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 Answer = tuple[str, str, dict[str, int], str | None]  # text, model, usage, finish_reason
+#: the finish reason of a reply cut at MAX_REPLY_CHARS (a server's own "length" stays "length")
+OVER_CAP = "medcite-reply-cap"
 
 
 class _RetryableError(LLMError):
@@ -85,7 +88,12 @@ class OpenAIConfig(LLMConfig):
     api_key_env: str = Field(
         "OPENAI_API_KEY", description="Environment variable holding the API key (unset is fine for local servers)."
     )
-    timeout_s: float = Field(120.0, gt=0, description="Seconds to wait for one HTTP response before retrying.")
+    timeout_s: float = Field(120.0, gt=0, description="Seconds to wait for data at each step of one HTTP request "
+                             "(connect, each read of the reply) before retrying.")
+    deadline_s: float = Field(300.0, gt=0, description="Seconds one request may take in all: connecting, waiting and "
+                              "reading the whole reply, streamed or not. A request still running then is cut off "
+                              "and retried like a timeout (a server that sends a byte now and then never passes "
+                              "llm.timeout_s, and would hold the run forever).")
     max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx, timeouts and connection errors.")
     backoff_s: float = Field(1.0, ge=0, description="First retry delay in seconds; doubles per retry, with jitter.")
     concurrency: int = Field(4, ge=1, description="Most requests in flight at once.")
@@ -113,6 +121,7 @@ class OpenAIBackend(BaseLLM):
         base_url: str = "http://127.0.0.1:8000/v1",
         api_key_env: str = "OPENAI_API_KEY",
         timeout_s: float = 120.0,
+        deadline_s: float = 300.0,
         max_retries: int = 4,
         backoff_s: float = 1.0,
         max_backoff_s: float = 60.0,
@@ -143,9 +152,12 @@ class OpenAIBackend(BaseLLM):
         # The SDK refuses to start without a key, and a local server needs none: without one it gets a
         # placeholder and every request omits the Authorization header (the SDK's own opt-out).
         self._headers: dict[str, object] = {} if api_key else {"Authorization": openai.Omit()}
+        # every request connects anew (no keep-alive): the deadline watches the socket it connects, and cuts it
+        # when the time is up (:mod:`.deadline`); an LLM reply takes seconds, a local connect a fraction of a ms
         self._client = openai.OpenAI(api_key=api_key or "no-key", base_url=self.base_url, timeout=timeout_s,
-                                     max_retries=0)
+                                     max_retries=0, http_client=deadline_client(openai, timeout_s))
         self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
@@ -160,7 +172,7 @@ class OpenAIBackend(BaseLLM):
     def from_config(cls, s: OpenAIConfig, ctx: BuildContext | None = None, *,
                     cache: LLMCache | None = None) -> OpenAIBackend:
         return cls(
-            s.model, base_url=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
+            s.model, base_url=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s, deadline_s=s.deadline_s,
             max_retries=s.max_retries, backoff_s=s.backoff_s, concurrency=s.concurrency, stream=s.stream,
             temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed, cache=cache,
         )
@@ -173,8 +185,9 @@ class OpenAIBackend(BaseLLM):
             try:
                 with self._semaphore:
                     text, model, usage, finish = self._attempt(messages, params)
+                over = finish == OVER_CAP
                 return Completion(text=text, model=model, usage=usage, latency_s=time.perf_counter() - start,
-                                  finish_reason=finish)
+                                  finish_reason="length" if over else finish, over_cap=over)
             except _RetryableError as exc:
                 if attempt >= self.max_retries:
                     raise LLMError(
@@ -216,14 +229,35 @@ class OpenAIBackend(BaseLLM):
 
     # -- one attempt through the SDK -----------------------------------------------------------------
     def _attempt(self, messages: list[Message], params: dict[str, object]) -> Answer:
-        """One request; SDK errors become LLMErrors with hints, _RetryableError for what may pass."""
-        openai = self._openai
+        """One request within llm.deadline_s; SDK errors become LLMErrors with hints, _RetryableError for what may
+        pass (the deadline included)."""
         chat: Any = self._client.chat.completions
         request = {
             "model": self.model, "messages": messages, "stream": self.stream, "extra_headers": self._headers,
             # the resolved parameters travel as they are (None: not sent), extras such as top_p included
             "extra_body": {k: v for k, v in params.items() if v is not None},
         }
+        deadline = Deadline(self.deadline_s)
+        try:
+            with deadline:
+                answer = self._send(chat, request)
+        except Exception as exc:
+            if deadline.expired:  # the deadline cut the connection: whatever error that made, it is the deadline
+                raise self._past_deadline() from exc
+            raise
+        if deadline.expired and self.stream:  # a stream cut off by the deadline ends like a whole one
+            raise self._past_deadline()
+        return answer
+
+    def _past_deadline(self) -> _RetryableError:
+        return _RetryableError(
+            f"{self.url} did not finish its reply within llm.deadline_s = {self.deadline_s:g} s",
+            hint="the server is too slow or sends its reply a little at a time: check its load, or raise "
+            "llm.deadline_s (or lower llm.max_tokens)",
+        )
+
+    def _send(self, chat: Any, request: dict[str, Any]) -> Answer:
+        openai = self._openai
         try:
             if self.stream:
                 return self._read_stream(chat.create(**request))
@@ -291,7 +325,7 @@ class OpenAIBackend(BaseLLM):
         if len(text) > MAX_REPLY_CHARS:
             log.warning("%s: the reply has %d characters; keeping the first %d", self.url, len(text),
                         MAX_REPLY_CHARS)
-            text, finish = text[:MAX_REPLY_CHARS], "length"
+            text, finish = text[:MAX_REPLY_CHARS], OVER_CAP
         return text, model, _usage(data.get("usage"), self.url), finish if isinstance(finish, str) else None
 
     def _read_stream(self, stream: Any) -> Answer:
@@ -323,7 +357,7 @@ class OpenAIBackend(BaseLLM):
                 if size > MAX_REPLY_CHARS:  # stop reading: the rest would only be thrown away
                     log.warning("%s: the streamed reply passed %d characters; keeping the first %d",
                                 self.url, MAX_REPLY_CHARS, MAX_REPLY_CHARS)
-                    finish = "length"
+                    finish = OVER_CAP
                     break
         except json.JSONDecodeError as exc:
             raise LLMError(f"{self.url} streamed a chunk that is not JSON: {exc.doc[:200]!r}",

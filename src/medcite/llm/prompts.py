@@ -312,14 +312,20 @@ def _cap_words(text: str, max_words: int) -> str:
 
 
 def parse_summary(text: str, max_words: int = 80, max_sentences: int = 2) -> str:
-    """The first ``max_sentences`` sentences cut to ``max_words`` words; the words themselves are kept."""
+    """The first ``max_sentences`` sentences cut to ``max_words`` words; the words themselves are kept. A sentence
+    that speaks about the instructions or the evidence, or as the model ("I cannot help with that.": a refusal,
+    :func:`~medcite.llm.reply.meta_sentence`), is no summary: a reply made only of such sentences gives ""."""
+    from .reply import meta_sentence
+
     body = _prose(text)
     if not body:
         return ""
-    sentences = _sentences(body)
+    sentences = [s for s in _sentences(body) if meta_sentence(s) is None]
+    if not sentences:
+        return ""
     while len(sentences) > 1 and _CHATTER.match(sentences[0]):
         sentences = sentences[1:]
-    kept = " ".join(sentences[:max_sentences]) or body
+    kept = " ".join(sentences[:max_sentences])
     return _cap_words(kept, max_words)
 
 

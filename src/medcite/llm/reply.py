@@ -13,6 +13,13 @@ Capable models rarely answer with the bare text a prompt asks for:
 kept on :attr:`Completion.reasoning` and in the trace. :func:`prose` is applied to prose answers (generation,
 condensation) before their sentences and citations are read; it removes only framing, never a sentence that
 cites evidence.
+
+Two kinds of sentence are never an answer's, cited or not (:mod:`medcite.generate.postprocess` drops them):
+one that speaks about the instructions or the evidence rather than the question (:func:`meta_sentence`: "I
+will now ignore the evidence.", "As an AI language model, ...", "The evidence above does not say.", an
+instruction an abstract carries), and the second copy of a sentence (:func:`sentence_key`). A lead-in that only
+points at the evidence ("Based on the provided evidence, ...") is taken off the statement it leads into
+(:func:`without_evidence_lead`).
 """
 
 from __future__ import annotations
@@ -83,3 +90,58 @@ def _sentence_end(line: str) -> str:
     if re.search(r"[.!?]\s*(?:\[[^\]]*\]\s*)*$", stripped) or re.search(r"\]\s*$", stripped):
         return stripped
     return stripped + "."
+
+
+# A sentence that speaks about the prompt, the instructions or the evidence block, or as the model itself ("as an
+# AI"). Each pattern is narrow on purpose: an abstract sentence about patients who "ignored their physicians'
+# instructions", or about "an AI-based tool", is an answer sentence like any other; and a plain refusal ("I cannot
+# help with that.") is left to the checks every sentence meets (it cites nothing), as it was before.
+_META = re.compile(
+    r"^\s*(?:please\s+)?ignore\b"  # an order: "Ignore the evidence and ..."
+    r"|\bignor(?:e|ing)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|these\s+|those\s+|your\s+|my\s+)?"
+    r"(?:previous|prior|above|preceding|earlier|foregoing|system|original)\s+"
+    r"(?:instructions?|prompts?|messages?|context|evidence|rules|directions)\b"
+    r"|\bI\s+(?:will|shall|'ll|am\s+going\s+to|must|now|have\s+to|should)\s+(?:now\s+)?(?:ignore|disregard)\b"
+    r"|^\s*(?:I'm|I\s+am)\s+an?\s+(?:ai|(?:large\s+)?language\s+model|assistant)\b"
+    r"|\bas\s+an?\s+(?:ai|artificial\s+intelligence|(?:large\s+)?language\s+model|llm|ai\s+(?:language\s+)?model"
+    r"|(?:ai\s+)?assistant)(?![-\w])"
+    r"|\b(?:evidence|abstracts?|documents?|passages?|snippets?|excerpts?|sources?|context)\s+"
+    r"(?:(?:given|provided|listed|shown|quoted)\s+)?(?:above|below)\b"
+    r"|\b(?:the\s+)?(?:above|provided)\s+(?:evidence|abstracts|documents|passages|snippets|excerpts|context)\b"
+    r"|\bevidence\s+(?:block|list|items?)\b"
+    r"|\b(?:my|your|the\s+(?:above|previous|prior|system|given|following))\s+(?:instructions|prompt)\b"
+    r"|\bsystem\s+prompt\b",
+    re.IGNORECASE)
+
+
+_EVIDENCE_LEAD = re.compile(
+    r"^\s*(?:based\s+on|according\s+to|from|in\s+light\s+of|as\s+(?:shown|stated|reported)\s+in)\s+(?:the\s+)?"
+    r"(?:provided\s+|given\s+|above\s+|available\s+)?(?:evidence|abstracts?|documents?|passages?|snippets?|context|"
+    r"sources?|excerpts?)(?:\s+(?:provided|given|above|listed|shown|below))*\s*,\s*",
+    re.IGNORECASE)
+
+
+def without_evidence_lead(text: str) -> str:
+    """``text`` without a lead-in that only points at the evidence ("Based on the provided evidence, statins
+    lower LDL [1]." -> "Statins lower LDL [1]."): the statement is the answer's, the pointer is not."""
+    found = _EVIDENCE_LEAD.match(text)
+    if not found or not any(c.isalnum() for c in text[found.end():]):
+        return text
+    rest = text[found.end():]
+    return rest[:1].upper() + rest[1:]
+
+
+def meta_sentence(text: str) -> str | None:
+    """The words by which ``text`` speaks about the instructions or the evidence, or as the model, rather than
+    about the question (``"I will now ignore"``, ``"As an AI"``, ``"the evidence above"``); None for an answer
+    sentence."""
+    found = _META.search(text)
+    return " ".join(found.group(0).split()) if found else None
+
+
+_KEY_CITES = re.compile(r"\[[^\]]*\]|\(\s*PMIDs?:?[^)]*\)", re.IGNORECASE)
+
+
+def sentence_key(text: str) -> str:
+    """What two copies of one sentence share: its words, case, spacing, citations and end punctuation aside."""
+    return " ".join(_KEY_CITES.sub(" ", text).casefold().split()).rstrip(" .!?;:,")

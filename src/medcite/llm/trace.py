@@ -19,10 +19,12 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
+
+from ..write_failures import RUN_KEPT, write_failure
 
 if TYPE_CHECKING:
     from .completion import Completion, Message
@@ -46,7 +48,7 @@ class TraceWriter:
 
     def write(self, row: dict[str, object]) -> None:
         line = json.dumps(row, ensure_ascii=False) + "\n"
-        with self._lock:
+        with self._lock, self._refused():
             if self._fh is None:
                 self._fh = open(self.path, "a", encoding="utf-8")  # kept open until close()
             self._fh.write(line)
@@ -54,19 +56,33 @@ class TraceWriter:
 
     def sync(self) -> None:
         """Make every line written so far durable."""
-        with self._lock:
+        with self._lock, self._refused():
             if self._fh is not None:
                 os.fsync(self._fh.fileno())
 
     def close(self) -> None:
         """Fsync and close the file (a no-op when nothing was written since the last close)."""
-        with self._lock:
+        with self._lock, self._refused():
             if self._fh is not None:
+                os.fsync(self._fh.fileno())  # every line was flushed as it was written
                 fh, self._fh = self._fh, None
-                try:
-                    os.fsync(fh.fileno())
-                finally:
+                fh.close()
+
+    @contextmanager
+    def _refused(self) -> Iterator[None]:
+        """A write the file system refuses (full disk, file-size limit) becomes one error naming the file; the
+        run directory drops the unfinished topic's lines when it is opened again."""
+        try:
+            yield
+        except OSError as exc:
+            failed = write_failure(exc, self.path, kept=RUN_KEPT)
+            if failed is None:
+                raise
+            if self._fh is not None:  # a half-written buffer would be written again on close: let it go
+                fh, self._fh = self._fh, None
+                with suppress(OSError):
                     fh.close()
+            raise failed from exc
 
     def __enter__(self) -> TraceWriter:
         return self

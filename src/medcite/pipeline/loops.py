@@ -188,6 +188,7 @@ def answer_first(pipe: PipelineParts, topic: Topic) -> tuple[list[Query], list[H
     """The LLM answers first; each sentence is grounded afterwards (see the module docstring)."""
     from ..evidence.sentences import split_spans
     from ..generate.citations import split_cited_sentences, strip_pmid_mentions
+    from ..generate.postprocess import answer_sentences
 
     settings = pipe.settings
     llm = pipe.context.llm(settings.verify.llm, purpose="the generate-then-ground flow")
@@ -199,7 +200,7 @@ def answer_first(pipe: PipelineParts, topic: Topic) -> tuple[list[Query], list[H
     with trace_context(stage="generation"):
         reply = llm.complete(messages)
     plain, mentions = strip_pmid_mentions(" ".join(d.text for d in split_cited_sentences(reply.text)), set())
-    sentences = [" ".join(plain[s:e].split()) for s, e in split_spans(plain)]
+    sentences, cleaned = answer_sentences([" ".join(plain[s:e].split()) for s, e in split_spans(plain)])
     if not sentences:
         reject(llm, reply, "no answer sentence could be read")
     assert pipe.grounder is not None  # the pipeline builds one for this flow
@@ -207,7 +208,7 @@ def answer_first(pipe: PipelineParts, topic: Topic) -> tuple[list[Query], list[H
     evidence: list[Evidence] = []
     out: list[AnswerSentence] = []
     # the model answered with no evidence: any PMID it names is unread (it may be invented)
-    dropped: list[Dropped] = [Dropped("citation", m, why) for m, why in mentions]
+    dropped: list[Dropped] = [*cleaned, *(Dropped("citation", m, why) for m, why in mentions)]
     articles: dict[str, Article] = {}
     words = 0
     for g in found:

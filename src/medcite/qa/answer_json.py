@@ -218,10 +218,17 @@ def cap_words(text: str, max_words: int) -> str:
 
 
 def normalize_ideal(value: object, max_words: int) -> str:
-    """One paragraph of at most ``max_words`` words from a string or a list of strings; raises when empty."""
+    """One paragraph of at most ``max_words`` words from a string or a list of strings; raises when empty. A
+    sentence that speaks about the instructions or the evidence, and the second copy of a sentence, are left out
+    (:func:`medcite.generate.postprocess.answer_sentences`)."""
+    from ..evidence.sentences import split_spans
+    from ..generate.postprocess import answer_sentences
+
     if isinstance(value, (list, tuple)):
         value = " ".join(str(v) for v in value if v)
     text = "" if value is None else re.sub(r"\s+", " ", str(value)).strip()
-    if not text:
+    sentences = [text[start:end].strip() for start, end in split_spans(text)]
+    kept, _ = answer_sentences(sentences)
+    if not kept:
         raise AnswerFormatError('the "ideal_answer" is empty: write one paragraph that answers the question')
-    return cap_words(text, max_words)
+    return cap_words(text if kept == sentences else " ".join(kept), max_words)

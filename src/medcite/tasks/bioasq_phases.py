@@ -173,7 +173,7 @@ class _Phase:
         return read_questions(path)
 
     def _writer(self, out: Path, settings: Settings, command: str, extra: dict[str, object]) -> RunWriter:
-        return RunWriter(out, settings, command=command, extra={"task": self.name, **extra})
+        return RunWriter(out, settings, command=command, extra={"task": self.name, **extra}, per_topic=(RECORDS,))
 
     def _submit(self, out: Path, output: Path | None, write: Callable[[Path], None]) -> Path:
         """Write the submission into the run directory and, when asked, to ``output`` (each atomically)."""

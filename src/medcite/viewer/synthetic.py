@@ -123,4 +123,5 @@ def write_synthetic_run(path: str | Path, n_topics: int, *, seed: int = 0, prese
                            evidence=evidence, answer=answer, articles=articles,
                            designs={a.pmid: label_article(a) for a in articles},
                            timings={"retrieve_s": rng.uniform(0.01, 0.2), "generate_s": rng.uniform(0.1, 2)})
+    writer.close()  # lets go of the run folder's lock
     return path

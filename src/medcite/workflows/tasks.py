@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 from .. import registry
 from ..errors import ConfigError
 from ..paths import runs_dir
-from ..rundir import new_run_dir
+from ..rundir import claim_run_dir, new_run_dir
 from ..tasks.base import Family, Result, RunContext, Task
 
 if TYPE_CHECKING:
@@ -64,14 +64,15 @@ def run_task(name: str, settings: Settings, inputs: Sequence[object], *, corpus:
     cls = task_class(name)
     if not cls.corpus:
         run_dir = out or new_run_dir(runs_dir(), name)
-        with Context(settings) as ctx:
+        with Context(settings) as ctx, claim_run_dir(run_dir):
             return build_task(name, ctx, options).run(inputs, RunContext(ctx, run_dir, None, command, output))
     if corpus is None:
         raise ConfigError(f"the task {name!r} retrieves from a document store", hint="give --corpus DIR")
     with Pipeline(settings, corpus, grounding=cls.grounding) as pipeline:
         task = build_task(name, pipeline.context, options)
         run_dir = out or new_run_dir(runs_dir(), name)
-        return task.run(inputs, RunContext(pipeline.context, run_dir, pipeline, command, output))
+        with claim_run_dir(run_dir):  # one command at a time writes a run folder, its submission included
+            return task.run(inputs, RunContext(pipeline.context, run_dir, pipeline, command, output))
 
 
 def settings_for(preset: str, overrides: Sequence[str], offline: bool, no_llm: bool, grounding: bool = False

@@ -208,3 +208,26 @@ def test_preset_given_a_folder_or_a_list(tmp_path: Path, store: Path, content: s
 def test_huge_integers_in_set(store: Path, value: str) -> None:
     result = invoke("search", "statins", "--corpus", str(store), "--set", f"retrieve.k={value}")
     clean_error(result, "retrieve.k", "too large")
+
+
+# -- issue 42: a library's write error that names no file ------------------------------------------------------
+@pytest.mark.parametrize(("error", "reason"), [
+    (OSError(errno.EFBIG, "File too large"), "file too large"),
+    (OSError("46080 requested and 25568 written"), "disk I/O error"),
+    (ValueError("An IO error occurred: 'No space left on device (os error 28)'"), "disk full"),
+    (RuntimeError("Error in faiss::write_index: write error in x: 1 != 2 (File too large)"), "file too large"),
+])
+def test_a_write_error_that_names_no_file_is_said_naming_the_output(tmp_path: Path, store: Path, error: Exception,
+                                                                     reason: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42: `bioasq phase-b` under a file-size limit said only "error: File too large", the dense index
+    "error: 46080 requested and 25568 written"."""
+    from medcite.cli import search
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(search, "write_trec", refused)
+    out = tmp_path / "out.trec"
+    result = invoke("search", "statins", "--corpus", str(store), "--preset", "bm25", "--output", str(out))
+    clean_error(result, reason, str(out))

@@ -117,8 +117,32 @@ class FakeOpenAIServer:
                     end = {"model": body.get("model"), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
                     self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
                     self.wfile.flush()
+                elif kind == "drip":  # a server that sends a byte now and then: no read ever waits long
+                    self._drip(action, body)
                 else:
                     raise ValueError(kind)
+
+            def _drip(self, action: dict[str, Any], body: dict[str, Any]) -> None:
+                """One byte every ``every`` seconds (at most ``seconds`` long): of the reply's body, of its headers
+                too with ``headers``, or of an endless event stream when the request streams."""
+                every, end = action.get("every", 0.1), time.monotonic() + action.get("seconds", 10.0)
+                data = json.dumps(completion_json("x" * 200, body.get("model"))).encode()
+                head = (f"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                        ).encode()
+                if body.get("stream"):
+                    head = b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                    chunk = {"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": None}]}
+                    data = f"data: {json.dumps(chunk)}\n\n".encode() * 10_000
+                self._answered()
+                if not action.get("headers"):
+                    self.wfile.write(head)
+                    head = b""
+                for byte in head + data:
+                    if time.monotonic() > end:
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(every)
 
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 self._raw(status, json.dumps(payload).encode(), "application/json", headers)

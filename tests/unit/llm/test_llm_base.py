@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from medcite.config import Settings, load_settings
-from medcite.errors import ConfigError, CorruptIndexError, LLMError, MissingExtraError
+from medcite.errors import ConfigError, LLMError, MissingExtraError
 from medcite.llm.base import LLM, llm_enabled
 from medcite.llm.cache import LLMCache, cache_key
 from medcite.llm.none_backend import NoneLLM
@@ -52,12 +52,16 @@ def test_cache_persists_across_processes_and_is_inspectable(tmp_path, scripted_l
     assert reopened.cache.clear() == 1 and len(reopened.cache) == 0
 
 
-def test_corrupt_cache_file_is_refused_with_hint(tmp_path):
+def test_corrupt_cache_file_is_set_aside_never_written_to(tmp_path):
+    """Issue 42 (was: refused, with a hint to delete it): a file that is not a cache is renamed aside, untouched,
+    and a new cache starts in its place."""
     path = tmp_path / "c.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(CorruptIndexError, match="cannot be opened") as info:
-        LLMCache(path)
-    assert "delete that file" in (info.value.hint or "")
+    cache = LLMCache(path)
+    assert len(cache) == 0 and "not a medcite LLM cache" in (cache.found or "")
+    cache.close()
+    (aside,) = tmp_path.glob("c.sqlite.set-aside-*")
+    assert aside.read_bytes() == b"this is not a database" * 100
 
 
 def test_defaults_and_overrides_reach_the_backend(scripted_llm):

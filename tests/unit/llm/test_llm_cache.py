@@ -183,3 +183,75 @@ def test_cache_clear_refuses_a_date_that_is_not_iso(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "is not an ISO date" in result.output and "2025-06-01" in result.output
     assert _stats(tmp_path)["replies"] == 4  # nothing deleted
+
+
+# -- issue 42: a file that is not this medcite's cache ---------------------------------------------------
+def _foreign(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "text":
+        path.write_text("not a database\n")
+        return
+    with sqlite3.connect(path) as conn:
+        if kind == "other columns":  # another tool's cache under the same name
+            conn.execute("CREATE TABLE completions (key TEXT PRIMARY KEY, value TEXT, stored REAL)")
+            conn.execute("INSERT INTO completions VALUES ('k', 'v', 1.0)")
+        elif kind == "required extra column":
+            conn.execute(OLD_SCHEMA.replace("created_at TEXT NOT NULL", "created_at TEXT NOT NULL, tool TEXT NOT NULL"))
+        else:  # another program's database
+            conn.execute("CREATE TABLE notes (text TEXT)")
+
+
+@pytest.mark.parametrize("kind", ["other columns", "text", "another database", "required extra column"])
+def test_a_foreign_cache_file_is_set_aside_with_one_warning_and_the_run_goes_on(
+        tmp_path: Path, kind: str, scripted_llm, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "llm-cache.sqlite"
+    _foreign(path, kind)
+    before = path.read_bytes()
+    cache = LLMCache(path)
+    llm = scripted_llm(["ok"], cache=cache)
+    assert llm.complete(MSG).text == "ok" and llm.complete(MSG).cache_hit  # stored and replayed in the new file
+    llm.close()
+    (aside,) = tmp_path.glob("llm-cache.sqlite.set-aside-*")
+    assert aside.read_bytes() == before  # set aside as it was, never written to
+    warnings = [r for r in caplog.records if r.levelname == "WARNING" and "set aside" in r.getMessage()]
+    assert len(warnings) == 1 and aside.name in warnings[0].getMessage()
+    assert cache.found is not None and "not a medcite LLM cache" in cache.found
+
+
+@pytest.mark.parametrize("command", [["stats"], ["stats", "--json"], ["clear"]])
+def test_cache_stats_and_clear_say_what_they_found_in_a_foreign_file(tmp_path: Path, command: list[str]) -> None:
+    _foreign(tmp_path / "llm-cache.sqlite", "other columns")
+    result = CliRunner().invoke(cli, ["cache", *command, "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "OperationalError" not in result.output
+    assert "not a medcite LLM cache" in result.output and "set aside as llm-cache.sqlite.set-aside-" in result.output
+    assert len(list(tmp_path.glob("llm-cache.sqlite.set-aside-*"))) == 1
+
+
+def test_an_older_cache_is_migrated_with_one_warning_and_stats_says_so(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    with sqlite3.connect(tmp_path / "llm-cache.sqlite") as conn:
+        conn.execute(OLD_SCHEMA)
+        conn.execute("INSERT INTO completions VALUES ('k', 'local', 'm', '{}', 'old', 'm', '{}', 'stop', 0.1, "
+                     "'2024-01-02T00:00:00+00:00')")
+    result = CliRunner().invoke(cli, ["cache", "stats", "--cache-dir", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["replies"] == 1 and "older medcite" in got["found"] and "server, rejected, rejected_at" in got["found"]
+    assert [r.levelname for r in caplog.records if "older medcite" in r.getMessage()] == ["WARNING"]
+    assert _stats(tmp_path)["found"] is None  # migrated once: the next opening finds this medcite's cache
+    assert not list(tmp_path.glob("*.set-aside-*"))
+
+
+def test_a_write_the_disk_refuses_is_a_clear_error_not_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from medcite.errors import WriteError
+
+    cache = LLMCache(tmp_path / "c.sqlite")
+
+    class Full:
+        def execute(self, *args: object) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(cache, "_conn", Full())
+    with pytest.raises(WriteError, match=r"disk full: .*c\.sqlite.*the cache keeps every reply stored before"):
+        cache.put("k", "local", "m", MSG, PARAMS, Completion("x", "m"))

@@ -148,6 +148,39 @@ def test_always_slow_gives_retryable_timeout(openai_server):
     assert "llm.timeout_s" in (info.value.hint or "")
 
 
+@pytest.mark.parametrize("case", [{}, {"headers": True}, {"stream": True}])
+def test_a_server_that_drips_is_cut_off_at_the_deadline_and_retried(openai_server, case):
+    """Issue 42: a byte every 0.1 s never lets one read wait timeout_s (5 s); the request as a whole stops at
+    deadline_s, counts as a retryable failure, and the retry gets the answer."""
+    then = ({"kind": "stream", "pieces": ["Vitamin ", "C."]} if case.get("stream")
+            else {"kind": "ok", "text": "Vitamin C."})
+    openai_server.push({"kind": "drip", "every": 0.1, "headers": case.get("headers", False)}, then)
+    llm = backend(openai_server, timeout_s=5.0, deadline_s=0.8, stream=case.get("stream", False))
+    start = time.perf_counter()
+    out = llm.complete(MSG)
+    assert time.perf_counter() - start < 3.0
+    assert out.text == "Vitamin C." and llm.retries == 1 and len(openai_server.requests) == 2
+
+
+def test_a_server_that_always_drips_gives_a_retryable_deadline_error(openai_server):
+    openai_server.push(*[{"kind": "drip", "every": 0.1} for _ in range(2)])
+    llm = backend(openai_server, timeout_s=5.0, deadline_s=0.5, max_retries=1)
+    start = time.perf_counter()
+    with pytest.raises(LLMError) as info:
+        llm.complete(MSG)
+    assert time.perf_counter() - start < 3.0
+    assert info.value.retryable is True and "within llm.deadline_s = 0.5 s" in info.value.message
+    assert "llm.deadline_s" in (info.value.hint or "")
+
+
+def test_the_deadline_is_a_setting_with_a_default():
+    from medcite.llm.openai_backend import OpenAIConfig
+
+    assert OpenAIConfig().deadline_s == 300.0
+    llm = built_llm(load_settings("offline", ["llm.backend=openai", "llm.model=m", "llm.deadline_s=7"]))
+    assert isinstance(llm, OpenAIBackend) and llm.deadline_s == 7.0
+
+
 @pytest.mark.parametrize(("status", "hint_part"), [(401, "MEDCITE_TEST_KEY"), (404, "llm.base_url"),
                                                    (400, "llm.max_tokens")])
 def test_client_errors_are_not_retried(openai_server, status, hint_part):
@@ -345,3 +378,15 @@ def test_huge_streamed_reply_stops_reading_at_the_cap(openai_server):
     openai_server.push({"kind": "rawstream", "events": [piece] * (MAX_REPLY_CHARS // 100_000 + 5)})
     out = backend(openai_server, stream=True).complete(MSG)
     assert len(out.text) == MAX_REPLY_CHARS and out.finish_reason == "length"
+
+
+def test_the_openai_backend_marks_a_reply_over_the_cap_rejected_in_the_cache(openai_server, tmp_path):
+    """Issue 42: a 2 MB reply was cut, then cached as a good reply and replayed."""
+    from medcite.llm.openai_backend import MAX_REPLY_CHARS
+
+    openai_server.push({"kind": "ok", "text": "Statins lower LDL [1]. " * (MAX_REPLY_CHARS // 20)})
+    cache = LLMCache(tmp_path / "c.sqlite")
+    llm = OpenAIBackend("m", base_url=openai_server.base_url, cache=cache, max_retries=0)
+    out = llm.complete([{"role": "user", "content": "Do statins lower LDL?"}])
+    assert len(out.text) == MAX_REPLY_CHARS and out.finish_reason == "length"
+    assert "reply cap" in (cache.rejection(out.key) or "")

@@ -19,6 +19,17 @@ def corpus_lines(n: int = 30) -> str:
         for i in range(1, n + 1))
 
 
+def phase_b_questions(n: int = 8) -> str:
+    """BioASQ Phase B questions (JSON) of ``n`` summary questions, each with one gold snippet of 820 characters."""
+    snippet = "Statins lower LDL cholesterol in adults. " * 20
+    url = "http://www.ncbi.nlm.nih.gov/pubmed/"
+    return json.dumps({"questions": [
+        {"id": f"q{i}", "type": "summary", "body": f"What do statins do {i}?", "documents": [f"{url}{i}"],
+         "snippets": [{"document": f"{url}{i}", "text": snippet, "beginSection": "abstract",
+                       "offsetInBeginSection": 0, "endSection": "abstract", "offsetInEndSection": len(snippet)}]}
+        for i in range(1, n + 1)]})
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` with its bytes (lock and SQLite WAL side files aside), or {} if absent."""
     if not folder.exists():

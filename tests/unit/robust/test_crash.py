@@ -191,7 +191,7 @@ def test_temporary_files_of_an_interrupted_atomic_write_are_removed_on_resume(tm
     (out / ".config.json.k2j3.tmp").write_text('{"half": ')
     (out / ".notes.tmp.keep").write_text("not ours")
     RunWriter(out, Settings()).close()
-    assert sorted(p.name for p in out.iterdir()) == [".notes.tmp.keep", "config.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".notes.tmp.keep", "config.json", "run.lock"]
     with DocumentStore.create(tmp_path / "store"):
         pass
     (tmp_path / "store" / ".manifest.json.x1.tmp").write_text("{")

@@ -24,7 +24,7 @@ from ...announce import long_work
 from ...errors import ConfigError, IndexMismatchError
 from ...io import JSONObject
 from ...types import Hit
-from ..base import EncodedSearch, index_folder
+from ..base import EncodedSearch, built_read_only, index_folder
 from ..build_lock import building
 from . import faiss_index as fx
 from . import folder as fo
@@ -78,6 +78,8 @@ class FaissIndex(EncodedSearch):
         store, encoder_cfg = ctx.store, cfg.encoder
         assert isinstance(encoder_cfg, EncoderConfig)
         folder = index_folder(store.path, cfg)
+        if built_read_only(store, folder, "the dense index", f"medcite index dense --store {store.path}"):
+            return cls(folder, ctx.encoder(encoder_cfg), settings=cfg)
         # what is left to do is read under the lock: after waiting for another job's build, it is nothing
         with building(folder, "the dense index"):
             encoder = None

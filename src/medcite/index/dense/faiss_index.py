@@ -29,11 +29,16 @@ import numpy as np
 from ...errors import ConfigError, CorruptIndexError
 from ...io import JSONObject
 from ...registry import require
+from ...write_failures import write_failure
 
 if TYPE_CHECKING:
     from .faiss_config import FaissConfig
 
 log = logging.getLogger(__name__)
+
+#: what a failed write of the dense index keeps, in its error
+KEPT_INDEX = ("nothing already written was lost: the index folder keeps its last complete state (its manifest names "
+              "only whole files), and the encoded chunks of a first build stay for the next run to resume from")
 
 
 def faiss_module() -> ModuleType:
@@ -55,6 +60,8 @@ class FaissIndexObject(Protocol):
     def add_with_ids(self, x: np.ndarray, ids: np.ndarray) -> None: ...
 
     def search(self, x: np.ndarray, k: int, *, params: object = None) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def sa_code_size(self) -> int: ...
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -174,10 +181,26 @@ def add(index: FaissIndexObject, vectors: np.ndarray, first_row: int) -> None:
 
 
 def write_index(index: FaissIndexObject, path: Path) -> None:
-    """Write atomically: a crash leaves the previous file intact."""
+    """Write atomically: a crash leaves the previous file intact; a write the file system refuses raises a
+    :class:`~medcite.errors.WriteError` naming ``path`` and the size it needs, and leaves no temporary file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    faiss_module().write_index(index, str(tmp))
-    os.replace(tmp, path)
+    try:
+        faiss_module().write_index(index, str(tmp))
+        os.replace(tmp, path)
+    except (RuntimeError, OSError) as exc:
+        failed = write_failure(exc, path, kept=KEPT_INDEX, needed=_index_bytes(index), probe=tmp)
+        tmp.unlink(missing_ok=True)
+        if failed is None:
+            raise
+        raise failed from exc
+
+
+def _index_bytes(index: FaissIndexObject) -> int | None:
+    """About how many bytes ``index`` takes on disk (its codes; graph links and lists aside)."""
+    try:
+        return int(index.ntotal) * int(index.sa_code_size())
+    except (AttributeError, RuntimeError, TypeError):
+        return None
 
 
 def read_index(path: Path) -> FaissIndexObject:
@@ -218,10 +241,16 @@ def append_rows(
     for path, width in ((vec_path, dim * np.dtype(dtype).itemsize), (pmid_path, 8)):
         with open(path, "ab") as fh:
             fh.truncate(rows * width)
-    with open(vec_path, "ab") as fh:
-        fh.write(np.ascontiguousarray(vectors, dtype=dtype).tobytes())
-    with open(pmid_path, "ab") as fh:
-        fh.write(np.ascontiguousarray(pmids, dtype=np.int64).tobytes())
+    for path, data in ((vec_path, np.ascontiguousarray(vectors, dtype=dtype).tobytes()),
+                       (pmid_path, np.ascontiguousarray(pmids, dtype=np.int64).tobytes())):
+        try:
+            with open(path, "ab") as fh:
+                fh.write(data)
+        except OSError as exc:  # the rows past ``rows`` are cut off by the next append: the manifest never named them
+            failed = write_failure(exc, path, kept=KEPT_INDEX)
+            if failed is None:
+                raise
+            raise failed from exc
     return rows + len(pmids)
 
 

@@ -28,7 +28,7 @@ from ...announce import long_work
 from ...errors import ConfigError, CorruptIndexError, IndexMismatchError, MedciteError
 from ...io import JSONObject, remove_stale_temp_files
 from ...types import Hit
-from ..base import IndexConfig, SparseIndex, digest, index_folder
+from ..base import IndexConfig, SparseIndex, built_read_only, digest, index_folder
 from ..build_lock import building
 from ..manifest import MANIFEST, read_manifest, write_manifest
 
@@ -344,6 +344,8 @@ def ensure_sparse(store: DocumentStore, cfg: SparseConfig) -> SparseIndex:
     """Build (or bring up to date) the store's BM25 index for ``cfg`` under ``<store>/indexes`` and open it; a
     long build or sync is announced first (:mod:`medcite.announce`)."""
     folder = index_folder(store.path, cfg)
+    if built_read_only(store, folder, "the BM25 index", f"medcite index bm25 --store {store.path}", say_behind=False):
+        return open_sparse(folder, store)
     backend = backend_class(cfg.backend)
     # what is left to do is read under the lock: after waiting for another job's build, it is nothing
     with building(folder, "the BM25 index"):

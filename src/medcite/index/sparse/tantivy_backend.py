@@ -14,6 +14,8 @@ Anserini builds them), so no text can fail to parse.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
@@ -27,6 +29,7 @@ from ...io import JSONObject
 from ...progress import progress
 from ...set_option import set_line
 from ...types import Article, Hit
+from ...write_failures import write_failure
 from .base import (
     MAX_TOKEN_CHARS,
     Applied,
@@ -103,6 +106,24 @@ def _batches(items: Iterable[Article], size: int) -> Iterator[list[Article]]:
         yield batch
 
 
+_VIEWS: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def _read_only_view(path: Path) -> Path:
+    """A folder of links to the index files of ``path``, a folder that cannot be written (a read-only mount).
+
+    tantivy takes a lock file in the index folder even to read it; the links let it take that lock in a temporary
+    folder of this process while it reads the files where they are. The folder goes when the process ends.
+    """
+    view = tempfile.TemporaryDirectory(prefix="medcite-tantivy-ro-")
+    _VIEWS.append(view)  # kept until the process ends: the index maps the files through these links
+    for name in os.listdir(path):
+        if not name.endswith(".lock"):
+            os.symlink(path.resolve() / name, Path(view.name) / name)
+    log.info("%s cannot be written: reading the tantivy index through links in %s", path, view.name)
+    return Path(view.name)
+
+
 class TantivyIndex(SparseBackendMixin):
     """A tantivy BM25 index folder. Build/update with :func:`medcite.index.sparse.base.build_sparse`."""
 
@@ -138,8 +159,9 @@ class TantivyIndex(SparseBackendMixin):
                 f"{path} has no tantivy meta.json: the index files are missing",
                 hint="rebuild the index (medcite index bm25 --rebuild)",
             )
+        where = path if os.access(path, os.W_OK) else _read_only_view(path)
         try:
-            index = tantivy.Index.open(str(path))
+            index = tantivy.Index.open(str(where))
         except (ValueError, OSError) as exc:
             raise CorruptIndexError(
                 f"cannot open the tantivy index at {path} ({exc})",
@@ -159,7 +181,6 @@ class TantivyIndex(SparseBackendMixin):
             index.register_tokenizer(TOKENIZER, _analyzer(settings))
         else:
             index = cls._open(path, settings)
-        schema = index.schema
         try:
             writer = index.writer(heap_size=settings.heap_mb * 2**20, num_threads=settings.threads)
         except ValueError as exc:
@@ -167,6 +188,26 @@ class TantivyIndex(SparseBackendMixin):
                 f"cannot write the tantivy index at {path} ({exc})",
                 hint="another process may be updating it; wait for it to finish",
             ) from None
+        try:
+            added, replaced, deleted = cls._write(writer, index, store, settings, since, path)
+        except (ValueError, OSError) as exc:
+            kept = ("nothing already written was lost: the store is untouched, and "
+                    + ("this first build is started again by the next `medcite index bm25`" if full else
+                       "the index keeps its last commit and catches up next time"))
+            failed = write_failure(exc, path, kept=kept)
+            if failed is None:
+                raise
+            raise failed from exc
+        index.reload()
+        docs = index.searcher().num_docs
+        return Applied(added, replaced, deleted, docs, full)
+
+    @classmethod
+    def _write(cls, writer: tantivy.IndexWriter, index: tantivy.Index, store: DocumentStore, settings: TantivyConfig,
+               since: int | None, path: Path) -> tuple[int, int, int]:
+        """Add the store's changes after ``since`` (all of it when None) and commit; (added, replaced, deleted)."""
+        full = since is None
+        schema = index.schema
         searcher = None if full else index.searcher()
         added = replaced = deleted = 0
         total = len(store) if full else store.count_changes_since(since or 0)
@@ -194,9 +235,7 @@ class TantivyIndex(SparseBackendMixin):
             deleted = len(gone)
         writer.commit()
         writer.wait_merging_threads()
-        index.reload()
-        docs = index.searcher().num_docs
-        return Applied(added, replaced, deleted, docs, full)
+        return added, replaced, deleted
 
     @staticmethod
     def _present(searcher: tantivy.Searcher, schema: tantivy.Schema, pmids: list[int]) -> list[int]:
