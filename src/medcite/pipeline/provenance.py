@@ -44,26 +44,8 @@ UNUSED = "not used by this run"
 OPERATIONAL = frozenset({"batch_size", "device", "dtype", "threads", "heap_mb", "timeout_s", "max_retries",
                          "backoff_s", "concurrency", "cache", "cache_dir", "stream", "api_key_env", "base_url",
                          "chunk_size", "label", "uri", "token_env"})
-#: the source of an :data:`OPERATIONAL` setting (or a backend's ``runtime_fields``) that a preset leaves unsaid
-RUNTIME_CHOICE = ("how the run executes (batch size, device, threads, timeouts, caches, addresses), not what it "
-                  "computes; medcite's defaults unless the preset sets it")
 #: (key, value) pairs that claim nothing: a branch's fusion weight of 1 is the unweighted fusion
 NEUTRAL = frozenset({("weight", 1.0)})
-#: keys that name what a quoted or chosen config is (its backend, the index it searches, the LLM of ``llms`` it calls,
-#: its label): documented by the source of the config that holds them
-STRUCTURAL = frozenset({"backend", "index", "label", "llm"})
-#: leaf pattern -> (value, what it defers to): a value that defers to another setting with its own source
-DEFERS: dict[str, tuple[object, str]] = {
-    "retrieve.branches.*.k": (None, "the branch searches retrieve.k documents per query (its own source)"),
-    "retrieve.branches.*.queries": (None, "the branch searches every query of retrieve.queries (its own source)"),
-    # MedCPT's offline stand-ins, unset: the MedCPT models themselves (query/article/cross_model)
-    **{f"{where}.{key}": (None, "the MedCPT models (query_model, article_model, cross_model: their own sources)")
-       for where in ("rerank", "rerank.stages.*") for key in ("encoder", "cross")},
-    **{f"{where}.{key}": (None, f"the model's own {what} (its configuration), as the model's source names it")
-       for where in ("indexes.*.encoder", "bioasq.encoder", "qa.encoder", "rerank.model", "rerank.members.*.model")
-       for key, what in (("normalize", "normalisation"), ("query_max_length", "length limit"),
-                         ("doc_max_length", "length limit"))},
-}
 
 
 @dataclass(frozen=True)
@@ -77,6 +59,7 @@ class Source:
     quote: str = ""
     choice: str = ""
     unused: str = ""
+    derived: bool = False  # worked out (:mod:`.coverage`): a value deferring to another setting, or how a run runs
 
     @property
     def from_paper(self) -> bool:
@@ -92,7 +75,7 @@ class Source:
             return f'{self.paper} {self.where}: "{self.quote}"'.replace("  ", " ")
         if self.unused:
             return f"{UNUSED} ({self.unused})"
-        return f"medcite's choice: {self.choice}"
+        return self.choice if self.derived else f"medcite's choice: {self.choice}"
 
 
 @dataclass(frozen=True)
@@ -157,155 +140,6 @@ def task(preset: str) -> str:
     return str(kind)
 
 
-@dataclass(frozen=True)
-class Resolved:
-    """One resolved setting (a leaf of the settings tree) of a paper preset: its value, its source, and the path
-    of the source that documents it (itself, a config that holds it, or '' for a source worked out here)."""
-
-    path: str
-    value: Any
-    source: Source
-    by: str
-
-
-def _matches(pattern: str, path: str) -> bool:
-    want, parts = pattern.split("."), path.split(".")
-    return len(want) == len(parts) and all(w in ("*", p) for w, p in zip(want, parts, strict=True))
-
-
-def _is_model(parts: list[str]) -> bool:
-    return parts[-1] == "model" or parts[-1].endswith("_model")
-
-
-def _neutral(key: str, value: Any) -> bool:
-    return not isinstance(value, (list, dict)) and (key, value) in NEUTRAL
-
-
-def covers(source: Source, ancestor: str, path: str, value: Any) -> bool:
-    """Whether the source of the config at ``ancestor`` documents the leaf ``path`` below it: the leaf names what
-    the config is (:data:`STRUCTURAL`), claims nothing (:data:`NEUTRAL`, :data:`DEFERS`), or is a number or a
-    model name under a quote (which :mod:`.quote_meaning` checks is in the quote). Any other leaf -- a flag, a
-    prompt, a prefix, a number under a choice -- needs its own source."""
-    parts = path.split(".")
-    key = parts[-1]
-    if key in STRUCTURAL or _neutral(key, value) or _defers(path, value) is not None:
-        return True
-    if _matches("retrieve.branches.*.queries", path):
-        return True  # the query stages a branch searches: what the branch is
-    if not source.from_paper:
-        return False
-    items = value if isinstance(value, list) and value else [value]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
-        return True
-    return all(isinstance(v, str) for v in items) and _is_model(parts)
-
-
-def runtime_setting(settings: Settings, path: str) -> bool:
-    """Whether the leaf is an :data:`OPERATIONAL` key or one of its backend config's ``runtime_fields``."""
-    from pydantic import BaseModel
-
-    parts = path.split(".")
-    if parts[-1] in OPERATIONAL or (parts[-1].isdigit() and len(parts) > 1 and parts[-2] in OPERATIONAL):
-        return True
-    node: Any = settings
-    for part in parts[:-1]:
-        if isinstance(node, BaseModel):
-            node = getattr(node, part, None)
-        elif isinstance(node, (list, tuple)) and part.isdigit():
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            node = node.get(part)
-        else:
-            return False
-    return parts[-1] in getattr(type(node), "runtime_fields", frozenset())
-
-
-def _defers(path: str, value: Any) -> str | None:
-    """What a leaf whose value defers to another setting (with a source of its own) defers to, or None."""
-    parts = path.split(".")
-    if parts[-1] == "llm" and value is None:
-        return "the default LLM `llm`, whose settings have their own sources"
-    for pattern, (default, text) in DEFERS.items():
-        if value == default and _matches(pattern, path):
-            return text
-    return None
-
-
-def resolved(preset: str, settings: Settings | None = None) -> tuple[list[Resolved], list[str], set[str]]:
-    """Every resolved setting of a paper preset with its one source; the problems (a setting the run reads that
-    no source documents); and the paths of the sources whose settings the run reads.
-
-    A leaf's source is, in order: the run does not read it (:func:`.reads.unread`: "not used by this run", even
-    where a source of a preset it extends documents it); a source at its own path; the source of a config above
-    it that :func:`covers` it; for a value that defers to another setting or a setting of how the run executes, a
-    source worked out here. ``settings`` (default: the preset's) lets a test add a setting."""
-    from .reads import leaves, unread
-
-    settings = settings or load_settings(preset)
-    tree = settings.model_dump(mode="json")
-    skipped = unread(settings, task(preset))
-    found = sources(preset)
-    out: list[Resolved] = []
-    problems: list[str] = []
-    used: set[str] = set()
-    for path, value in leaves(tree):
-        if path in skipped:
-            out.append(Resolved(path, value, Source(path, unused=skipped[path]), ""))
-            continue
-        owners = [p for p in found if p == path or path.startswith(p + ".")]
-        used.update(owners)
-        own = found.get(path)
-        above = next((p for p in sorted(owners, key=len, reverse=True) if covers(found[p], p, path, value)), None)
-        defers = _defers(path, value)
-        if own is not None:
-            out.append(Resolved(path, value, own, path))
-        elif above is not None:
-            out.append(Resolved(path, value, found[above], above))
-        elif defers is not None:
-            out.append(Resolved(path, value, Source(path, choice=defers), ""))
-        elif runtime_setting(settings, path):
-            out.append(Resolved(path, value, Source(path, choice=RUNTIME_CHOICE), ""))
-        else:
-            problems.append(f"{preset}: {path} = {json.dumps(value)} has no source: quote the paper, or say "
-                            "'the paper does not say' and medcite's choice")
-    return out, problems, used
-
-
-def declared_by(preset: str, path: str) -> str:
-    """The preset of ``preset``'s ``extends`` chain whose own file declares the source of ``path``."""
-    name = preset
-    while path not in (preset_json(name).get("sources") or {}):
-        parent = preset_json(name).get("extends")
-        if not isinstance(parent, str):
-            raise KeyError(path)
-        name = parent
-    return name
-
-
-def dead_sources(names: list[str]) -> list[str]:
-    """Sources that no paper preset among ``names`` (which has them, its own or inherited) reads a setting of."""
-    declared: dict[tuple[str, str], bool] = {}
-    for name in names:
-        if paper(name) is None:
-            continue
-        _, _, used = resolved(name)
-        for path in sources(name):
-            key = (declared_by(name, path), path)
-            declared[key] = declared.get(key, False) or path in used
-    return [f"{origin}: sources[{path!r}] documents a setting that no paper preset having it reads: remove it"
-            for (origin, path), read in sorted(declared.items()) if not read and not _sets(origin, path)]
-
-
-def _sets(preset: str, path: str) -> bool:
-    """Whether the preset's own file sets the setting at ``path`` (its source then says why it is set, even where
-    the run does not read it: a switch that turns a stage off)."""
-    from ..config import NOTE_KEYS
-    from .reads import leaves
-
-    data = {k: v for k, v in preset_json(preset).items() if k not in (*NOTE_KEYS, "extends")}
-    return any(p == path or p.startswith(path + ".") or path.startswith(p + ".") for p, _ in leaves(data))
-
-
 def value_at(tree: Any, path: str) -> Any:
     """The value at a dotted path of a settings dump (a number indexes a list); KeyError when absent."""
     node = tree
@@ -321,14 +155,9 @@ def value_at(tree: Any, path: str) -> Any:
 
 def rows(preset: str, settings: Settings | None = None) -> list[Row]:
     """Each documented setting of ``preset``: its source, resolved value and offline value (when swapped)."""
-    from .offline import offline_settings
-
     settings = settings or load_settings(preset)
     tree = settings.model_dump(mode="json")
-    try:
-        offline = offline_settings(settings, "local", grounding=True).model_dump(mode="json")
-    except ConfigError:
-        offline = tree
+    offline = offline_tree(settings)
     own = set(preset_json(preset).get("sources") or {})
     out = []
     for path, source in sources(preset).items():
@@ -343,11 +172,11 @@ def rows(preset: str, settings: Settings | None = None) -> list[Row]:
             there = value_at(offline, path)
         except KeyError:
             there = None
-        out.append(Row(source, value, None if there == value else _short(there)))
+        out.append(Row(source, value, None if there == value else short(there)))
     return out
 
 
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
@@ -376,30 +205,12 @@ def papers_dir() -> Path:
     return Path(__file__).resolve().parents[4] / "shared" / "papers"
 
 
-def markdown(names: list[str]) -> str:
-    """docs/PRESETS.md: per preset, its run and a table of setting, value, source and offline swap."""
-    lines = ["# Presets and where each setting comes from", "",
-             "Generated by `python scripts/presets_doc.py` from the presets' `paper` and `sources` keys "
-             "(`medcite config presets --long` prints the same). A quote is verbatim from the paper text in "
-             "`../shared/papers/` (checked by tests/unit/test_preset_sources.py); where a paper is silent the "
-             "row says so and names medcite's choice. `offline` is the value on a machine without the paper's "
-             "models or server (`offline_settings`).", ""]
-    for name in names:
-        found = paper(name)
-        table = rows(name)
-        if not table and found is None:
-            continue
-        head = f"## `{name}`"
-        lines += [head, ""]
-        if found is not None:
-            title = PAPERS.get(found.get("file", ""), ("", ""))[1]
-            lines += [f"Paper {found.get('file')} ({title}), run {found.get('run', '-')}.", ""]
-        else:
-            lines += ["medcite's own preset (not a paper run).", ""]
-        lines += ["| setting | value | source | offline |", "|---|---|---|---|"]
-        for row in table:
-            value = _short(row.value).replace("|", "\\|")
-            source = row.source.text().replace("|", "\\|")
-            lines.append(f"| `{row.source.path}` | `{value}` | {source} | {row.offline or ''} |")
-        lines.append("")
-    return "\n".join(lines)
+def offline_tree(settings: Settings) -> Any:
+    """The settings dump on this machine's stack (:func:`.offline.offline_settings`), or as they are where that
+    is not possible."""
+    from .offline import offline_settings
+
+    try:
+        return offline_settings(settings, "local", grounding=True).model_dump(mode="json")
+    except ConfigError:
+        return settings.model_dump(mode="json")

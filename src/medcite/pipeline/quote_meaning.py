@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import load_settings, preset_json
+from ..errors import ConfigError
 from .provenance import NEUTRAL, OPERATIONAL, PAPERS, Source, normalise, paper, papers_dir, sources, value_at
 
 #: (setting path, quote) where the quote implies a number it does not write, with the reason (keyed by the quote, so
@@ -172,16 +173,19 @@ def _covered(leaf: str, path: str, paths: list[str]) -> bool:
 
 
 def _not_claimed(name: str) -> set[str]:
-    """Leaves of a paper preset's settings that no quote claims anything about: those its run does not read and
-    those of how it runs (a backend's ``runtime_fields``)."""
-    if paper(name) is None:
-        return set()
-    from .provenance import runtime_setting, task
-    from .reads import leaves, unread
+    """Leaves of a preset's settings that no quote claims anything about: those its run does not read (a preset of
+    no paper: no task reads them) and those of how it runs (a backend's ``runtime_fields``)."""
+    from .coverage import runtime_setting
+    from .provenance import task
+    from .reads import TASKS, leaves, unread
 
     settings = load_settings(name)
-    return {*unread(settings, task(name)),
-            *(p for p, _ in leaves(settings.model_dump(mode="json")) if runtime_setting(settings, p))}
+    try:
+        tasks = [task(name)]
+    except ConfigError:  # medcite's own preset, or a paper run that names no task: what no task reads
+        tasks = list(TASKS)
+    skipped = set.intersection(*(set(unread(settings, t)) for t in tasks))
+    return {*skipped, *(p for p, _ in leaves(settings.model_dump(mode="json")) if runtime_setting(settings, p))}
 
 
 def value_findings(name: str, found: dict[str, Source], tree: dict[str, Any]) -> list[Finding]:

@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel
 
 from .. import registry
 from ..errors import ConfigError
+from ..io import JSONObject
 from ..settings_base import BackendConfig
 from .gate import gate_kind
 from .offline import grounds, uses_stance
@@ -37,7 +38,7 @@ TASKS: tuple[str, ...] = get_args(Task)
 NOT_SETTINGS = frozenset({"preset"})
 
 
-def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def leaves(tree: object, path: str = "") -> Iterator[tuple[str, object]]:
     """(dotted path, value) of every leaf of a settings dump (``model_dump(mode="json")``): an item of a list of
     configs by its index; a list of plain values (names, numbers), an empty list or object as one leaf."""
     if isinstance(tree, dict) and tree:
@@ -58,7 +59,7 @@ class RunView:
 
     settings: Settings
     task: str
-    tree: dict[str, Any] = field(init=False)
+    tree: JSONObject = field(init=False)
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -124,7 +125,7 @@ class RunView:
         """(dotted path, config) of every backend config in a section this run reads."""
         out: list[tuple[str, BaseModel]] = []
 
-        def walk(node: Any, path: str) -> None:
+        def walk(node: object, path: str) -> None:
             if isinstance(node, BaseModel):
                 if isinstance(node, BackendConfig) and path:
                     out.append((path, node))
@@ -158,7 +159,7 @@ class RunView:
     def indexes(self) -> set[str]:
         """The named indexes a read stage searches or reads."""
         used = {b.index for b in self.settings.retrieve.branches}
-        used |= {getattr(cfg, "index") for path, cfg in self.configs
+        used |= {str(cfg.index) for path, cfg in self.configs  # type: ignore[attr-defined]
                  if not path.startswith("indexes.") and isinstance(getattr(cfg, "index", None), str)}
         return used
 
@@ -200,20 +201,25 @@ class Rule:
         return len(parts) >= len(want) and all(w in ("*", p) for w, p in zip(want, parts, strict=False))
 
 
-def _node(run: RunView, parts: list[str]) -> dict[str, Any]:
+def _node(run: RunView, parts: list[str]) -> JSONObject:
     """The config (a dict of the dump) that holds the leaf ``parts``."""
-    node: Any = run.tree
+    node: object = run.tree
     for part in parts[:-1]:
-        node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, list) and part.isdigit():
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return {}
     return node if isinstance(node, dict) else {}
 
 
-def _at(run: RunView, parts: list[str], depth: int) -> dict[str, Any]:
+def _at(run: RunView, parts: list[str], depth: int) -> JSONObject:
     """The config at the first ``depth`` parts of the leaf's path."""
     return _node(run, [*parts[:depth], "_"])
 
 
-def _when(test: Callable[[dict[str, Any]], bool], why: str, depth: int) -> Callable[[RunView, list[str]], str | None]:
+def _when(test: Callable[[JSONObject], bool], why: str, depth: int) -> Callable[[RunView, list[str]], str | None]:
     """A rule reading the config ``depth`` parts down the leaf's path: unread (``why``) when ``test`` holds."""
     def check(run: RunView, parts: list[str]) -> str | None:
         cfg = _at(run, parts, depth)
@@ -226,11 +232,11 @@ def _faiss(kinds: tuple[str, ...], what: str) -> Rule:
                                             f"read only by a FAISS index_type {' or '.join(map(repr, kinds))}", 2))
 
 
-def _generate(field_name: str, test: Callable[[dict[str, Any]], bool], why: str) -> Rule:
+def _generate(field_name: str, test: Callable[[JSONObject], bool], why: str) -> Rule:
     return Rule(f"generate.{field_name}", _when(lambda c: c.get("backend") == "llm" and test(c), why, 1))
 
 
-def _qa(field_name: str, test: Callable[[dict[str, Any]], bool], why: str) -> Rule:
+def _qa(field_name: str, test: Callable[[JSONObject], bool], why: str) -> Rule:
     return Rule(f"qa.{field_name}", _when(lambda c: c.get("backend") == "llm" and test(c), why, 1))
 
 
@@ -246,7 +252,7 @@ def _retrieve(field_name: str, test: Callable[[RunView], str | None]) -> Rule:
     return Rule(f"retrieve.{field_name}", lambda run, _parts: test(run))
 
 
-def _prompt_fields(c: dict[str, Any]) -> set[str]:
+def _prompt_fields(c: JSONObject) -> set[str]:
     """The placeholders of the prompt an LLM generator's mode renders."""
     from ..llm.prompts import placeholders
 
@@ -257,12 +263,21 @@ def _prompt_fields(c: dict[str, Any]) -> set[str]:
         return {"max_sentences"}  # a prompt folder of the user's: assume it reads everything
 
 
-def _no_posthoc(c: dict[str, Any]) -> bool:
+def _no_posthoc(c: JSONObject) -> bool:
     return bool(c.get("mode") != "posthoc")
 
 
-def _no_judge(c: dict[str, Any]) -> bool:
+def _no_judge(c: JSONObject) -> bool:
     return bool(c.get("mode") != "posthoc" or c.get("posthoc_judge") is None)
+
+
+def _answer_first(keep: str) -> Callable[[RunView, list[str]], str | None]:
+    """The generate-then-ground flow reads, of a section, only the field ``keep``."""
+    def check(run: RunView, parts: list[str]) -> str | None:
+        if run.b and run.settings.flow == "generate-then-ground" and parts[1:2] != [keep]:
+            return "flow is 'generate-then-ground': the LLM answers first and each sentence is grounded"
+        return None
+    return check
 
 
 def _citation_check(run: RunView) -> bool:
@@ -273,9 +288,8 @@ def _citation_check(run: RunView) -> bool:
 RULES: tuple[Rule, ...] = (
     # the generate-then-ground flow (pipeline/loops.py answer_first): the LLM answers with no evidence selection or
     # generator, and each sentence is grounded; of the generation settings only the word limit is read
-    *(Rule(section, lambda run, parts, keep=keep: "flow is 'generate-then-ground': the LLM answers first and each "
-           "sentence is grounded" if run.b and run.settings.flow == "generate-then-ground" and parts[1] != keep
-           else None) for section, keep in (("evidence", ""), ("generate", "max_words"), ("verify", "llm"))),
+    *(Rule(section, _answer_first(keep)) for section, keep in (("evidence", ""), ("generate", "max_words"),
+                                                                ("verify", "llm"))),
     # the reranker: the `none` reranker builds to no stage, so nothing of it or about it is read
     Rule("rerank", lambda run, parts: None if run.reranks or parts[-1] == "backend"
          else "rerank.backend is 'none': no rerank stage"),
@@ -314,8 +328,8 @@ RULES: tuple[Rule, ...] = (
             "read only by verify.citations=regenerate"),
     _verify("sufficiency_evidence", lambda run: not run.settings.verify.sufficiency_rounds,
             "verify.sufficiency_rounds is 0: no sufficiency loop"),
-    _verify("llm", lambda run: not run.settings.verify.sufficiency_rounds and run.settings.flow != "generate-then-ground",
-            "no sufficiency loop and no answer-first flow"),
+    _verify("llm", lambda run: not run.settings.verify.sufficiency_rounds
+            and run.settings.flow != "generate-then-ground", "no sufficiency loop and no answer-first flow"),
     _verify("gate", lambda run: _citation_check(run) or run.settings.flow == "generate-then-ground",
             "the stance check (or the answer-first grounding) judges every citation: no support gate"),
     _verify("gate_threshold", lambda run: _citation_check(run) or gate_kind(run.settings) != "overlap",

@@ -102,7 +102,7 @@ class LLMQAConfig(UsesLLM, QAConfig):
         description="Encoder that ranks training questions by similarity to the question (draw=similar; packaged "
         "MiniLM).",
     )
-    max_snippets: int | None = Field(
+    passage_snippets: int | None = Field(
         20, ge=1, description="Most snippets shown in the passage of the question, the first ones (None: all, as "
         "DS@GT's 'Passage: {All snippets}', 004 Fig. 4).")
     example_snippets: int | None = Field(
@@ -153,7 +153,7 @@ class _Unreadable(Exception):
         self.error = error
 
 
-def passage_snippets(snippets: Sequence[Snippet], limit: int | None, dedupe: bool = True) -> list[Snippet]:
+def shown_snippets(snippets: Sequence[Snippet], limit: int | None, dedupe: bool = True) -> list[Snippet]:
     """The snippets a passage shows: in their order, empty ones left out, a repeated text once (``dedupe``), at
     most ``limit`` (None: all)."""
     seen: set[str] = set()
@@ -188,7 +188,7 @@ class LLMQA:
     def __init__(self, llm: LLM, *, style: int = 1, shots: int = 0, examples: Sequence[Question] = (),
                  encoder: QueryEncoder | None = None, draw: str = "similar", draw_seed: int = 13,
                  ideal_max_words: int = 200, list_max: int = 10,
-                 max_snippets: int | None = 20,
+                 passage_snippets: int | None = 20,
                  example_snippets: int | None = 5, max_tokens: int | None = 512, repair: bool = True,
                  prompt_dir: str | Path | None = None, prompt: str = "dsgt",
                  ensemble: Sequence[LLMQA] = (), dedupe_snippets: bool = True, context_tokens: int | None = None,
@@ -212,7 +212,7 @@ class LLMQA:
             self.picker = ExamplePicker(examples, encoder)
         self.ideal_max_words = ideal_max_words
         self.list_max = list_max
-        self.max_snippets = max_snippets
+        self.passage_snippets = passage_snippets
         self.example_snippets = example_snippets
         self.max_tokens = max_tokens
         self.repair = repair
@@ -237,7 +237,8 @@ class LLMQA:
             encoder = ctx.encoder(cfg.encoder) if cfg.draw == "similar" else None
         common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder, draw=cfg.draw,
                       draw_seed=cfg.draw_seed,
-                      ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
+                      ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max,
+                      passage_snippets=cfg.passage_snippets,
                       example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair,
                       prompt=cfg.prompt, dedupe_snippets=cfg.dedupe_snippets, context_tokens=cfg.context_tokens,
                       json_instruction=cfg.json_instruction)
@@ -317,7 +318,7 @@ class LLMQA:
         for ex in examples:
             gold, exact = self._gold(ex, part)
             ex_hint = self.hint(exact) if part == "ideal" and self.style != 1 else ""
-            turn = self._user(ex.body, passage_snippets(ex.snippets, self.example_snippets, self.dedupe_snippets),
+            turn = self._user(ex.body, shown_snippets(ex.snippets, self.example_snippets, self.dedupe_snippets),
                               ex.type, part, ex_hint)
             out += [m for m in turn if m["role"] != "system"]
             out.append({"role": "assistant", "content": json.dumps(gold, ensure_ascii=False)})
@@ -379,7 +380,8 @@ class LLMQA:
         if self.context_tokens is None:
             return shown
         budget = self.context_tokens - (self.max_tokens or 0)
-        part = "ideal" if question.type == "summary" else "joint" if self.style == 1 or self.prompt == "pjs" else "exact"
+        one_call = self.style == 1 or self.prompt == "pjs"
+        part = "ideal" if question.type == "summary" else "joint" if one_call else "exact"
         hint = self.hint(["x" * 40]) if part == "exact" else ""  # the ideal prompt of styles 2-3 adds a hint
 
         def size(kept: list[Snippet]) -> int:
@@ -411,7 +413,7 @@ class LLMQA:
 
     def _answer_one(self, question: Question, snippets: Sequence[Snippet]) -> QAAnswer:
         qtype = question.type
-        shown = passage_snippets(snippets, self.max_snippets, self.dedupe_snippets)
+        shown = shown_snippets(snippets, self.passage_snippets, self.dedupe_snippets)
         examples = self.picker.pick(question, self.shots) if self.picker is not None else []
         notes = [(f"style {self.style}" if self.prompt == "dsgt" else "PJs-team prompt") + f", {len(examples)}-shot"
                  + (f" (examples {', '.join(e.id for e in examples)})" if examples else "")]

@@ -384,10 +384,10 @@ def _passage(prompt: list[dict[str, str]]) -> list[str]:
     return body.split("\n")
 
 
-def test_all_snippets_in_the_passage_when_max_snippets_is_none(tmp_path: Path) -> None:
+def test_all_snippets_in_the_passage_when_passage_snippets_is_none(tmp_path: Path) -> None:
     reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
-    qa, llm, ctx = _qa(tmp_path, [reply, reply], max_snippets=None)
-    capped, llm_capped, ctx_capped = _qa(tmp_path, [reply], max_snippets=20)
+    qa, llm, ctx = _qa(tmp_path, [reply, reply], passage_snippets=None)
+    capped, llm_capped, ctx_capped = _qa(tmp_path, [reply], passage_snippets=20)
     with ctx, ctx_capped:
         got = qa.answer(FACTOID, MANY)
         capped.answer(FACTOID, MANY)
@@ -397,7 +397,7 @@ def test_all_snippets_in_the_passage_when_max_snippets_is_none(tmp_path: Path) -
 
 def test_a_repeated_snippet_stays_when_dedupe_is_off(tmp_path: Path) -> None:
     reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
-    qa, llm, ctx = _qa(tmp_path, [reply], dedupe_snippets=False, max_snippets=None)
+    qa, llm, ctx = _qa(tmp_path, [reply], dedupe_snippets=False, passage_snippets=None)
     with ctx:
         got = qa.answer(FACTOID, SNIPPETS)
     assert len(_passage(llm.prompts[0])) == 3 and [s.pmid for s in got.sources] == ["111", "222", "111"]
@@ -409,7 +409,8 @@ def test_the_context_is_trimmed_to_the_token_limit_and_the_trim_noted(tmp_path: 
     from medcite.qa.llm_qa import estimate_tokens
 
     reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
-    qa, llm, ctx = _qa(tmp_path, [reply, reply], max_snippets=None, context_tokens=900, max_tokens=256, prompt="pjs")
+    qa, llm, ctx = _qa(tmp_path, [reply, reply], passage_snippets=None, context_tokens=900, max_tokens=256,
+                       prompt="pjs")
     with ctx, caplog.at_level(logging.INFO, logger="medcite.qa.llm_qa"):
         got = qa.answer(FACTOID, MANY)
         small = qa.answer(FACTOID, MANY[:2])
