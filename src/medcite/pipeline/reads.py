@@ -139,7 +139,7 @@ class RunView:
                     walk(item, f"{path}.{key}")
 
         walk(self.settings, "")
-        return [(p, c) for p, c in out if self.unread_path(p, sections_only=True) is None]
+        return [(p, c) for p, c in out if self.unread_path(p, refs=False) is None]
 
     @cached_property
     def llms(self) -> set[str | None]:
@@ -163,22 +163,21 @@ class RunView:
                  if not path.startswith("indexes.") and isinstance(getattr(cfg, "index", None), str)}
         return used
 
-    def unread_path(self, path: str, sections_only: bool = False) -> str | None:
-        """Why the setting at ``path`` is not read by this run, or None when it is."""
+    def unread_path(self, path: str, refs: bool = True) -> str | None:
+        """Why the setting at ``path`` is not read by this run, or None when it is (``refs``: also whether the LLM
+        or index it belongs to is one a read stage names; False while those are being worked out)."""
         parts = path.split(".")
         for section in (".".join(parts[:2]), parts[0]):
             why = self.read_section(section)
             if why:
                 return why
-        if sections_only:
-            return None
-        if parts == ["llms"]:
+        if refs and parts == ["llms"]:
             return "no LLM is defined in `llms`"
-        if parts[0] == "llm" and None not in self.llms:
+        if refs and parts[0] == "llm" and None not in self.llms:
             return "no stage of this run calls the default LLM `llm` (they name LLMs of `llms`)"
-        if parts[0] == "llms" and len(parts) > 1 and parts[1] not in self.llms:
+        if refs and parts[0] == "llms" and len(parts) > 1 and parts[1] not in self.llms:
             return f"no stage of this run calls the LLM {parts[1]!r}"
-        if parts[0] == "indexes" and len(parts) > 1 and parts[1] not in self.indexes:
+        if refs and parts[0] == "indexes" and len(parts) > 1 and parts[1] not in self.indexes:
             return f"no branch or stage of this run uses the index {parts[1]!r}"
         for rule in RULES:
             if rule.matches(parts):
