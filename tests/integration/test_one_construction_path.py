@@ -124,6 +124,10 @@ def models() -> Iterator[ModelCache]:
     cache.close()
 
 
+def _porter(base: Any) -> bool:
+    return getattr(base.indexes.get("bm25"), "stemmer", None) == "porter"
+
+
 def _set(path: str, value: Any) -> str:
     return f"{path}={json.dumps(value)}"
 
@@ -151,11 +155,14 @@ def variants(tiny: dict[str, str], server: str, milvus: str | None = None
 
     return {
         "index": {
-            "tantivy": lambda b: ["indexes.bm25.backend=tantivy", *_with_branch(b, "bm25")],
+            # a fresh config: a preset's own BM25 (CLaC 2025: Pyserini's k1/b, Porter) is not tantivy's
+            "tantivy": lambda b: ["indexes.bm25=null", _set("indexes.bm25", {"backend": "tantivy"}),
+                                  *_with_branch(b, "bm25")],
             "bm25s": lambda b: ["indexes.bm25.backend=bm25s", *_with_branch(b, "bm25")],
             "faiss": lambda b: [_set("indexes.dense", {"backend": "faiss", "encoder": {"backend": "hash-bow"}}),
                                 *_with_branch(b, "dense")],
-            "milvus-bm25": lambda b: ["indexes.bm25.backend=milvus-bm25", at, *_with_branch(b, "bm25")],
+            "milvus-bm25": lambda b: ["indexes.bm25=null", _set("indexes.bm25", {"backend": "milvus-bm25"}), at,
+                                      *_with_branch(b, "bm25")],
             "milvus-dense": lambda b: [_set("indexes.dense", {"backend": "milvus-dense",
                                                               "encoder": {"backend": "hash-bow"}}),
                                        at, *_with_branch(b, "dense")],
@@ -173,6 +180,8 @@ def variants(tiny: dict[str, str], server: str, milvus: str | None = None
                                                                                   "=hash-bow"])(name)
                       for name in ("bm25", "bm25+rocchio", "bm25+rm3", "dense")}
         | {"milvus-hybrid": lambda b: ["index.backend=milvus", at, "indexes.dense.encoder.backend=hash-bow",
+                                       # Milvus stems by Snowball only (CLaC 2025's Pyserini BM25 is Porter)
+                                       *(["indexes.bm25.stemmer=english"] if _porter(b) else []),
                                        _set("retrieve.branches", ["bm25", "dense"]), "retrieve.fusion=rrf"]},
         "rerank": {
             "none": lambda b: ["rerank.backend=none"],
@@ -331,7 +340,9 @@ def test_every_preset_builds_with_every_registered_backend(store: Path, tiny: di
                         objects = built(pipeline, stage, backend, settings)
                         cls = registry.load(stage, backend)
                         if stage == "retriever" and backend in ("bm25", "dense"):
-                            cls = registry.load("index", "tantivy" if backend == "bm25" else "faiss")
+                            # the index the branch searches: the preset's own sparse backend (clac25-*: bm25s)
+                            cls = registry.load("index", settings.indexes["bm25"].backend if backend == "bm25"
+                                                else "faiss")
                         wanted = type(None) if (stage, backend) == ("rerank", "none") else cls
                         nothing_to_build = (stage, backend) in (("llm", "none"), ("stance", "none"))
                         if not (objects or nothing_to_build) or not all(isinstance(o, wanted) for o in objects):

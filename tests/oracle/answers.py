@@ -281,14 +281,18 @@ class Oracle:
 
     def bioasq(self, v: dict[str, str]) -> Meaning:
         q = self.gold.question(v.get("question", ""))
-        shape = v.get("shape", "")
+        shape = v.get("json", "")  # medcite's JSON request names the fields asked for (qa.json_instruction)
         value: dict[str, Any] = {}
         if q is None:
             raise KeyError(f"no held-out gold question {v.get('question', '')[:80]!r}")
-        if '"exact_answer"' in shape:
+        rules = v.get("rules", "")
+        ideal = '"ideal_answer"' in shape if shape else _asks(rules, "ideal", "ideal_strict")
+        exact = '"exact_answer"' in shape if shape else _asks(rules, *(f"{t}{s}" for t in ("yesno", "factoid", "list")
+                                                                      for s in ("", "_strict")))
+        if exact and q.type != "summary":
             names = exact_names(q)
             value["exact_answer"] = names[0] if q.type == "yesno" else names
-        if '"ideal_answer"' in shape:
+        if ideal:
             value["ideal_answer"] = q.ideal_answers[0] if q.ideal_answers else ""
         return Meaning("json", value=value, question=q)
 
@@ -315,6 +319,14 @@ class Oracle:
         names = exact_names(q) if q is not None else []
         first = sentences(q.ideal_answers[0])[0] if q is not None and q.ideal_answers else "unknown"
         return Meaning("lines", text=", ".join(names[:3]) or first)
+
+
+def _asks(rules: str, *kinds: str) -> bool:
+    """Whether a DS@GT prompt's answer formatting template holds one of the templates ``bioasq_rules_KIND``."""
+    from medcite.llm.prompts import load_prompt, prompt_names
+
+    names = [f"bioasq_rules_{k}" for k in kinds if f"bioasq_rules_{k}" in prompt_names()]
+    return any(load_prompt(name)[0]["content"].split("{")[0].strip() in rules for name in names)
 
 
 def to_json(value: Any) -> str:

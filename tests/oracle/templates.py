@@ -26,6 +26,16 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FORMS = {"hint": r"(?: \(Hint: short answer is [^\n]*\))?"}
 
 
+def _json_form() -> str:
+    """``{json}`` of bioasq_answer: empty, or a new line and the bioasq_json request (qa.json_instruction)."""
+    text = load_prompt("bioasq_json")[0]["content"]
+    head, _, _ = text.partition("{shape}")
+    return rf"(?:\n{re.escape(head)}.*)?"
+
+
+FORMS["json"] = _json_form()
+
+
 @dataclass(frozen=True)
 class Template:
     name: str

@@ -211,7 +211,7 @@ def test_dsgt_phase_b_systems(name: str, model: str, style: int, shots: int) -> 
     qa = s.qa
     assert (qa.backend, qa.prompt, qa.style, qa.shots, qa.draw) == ("llm", "dsgt", style, shots, "random")
     assert qa.llm_names() == {None} and qa.model_names() == []  # a random draw loads no encoder
-    assert placeholders("bioasq_answer") == {"passage", "question", "hint", "rules", "shape"}
+    assert placeholders("bioasq_answer") == {"passage", "question", "hint", "rules", "json"}
     run = provenance.paper(name)
     assert run is not None and run["file"] == "004" and run["run"].split()[0] in {
         "GPT4turbo", "GPTPrompt1sStyle2", "GPTPrompt1sStyle3", "Mistral7BIns10shots"}

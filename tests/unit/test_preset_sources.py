@@ -4,6 +4,7 @@ paper does not say."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from medcite.config import NOTE_KEYS, preset_json, preset_names
 from medcite.errors import ConfigError
-from medcite.pipeline import provenance
+from medcite.pipeline import coverage, provenance
 
 PAPER_PRESETS = [n for n in preset_names() if provenance.paper(n) is not None]
 
@@ -80,3 +81,59 @@ def test_docs_presets_md_is_what_the_presets_say() -> None:
     script = Path(__file__).resolve().parents[2] / "scripts" / "presets_doc.py"
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# -- issue 43: every resolved setting, defaults included ----------------------------------------------
+@pytest.mark.parametrize("name", PAPER_PRESETS)
+def test_every_resolved_setting_of_a_paper_run_has_exactly_one_source(name: str) -> None:
+    rows, problems, _ = coverage.resolved(name)
+    assert not problems, "\n".join(problems)
+    kinds = {r.path: r.source.kind for r in rows}
+    assert len(kinds) == len(rows)  # one source per setting
+    assert set(kinds.values()) <= {"paper", "choice", "unused"}
+
+
+def test_a_new_setting_with_a_default_has_no_source_until_each_paper_preset_gives_one() -> None:
+    from pydantic import Field, create_model
+
+    from medcite.config import load_settings
+    from medcite.qa.llm_qa import LLMQAConfig
+
+    grown = create_model("GrownQA", __base__=LLMQAConfig,
+                         new_option=(int, Field(7, description="A setting a later change adds.")))
+    for name, read in (("dsgt-b-gpt4-style1", True), ("pjs-config-2", True), ("clac25-a", False)):
+        settings = load_settings(name)
+        if settings.qa.backend != "llm":
+            settings = settings.model_copy(update={"qa": LLMQAConfig()})
+        settings = settings.model_copy(update={"qa": grown(**settings.qa.model_dump())})
+        _, problems, _ = coverage.resolved(name, settings)
+        flagged = [p for p in problems if "qa.new_option = 7 has no source" in p]
+        assert bool(flagged) is read, (name, problems)  # a Task B run reads no qa settings
+
+
+def test_no_source_documents_settings_that_no_run_having_it_reads() -> None:
+    assert coverage.dead_sources(preset_names()) == []
+
+
+def test_a_paper_preset_names_its_task_as_the_doc_tables_list_it() -> None:
+    from medcite.pipeline import preset_tables
+
+    tables = {"task_a": "task-a", "task_b": "task-b", "bioasq": "bioasq"}
+    listed = {n: tables[kind] for kind, names in preset_tables.TABLES.items() for n in names}
+    for name in PAPER_PRESETS:
+        assert provenance.task(name) == listed.get(name, provenance.task(name)), name
+    assert all(provenance.task(n) for n in PAPER_PRESETS)
+
+
+def test_a_quote_never_covers_a_flag_or_a_prefix_under_it(tmp_path: Path) -> None:
+    """A source on a config documents its backend and the numbers and model names its quote gives, not the flags,
+    prompts and prefixes below it (the BGE query instruction hid under 'We selected the bge-large-en model')."""
+    bad = tmp_path / "bad.json"
+    data = json.loads((Path(provenance.__file__).parents[1] / "presets" / "dsgt-b1.json").read_text("utf-8"))
+    del data["sources"]["indexes.dense.encoder.query_prefix"]
+    data["sources"]["indexes.dense.encoder"] = {"paper": "004", "where": "§3.1.2",
+                                                "quote": "We selected the bge-large-en model"}
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    _, problems, _ = coverage.resolved(str(bad))
+    assert any('indexes.dense.encoder.query_prefix = "" has no source' in p for p in problems), problems
+    assert not any("indexes.dense.encoder.model" in p for p in problems)  # the quote names the model

@@ -40,6 +40,10 @@ COMMAND_MODELS: tuple[tuple[str, str, str], ...] = (
     ("medcite train ltr / models build", "LTR dense features (--encoders minilm)", "minilm"),
     ("medcite train * (--base minilm)", "base encoder", "minilm"),
     ("models:medcite-reader (medcite train reader --base mpnet)", "the readers' base encoder", "mpnet"),
+    # DS@GT's recipe (medcite.train.dsgt) reads both from the Hugging Face cache, never downloading them
+    ("medcite models build dsgt-b1", "base of models:dsgt-minilm-l12-ce-bioasq",
+     "cross-encoder/ms-marco-MiniLM-L-12-v2"),
+    ("medcite models build dsgt-b1", "hard-negative miner of models:dsgt-minilm-l12-ce-bioasq", "BAAI/bge-large-en"),
 )
 
 

@@ -90,18 +90,28 @@ def queries(d: Tree, qs: Sequence[Tree] | None = None) -> str:
 def branch(d: Tree, b: Tree) -> str:
     """One first-stage branch and its depth."""
     kind = b["backend"]
+    index = d["indexes"].get(b.get("index", ""), {})
     if kind == "dense":
-        name = f"dense {_model(d['indexes'][b['index']]['encoder'])}"
+        encoder = index["encoder"]
+        name = f"dense {_model(encoder)}"
+        prefix = encoder.get("query_prefix") if isinstance(encoder, dict) else None
+        if prefix is not None:
+            name += f" (query prefix '{prefix}')" if prefix else " (query embedded as the articles, no instruction)"
     elif kind.startswith("bm25+"):
-        name = f"BM25 + {kind[5:].upper() if kind.endswith('rm3') else 'Rocchio'}"
+        name = f"BM25{_bm25(index)} + {kind[5:].upper() if kind.endswith('rm3') else 'Rocchio'}"
         if b.get("clean"):
             name += f" (expansion cleaned by {llm_name(d, b.get('llm'))})"
     elif kind == "bm25":
-        name = "BM25"
+        name = f"BM25{_bm25(index)}"
     else:
         name = f"`{kind}`"
     only = f" on {', '.join(f'`{q}`' for q in b['queries'])}" if b.get("queries") else ""
     return f"{name} top {_n(b.get('k') or d['retrieve']['k'])}{only}"
+
+
+def _bm25(index: Tree) -> str:
+    """BM25's parameters, as the index scores them."""
+    return f" (k1 {index['k1']}, b {index['b']})" if "k1" in index else ""
 
 
 #: query generators that write several queries
@@ -285,6 +295,13 @@ def answers(d: Tree) -> str:
     if q.get("prompt") == "dsgt":
         text += f" style {q.get('style')}"
     text += f", {q.get('shots')} shots" + (f" (`{q.get('draw')}`)" if q.get("shots") else "")
+    shown = "all snippets" if q.get("passage_snippets") is None else f"the first {q.get('passage_snippets')} snippets"
+    text += f", passage: {shown}" + (" (a repeated one once)" if q.get("dedupe_snippets") else "")
+    if q.get("context_tokens"):
+        text += f", trimmed to {_n(q['context_tokens'])} tokens"
+    text += ", repair retry" if q.get("repair") else ", no repair retry"
+    if q.get("prompt") == "dsgt" and q.get("json_instruction"):
+        text += ", JSON requested"
     temperature = (d["llms"].get(q["llm"], {}) if q.get("llm") else d["llm"]).get("temperature")
     text += f", temperature {temperature}"
     if q.get("ensemble"):

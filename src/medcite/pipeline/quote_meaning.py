@@ -24,14 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import load_settings, preset_json
-from .provenance import PAPERS, Source, normalise, paper, papers_dir, sources, value_at
-
-#: keys whose values change how a run is executed, not what it computes; never a paper's claim
-OPERATIONAL = frozenset({"batch_size", "device", "dtype", "threads", "heap_mb", "timeout_s", "max_retries",
-                         "backoff_s", "concurrency", "cache", "cache_dir", "stream", "api_key_env", "base_url",
-                         "chunk_size", "label", "uri", "token_env"})
-#: (key, value) pairs that claim nothing: a branch's fusion weight of 1 is the unweighted fusion
-NEUTRAL = frozenset({("weight", 1.0)})
+from ..errors import ConfigError
+from .provenance import NEUTRAL, OPERATIONAL, PAPERS, Source, normalise, paper, papers_dir, sources, value_at
 
 #: (setting path, quote) where the quote implies a number it does not write, with the reason (keyed by the quote, so
 #: a preset that inherits it is covered too). Keep it tiny: a setting the paper does not state is medcite's
@@ -41,6 +35,9 @@ EXEMPT: dict[tuple[str, str], str] = {
         "0 contradicting citations: Dalhousie's Task B grounding looks for none (001 §III-B1)",
     ("rerank.stages.1.weights", "with weights of 1 and 7 respectively for the two re-rankers"):
         "1 : 7 written as weights that sum to 1 (0.125, 0.875): the same weighted sum up to a constant factor",
+    ("indexes.bm25", "Retrieval uses Pyserini over Lucene with Java 21"):
+        "k1 = 0.9, b = 0.4: the BM25 parameters of Pyserini's LuceneSearcher (Anserini's defaults), which a run "
+        "that sets none uses",
 }
 
 _WORDS = {0: "zero", 1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
@@ -175,10 +172,28 @@ def _covered(leaf: str, path: str, paths: list[str]) -> bool:
     return any(p != path and (p == leaf or leaf.startswith(p + ".")) and p.startswith(path + ".") for p in paths)
 
 
+def _not_claimed(name: str) -> set[str]:
+    """Leaves of a preset's settings that no quote claims anything about: those its run does not read (a preset of
+    no paper: no task reads them) and those of how it runs (a backend's ``runtime_fields``)."""
+    from .coverage import runtime_setting
+    from .provenance import task
+    from .reads import TASKS, leaves, unread
+
+    settings = load_settings(name)
+    try:
+        tasks = [task(name)]
+    except ConfigError:  # medcite's own preset, or a paper run that names no task: what no task reads
+        tasks = list(TASKS)
+    skipped = set.intersection(*(set(unread(settings, t)) for t in tasks))
+    return {*skipped, *(p for p, _ in leaves(settings.model_dump(mode="json")) if runtime_setting(settings, p))}
+
+
 def value_findings(name: str, found: dict[str, Source], tree: dict[str, Any]) -> list[Finding]:
-    """Rule 1: numbers and model names under each quoted setting that its quote does not give."""
+    """Rule 1: numbers and model names under each quoted setting that its quote does not give (settings the run
+    does not read, or that say how it runs, are no claim)."""
     out = []
     paths = list(found)
+    skip = _not_claimed(name)
     for path, source in found.items():
         if not source.from_paper or (path, source.quote) in EXEMPT:
             continue
@@ -190,6 +205,8 @@ def value_findings(name: str, found: dict[str, Source], tree: dict[str, Any]) ->
             key = leaf.rsplit(".", 1)[-1]
             parent = leaf.rsplit(".", 2)[-2] if leaf.count(".") >= 1 else ""
             if key in OPERATIONAL or (key.isdigit() and parent in OPERATIONAL) or _covered(leaf, path, paths):
+                continue
+            if leaf in skip or leaf.rsplit(".", 1)[0] in skip:  # a list of values is one setting
                 continue
             if isinstance(v, bool) or v is None or (key, v) in NEUTRAL:
                 continue

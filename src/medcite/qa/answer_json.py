@@ -144,6 +144,26 @@ def answer_fields(value: object, need_exact: bool, need_ideal: bool) -> tuple[ob
     return exact, ideal
 
 
+_ITEM_SPLIT = re.compile(r"\s*(?:\n+|;|,(?![^(]*\)))\s*")
+
+
+def plain_answer(text: str, qtype: str, part: str) -> object:
+    """A reply written without JSON (``qa.json_instruction`` false: DS@GT's query template as printed) as the value
+    :func:`answer_fields` reads: the ideal answer as written; a yes/no word; one entity per line, semicolon or
+    comma (a comma inside parentheses kept). Raises AnswerFormatError for an empty reply."""
+    body = (text or "").strip()
+    if not body:
+        raise AnswerFormatError("the answer is empty")
+    if part == "ideal":
+        return {"ideal_answer": body}
+    if qtype == "yesno":
+        return body
+    lines = [line for line in body.splitlines() if line.strip()]
+    if len(lines) > 1 and all(_BULLET.match(line) for line in lines[1:]):
+        lines = lines[1:]  # a lead-in line ("The answers are:") before a bulleted list
+    return [item for item in _ITEM_SPLIT.split("\n".join(lines)) if item.strip()]
+
+
 def normalize_yesno(value: object) -> str:
     """``"yes"`` or ``"no"`` from a string, a boolean or a one-item list; raises AnswerFormatError otherwise."""
     if isinstance(value, bool):

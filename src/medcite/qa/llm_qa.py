@@ -54,6 +54,7 @@ from .answer_json import (
     normalize_entities,
     normalize_ideal,
     normalize_yesno,
+    plain_answer,
 )
 from .base import FACTOID_MAX, QAConfig
 from .examples import Draw, ExamplePicker, QueryEncoder, RandomDraw, read_examples
@@ -101,10 +102,28 @@ class LLMQAConfig(UsesLLM, QAConfig):
         description="Encoder that ranks training questions by similarity to the question (draw=similar; packaged "
         "MiniLM).",
     )
-    max_snippets: int = Field(20, ge=1, description="Snippets shown in the passage of the question.")
-    example_snippets: int = Field(5, ge=1, description="Snippets shown in the passage of each example.")
+    passage_snippets: int | None = Field(
+        20, ge=1, description="Most snippets shown in the passage of the question, the first ones (None: all, as "
+        "DS@GT's 'Passage: {All snippets}', 004 Fig. 4).")
+    example_snippets: int | None = Field(
+        5, ge=1, description="Most snippets shown in the passage of each example (None: all).")
+    dedupe_snippets: bool = Field(
+        True, description="Show a snippet whose text was shown already (BioASQ gold snippets repeat) only once; "
+        "false: every snippet as given.")
+    context_tokens: int | None = Field(
+        None, ge=256, description="The LLM's context window in tokens: the question's snippets are trimmed from the "
+        "end, whole, until the prompt (estimated at one token per 3 characters, more tokens than English text "
+        "takes) and max_tokens fit, and the answer's notes and the log say so per question (PJs-team, 002 §2.3: "
+        "'trimming input to the LLM to fit within its maximum token limit'). None: never trimmed.")
     max_tokens: int | None = Field(512, ge=1, description="Most tokens generated per call (None: the LLM's).")
-    repair: bool = Field(True, description="Ask once more, with the reason, when a reply is not the JSON asked for.")
+    repair: bool = Field(
+        True, description="Ask once more, with the reason, when a reply is not the JSON asked for (medcite's safety "
+        "net; no paper asks again: their presets set it false).")
+    json_instruction: bool = Field(
+        True, description="prompt=dsgt: end each query with medcite's request for a JSON object of the answer's "
+        "form ('Return only a JSON object of this form, with no other text: {...}'), after the answer formatting "
+        "template. False: the query template as 004 Fig. 4 prints it, and a reply without JSON is read as plain "
+        "text (a yes/no word, one entity per line or comma, the ideal answer as written).")
     prompt: Literal["dsgt", "pjs"] = Field(
         "dsgt", description="'dsgt': DS@GT's prompts (styles 1-3, shots); 'pjs': PJs-team's one zero-shot prompt "
         "(bioasq_pjs.txt: <JSON>...</JSON> tags, numbered snippets as Context), exact and ideal in one call."
@@ -134,17 +153,30 @@ class _Unreadable(Exception):
         self.error = error
 
 
-def _dedupe_texts(snippets: Sequence[Snippet], limit: int) -> list[Snippet]:
+def shown_snippets(snippets: Sequence[Snippet], limit: int | None, dedupe: bool = True) -> list[Snippet]:
+    """The snippets a passage shows: in their order, empty ones left out, a repeated text once (``dedupe``), at
+    most ``limit`` (None: all)."""
     seen: set[str] = set()
     out = []
     for s in snippets:
         key = " ".join(s.text.split())
-        if key and key not in seen:
-            seen.add(key)
-            out.append(s)
-        if len(out) >= limit:
+        if not key or (dedupe and key in seen):
+            continue
+        seen.add(key)
+        out.append(s)
+        if limit is not None and len(out) >= limit:
             break
     return out
+
+
+#: characters per token of the context estimate (qa.context_tokens): fewer than English text averages (about 4 in
+#: GPT-style tokenizers), so the estimate errs on the side of more tokens
+CHARS_PER_TOKEN = 3
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """Tokens of a chat, estimated from above by :data:`CHARS_PER_TOKEN` (no tokenizer of a served model here)."""
+    return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN + 4 * len(messages)
 
 
 class LLMQA:
@@ -156,10 +188,11 @@ class LLMQA:
     def __init__(self, llm: LLM, *, style: int = 1, shots: int = 0, examples: Sequence[Question] = (),
                  encoder: QueryEncoder | None = None, draw: str = "similar", draw_seed: int = 13,
                  ideal_max_words: int = 200, list_max: int = 10,
-                 max_snippets: int = 20,
-                 example_snippets: int = 5, max_tokens: int | None = 512, repair: bool = True,
+                 passage_snippets: int | None = 20,
+                 example_snippets: int | None = 5, max_tokens: int | None = 512, repair: bool = True,
                  prompt_dir: str | Path | None = None, prompt: str = "dsgt",
-                 ensemble: Sequence[LLMQA] = ()) -> None:
+                 ensemble: Sequence[LLMQA] = (), dedupe_snippets: bool = True, context_tokens: int | None = None,
+                 json_instruction: bool = True) -> None:
         if prompt not in ("dsgt", "pjs"):
             raise ConfigError(f"unknown BioASQ answer prompt {prompt!r}", hint="use 'dsgt' or 'pjs'")
         if style not in (1, 2, 3):
@@ -179,13 +212,16 @@ class LLMQA:
             self.picker = ExamplePicker(examples, encoder)
         self.ideal_max_words = ideal_max_words
         self.list_max = list_max
-        self.max_snippets = max_snippets
+        self.passage_snippets = passage_snippets
         self.example_snippets = example_snippets
         self.max_tokens = max_tokens
         self.repair = repair
         self.prompt_dir = prompt_dir
         self.prompt = prompt
         self.ensemble = list(ensemble)
+        self.dedupe_snippets = dedupe_snippets
+        self.context_tokens = context_tokens
+        self.json_instruction = json_instruction
 
     @classmethod
     def from_config(cls, cfg: LLMQAConfig, ctx: BuildContext) -> LLMQA:
@@ -201,9 +237,11 @@ class LLMQA:
             encoder = ctx.encoder(cfg.encoder) if cfg.draw == "similar" else None
         common = dict(style=cfg.style, shots=cfg.shots, examples=examples, encoder=encoder, draw=cfg.draw,
                       draw_seed=cfg.draw_seed,
-                      ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max, max_snippets=cfg.max_snippets,
+                      ideal_max_words=cfg.ideal_max_words, list_max=cfg.list_max,
+                      passage_snippets=cfg.passage_snippets,
                       example_snippets=cfg.example_snippets, max_tokens=cfg.max_tokens, repair=cfg.repair,
-                      prompt=cfg.prompt)
+                      prompt=cfg.prompt, dedupe_snippets=cfg.dedupe_snippets, context_tokens=cfg.context_tokens,
+                      json_instruction=cfg.json_instruction)
         others = [cls(ctx.llm(name, purpose="qa.ensemble"), **common) for name in cfg.ensemble]  # type: ignore[arg-type]
         return cls(llm, **common, ensemble=others)  # type: ignore[arg-type]
 
@@ -250,8 +288,10 @@ class LLMQA:
             fmt = render(f"bioasq_pjs_format_{qtype}", self.prompt_dir)[0]["content"]
             return render("bioasq_pjs", self.prompt_dir, context=context, question=" ".join(body.split()), format=fmt)
         passage = "\n".join(" ".join(s.text.split()) for s in snippets)
+        instruction = (render("bioasq_json", self.prompt_dir, shape=self.shape(qtype, part))[0]["content"]
+                       if self.json_instruction else "")
         return render("bioasq_answer", self.prompt_dir, passage=passage, question=" ".join(body.split()),
-                      hint=hint, rules=self._rules(qtype, part), shape=self.shape(qtype, part))
+                      hint=hint, rules=self._rules(qtype, part), json=("\n" + instruction) if instruction else "")
 
     def _gold(self, ex: Question, part: str) -> tuple[dict[str, object], str | list[str] | None]:
         """The example's gold reply for ``part`` and its exact answer (for a hint)."""
@@ -278,7 +318,8 @@ class LLMQA:
         for ex in examples:
             gold, exact = self._gold(ex, part)
             ex_hint = self.hint(exact) if part == "ideal" and self.style != 1 else ""
-            turn = self._user(ex.body, _dedupe_texts(ex.snippets, self.example_snippets), ex.type, part, ex_hint)
+            turn = self._user(ex.body, shown_snippets(ex.snippets, self.example_snippets, self.dedupe_snippets),
+                              ex.type, part, ex_hint)
             out += [m for m in turn if m["role"] != "system"]
             out.append({"role": "assistant", "content": json.dumps(gold, ensure_ascii=False)})
         return out + [m for m in final if m["role"] != "system"]
@@ -292,7 +333,13 @@ class LLMQA:
 
     def _read(self, text: str, qtype: str, part: str) -> tuple[Exact, str | None]:
         # a part not asked for is None (answer_fields gives None for it)
-        raw_exact, raw_ideal = answer_fields(extract_json(text), part in ("exact", "joint"), part in ("ideal", "joint"))
+        try:
+            found = extract_json(text)
+        except AnswerFormatError:
+            if self.json_instruction or self.prompt != "dsgt" or part == "joint":
+                raise
+            found = plain_answer(text, qtype, part)  # no JSON was asked for: the reply as written
+        raw_exact, raw_ideal = answer_fields(found, part in ("exact", "joint"), part in ("ideal", "joint"))
         exact: Exact = None
         ideal: str | None = None
         if part in ("exact", "joint"):
@@ -326,6 +373,31 @@ class LLMQA:
         notes.append(f"{part}: reply repaired after: {error}")
         return got
 
+    def _fit(self, question: Question, shown: list[Snippet], examples: Sequence[Question],
+             notes: list[str]) -> list[Snippet]:
+        """The snippets of the question's passage cut, last ones first, until the longest prompt of the question
+        fits ``context_tokens`` with ``max_tokens`` to spare (PJs-team 002 §2.3); the cut is noted and logged."""
+        if self.context_tokens is None:
+            return shown
+        budget = self.context_tokens - (self.max_tokens or 0)
+        one_call = self.style == 1 or self.prompt == "pjs"
+        part = "ideal" if question.type == "summary" else "joint" if one_call else "exact"
+        hint = self.hint(["x" * 40]) if part == "exact" else ""  # the ideal prompt of styles 2-3 adds a hint
+
+        def size(kept: list[Snippet]) -> int:
+            return max(estimate_tokens(self.messages(question, kept, p, hint if p == "ideal" else "", examples))
+                       for p in ({part, "ideal"} if part == "exact" else {part}))
+
+        kept = list(shown)
+        while kept and size(kept) > budget:
+            kept.pop()
+        if len(kept) < len(shown):
+            note = (f"context trimmed to {len(kept)} of {len(shown)} snippets to fit {self.context_tokens:,} tokens "
+                    f"(estimated {size(shown):,} with all of them, {self.max_tokens or 0} kept for the reply)")
+            notes.append(note)
+            log.info("question %s: %s", question.id, note)
+        return kept
+
     def _fallback_ideal(self, snippets: Sequence[Snippet]) -> str:
         return cap_words(" ".join(" ".join(s.text.split()) for s in snippets), self.ideal_max_words)
 
@@ -341,10 +413,11 @@ class LLMQA:
 
     def _answer_one(self, question: Question, snippets: Sequence[Snippet]) -> QAAnswer:
         qtype = question.type
-        shown = _dedupe_texts(snippets, self.max_snippets)
+        shown = shown_snippets(snippets, self.passage_snippets, self.dedupe_snippets)
         examples = self.picker.pick(question, self.shots) if self.picker is not None else []
         notes = [(f"style {self.style}" if self.prompt == "dsgt" else "PJs-team prompt") + f", {len(examples)}-shot"
                  + (f" (examples {', '.join(e.id for e in examples)})" if examples else "")]
+        shown = self._fit(question, shown, examples, notes)
         exact: Exact = None
         ideal: str | None = None
         if qtype == "summary" or self.style == 1 or self.prompt == "pjs":

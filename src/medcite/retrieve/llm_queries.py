@@ -49,7 +49,8 @@ class _LLMQueryConfig(UsesLLM, QueryGenConfig):
     format_reminder: bool = Field(
         True, description="medcite's safety net: a reply that cannot be read in the form the prompt asks for (a "
         "decomposition that is not a list, an empty keyword query) is asked again once with the prompt "
-        "'format_reminder' before it is left out. The papers' presets turn it off (no paper re-asks)."
+        "'format_reminder' before it is left out. No paper re-asks: every paper preset turns it off wherever its "
+        "run reads it (the Task A contradiction sub-queries included; tests/unit/presets/test_safety_nets.py)."
     )
 
 

@@ -1,9 +1,9 @@
 """Pseudo-relevance feedback on BM25: Rocchio and RM3 query expansion over the top-k feedback documents.
 
 - :class:`Rocchio` — Rocchio (1971), "Relevance feedback in information retrieval", in the form Anserini
-  runs it (and Dalhousie 2025 used through Pyserini's ``set_rocchio``): query and feedback documents as
-  L2-normalised term-frequency vectors, ``q' = alpha * q + beta * mean(d in R)``, the ``fb_terms``
-  heaviest feedback terms kept. No negative feedback (gamma = 0).
+  runs it (Dalhousie 2025 applies "A Rocchio expansion step [12]" without naming a toolkit): query and
+  feedback documents as L2-normalised term-frequency vectors, ``q' = alpha * q + beta * mean(d in R)``, the
+  ``fb_terms`` heaviest feedback terms kept. No negative feedback (gamma = 0).
 - :class:`RM3` — relevance model 3 (Lavrenko & Croft 2001; Abdul-Jaleel et al., UMass at TREC 2004):
   ``P(w|R) ∝ sum_d P(w|d) * score(d)`` over the feedback documents, the ``fb_terms`` best terms
   renormalised, then interpolated with the query's maximum-likelihood model:

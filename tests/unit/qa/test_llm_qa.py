@@ -177,7 +177,7 @@ def test_style_1_asks_exact_and_ideal_in_one_json(tmp_path: Path) -> None:
     assert len(llm.prompts) == 1
     text = _user_text(llm.prompts[0])
     assert '{"exact_answer": ["entity 1", "entity 2"], "ideal_answer": "one paragraph"}' in text
-    assert "Passage:\nBRCA1 and TP53 mutations" in text and "Question: Which genes are mutated" in text
+    assert "Passage: BRCA1 and TP53 mutations" in text and "\nQuestion: Which genes are mutated" in text
     assert "at most 5 entity names" in text and "Hint" not in text
     assert llm.prompts[0][0]["role"] == "system"
 
@@ -325,7 +325,7 @@ def test_the_bioasq_prompt_files_load_with_their_placeholders() -> None:
     from medcite.llm.prompts import load_prompt, placeholders
 
     assert [m["role"] for m in load_prompt("bioasq_answer")] == ["system", "user"]
-    assert placeholders("bioasq_answer") == {"passage", "question", "hint", "rules", "shape"}
+    assert placeholders("bioasq_answer") == {"passage", "question", "hint", "rules", "json"}
     assert placeholders("bioasq_repair") == {"error", "shape"}
     for name in ("factoid", "factoid_strict", "list", "list_strict"):
         assert placeholders(f"bioasq_rules_{name}") == {"max_items"}
@@ -371,3 +371,82 @@ def test_a_phase_b_run_records_each_questions_drawn_examples(tmp_path: Path) -> 
     assert drawn[0] == drawn[1]
     assert len(drawn[0]["b1"]) == 1 and drawn[0]["b1"][0] in {"q-fact", "copy", "near", "mid", "far"}
     assert drawn[0]["b2"] == ["list-ex"]
+
+
+# -- issue 43: the passage as the papers give it -------------------------------------------------------
+MANY = tuple(Snippet(str(100 + i), f"Snippet number {i} about BRCA1 in ovarian cancer.", "abstract", 0, "abstract",
+                     50) for i in range(30))
+
+
+def _passage(prompt: list[dict[str, str]]) -> list[str]:
+    text = _user_text(prompt)
+    body = text.split("Passage: ", 1)[1].split("\nQuestion: ", 1)[0]
+    return body.split("\n")
+
+
+def test_all_snippets_in_the_passage_when_passage_snippets_is_none(tmp_path: Path) -> None:
+    reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
+    qa, llm, ctx = _qa(tmp_path, [reply, reply], passage_snippets=None)
+    capped, llm_capped, ctx_capped = _qa(tmp_path, [reply], passage_snippets=20)
+    with ctx, ctx_capped:
+        got = qa.answer(FACTOID, MANY)
+        capped.answer(FACTOID, MANY)
+    assert len(_passage(llm.prompts[0])) == 30 and len(got.sources) == 30  # DS@GT 004 Fig. 4: "{All snippets}"
+    assert len(_passage(llm_capped.prompts[0])) == 20  # medcite's cap, where a preset sets one
+
+
+def test_a_repeated_snippet_stays_when_dedupe_is_off(tmp_path: Path) -> None:
+    reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
+    qa, llm, ctx = _qa(tmp_path, [reply], dedupe_snippets=False, passage_snippets=None)
+    with ctx:
+        got = qa.answer(FACTOID, SNIPPETS)
+    assert len(_passage(llm.prompts[0])) == 3 and [s.pmid for s in got.sources] == ["111", "222", "111"]
+
+
+def test_the_context_is_trimmed_to_the_token_limit_and_the_trim_noted(tmp_path: Path, caplog: Any) -> None:
+    import logging
+
+    from medcite.qa.llm_qa import estimate_tokens
+
+    reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
+    qa, llm, ctx = _qa(tmp_path, [reply, reply], passage_snippets=None, context_tokens=900, max_tokens=256,
+                       prompt="pjs")
+    with ctx, caplog.at_level(logging.INFO, logger="medcite.qa.llm_qa"):
+        got = qa.answer(FACTOID, MANY)
+        small = qa.answer(FACTOID, MANY[:2])
+    kept = len(got.sources)
+    assert 0 < kept < 30 and estimate_tokens(llm.prompts[0]) + 256 <= 900
+    assert [s.pmid for s in got.sources] == [s.pmid for s in MANY[:kept]]  # the first snippets are kept
+    assert any(f"context trimmed to {kept} of 30 snippets to fit 900 tokens" in n for n in got.notes)
+    assert "context trimmed" in caplog.text and FACTOID.id in caplog.text
+    assert len(small.sources) == 2 and not any("trimmed" in n for n in small.notes)  # it fitted: untouched
+
+
+def test_the_query_template_is_004_fig4_and_the_json_request_an_option(tmp_path: Path) -> None:
+    reply = '{"exact_answer": "yes", "ideal_answer": "Yes."}'
+    qa, llm, ctx = _qa(tmp_path, [reply, "Yes.", "Olaparib is a PARP inhibitor."], style=2)
+    plain, llm_plain, ctx_plain = _qa(tmp_path, ["Yes.", "Olaparib is a PARP inhibitor."], style=2,
+                                      json_instruction=False)
+    with ctx, ctx_plain:
+        qa.answer(YESNO, SNIPPETS)
+        got = plain.answer(YESNO, SNIPPETS)
+    with_json, without = _user_text(llm.prompts[0]), _user_text(llm_plain.prompts[0])
+    fig4 = ("Passage: BRCA1 and TP53 mutations are frequent in ovarian cancer.\nOlaparib targets BRCA1-deficient "
+            "tumours.\nQuestion: Is olaparib used in BRCA1-deficient ovarian cancer?\n"
+            "Answer this question in \u201cyes\u201d or \u201cno\u201d.")
+    assert without == fig4  # 004 Fig. 4, Query Template 1, with its printed yes/no line
+    assert with_json == fig4 + '\nReturn only a JSON object of this form, with no other text: {"exact_answer": "yes"}'
+    assert got.exact == "yes" and got.ideal == "Olaparib is a PARP inhibitor."  # plain replies read as written
+    assert not any("fallback" in n for n in got.notes)
+
+
+def test_plain_replies_read_by_type() -> None:
+    from medcite.qa.answer_json import plain_answer
+
+    assert plain_answer("No, it is not.", "yesno", "exact") == "No, it is not."
+    assert plain_answer("BRCA1, TP53 (p53, tumour protein); PTEN", "list", "exact") == [
+        "BRCA1", "TP53 (p53, tumour protein)", "PTEN"]
+    assert plain_answer("The genes are:\n- BRCA1\n- TP53", "list", "exact") == ["- BRCA1", "- TP53"]
+    assert plain_answer("It inhibits PARP.", "summary", "ideal") == {"ideal_answer": "It inhibits PARP."}
+    with pytest.raises(AnswerFormatError, match="empty"):
+        plain_answer("  ", "factoid", "exact")

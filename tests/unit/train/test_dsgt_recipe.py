@@ -180,3 +180,30 @@ def test_medcite_train_reranker_recipe_dsgt(tiny_corpus: tuple[Path, Path], tiny
     assert report["options"]["epochs"] == 3 and report["options"]["negatives_from"] == "dense"
     assert report["recipe"]["overrides"] == {"max_pairs": 24, "threads": 1, "min_pairs": 1}
     assert report["recipe"]["train_command"].endswith("--max-pairs 24 --threads 1")
+
+
+def test_the_recipe_reads_its_hub_models_from_the_cache_and_never_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43: the build reaches no network; a model the cache lacks is said with the command that fetches it on a
+    machine with internet (as `medcite models list` says it), and the packaged MiniLM stands in."""
+    import huggingface_hub
+
+    calls: list[dict[str, object]] = []
+
+    def offline(name: str, **kw: object) -> str:
+        calls.append({"name": name, **kw})
+        raise huggingface_hub.errors.LocalEntryNotFoundError("not in the cache")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    got = dsgt.resolve(dsgt.BASE, "base cross-encoder")
+    assert got.use == dsgt.STAND_IN and got.stand_in is not None
+    assert f"hf download {dsgt.BASE}" in got.stand_in and "on a machine with internet" in got.stand_in
+    assert calls and all(c["local_files_only"] is True for c in calls)
+
+
+def test_models_list_names_the_recipes_hub_models() -> None:
+    from medcite.pipeline.inventory import inventory
+
+    found = {e.name: e for e in inventory(["dsgt-b1"])}
+    for name in (dsgt.BASE, dsgt.INDEX_ENCODER):
+        assert "medcite models build dsgt-b1" in found[name].used_by
+        assert "on a machine with internet" in found[name].command or found[name].source == "hub cache"

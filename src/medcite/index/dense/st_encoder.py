@@ -80,10 +80,11 @@ class STEncoderConfig(EncoderConfig):
 
     def identity(self) -> JSONObject:
         # unset prefixes (the family's own, decided by the model name) leave the identity, and so every existing
-        # index folder name, as it was before prefixes were settable
+        # index folder name, as it was before prefixes were settable; no query prefix ('' : queries embedded as
+        # the articles are, DS@GT's "the query was similarly embedded") changes no stored vector either
         data = super().identity()
         for key in ("query_prefix", "document_prefix"):
-            if data.get(key) is None:
+            if data.get(key) is None or (key == "query_prefix" and data.get(key) == ""):
                 data.pop(key, None)
         return data
 
