@@ -53,6 +53,29 @@ DEFERS: dict[str, tuple[object, str]] = {
                          ("doc_max_length", "length limit"))},
 }
 
+_LABELS = ("the paper does not say; medcite labels the study design of the top hits for the run folder and the "
+           "viewer (issue 44), which changes no answer while design.only, design.prefer_levels and design.caveat "
+           "are off")
+#: medcite's own options that a paper run leaves at their default (leaf pattern -> (value, source)): off, or
+#: what only medcite's labels beside the evidence read; a preset that sets one gives its own source
+OWN_DEFAULTS: dict[str, tuple[object, str]] = {
+    "design.backend": ("rules", _LABELS),
+    "design.depth": (10, _LABELS),
+    "design.humans": (False, _LABELS),
+    "design.only": ([], "the paper does not say; medcite's own filter by study design (issue 44) is off: no hit is "
+                        "dropped for its design"),
+    "design.prefer_levels": (False, "the paper does not say; medcite's own reordering by evidence level (issue 44) "
+                                    "is off: the paper's ranking is kept"),
+    "design.caveat": (False, "the paper does not say; medcite's own caveat line (issue 44) is off"),
+}
+
+
+def _own_default(path: str, value: object) -> str | None:
+    for pattern, (default, text) in OWN_DEFAULTS.items():
+        if value == default and _matches(pattern, path):
+            return text
+    return None
+
 
 @dataclass(frozen=True)
 class Resolved:
@@ -160,6 +183,8 @@ def resolved(preset: str, settings: Settings | None = None) -> tuple[list[Resolv
             out.append(Resolved(path, value, Source(path, choice=defers, derived=True), ""))
         elif above is not None:
             out.append(Resolved(path, value, found[above], above))
+        elif (own_default := _own_default(path, value)) is not None:
+            out.append(Resolved(path, value, Source(path, choice=own_default, derived=True), ""))
         elif runtime_setting(settings, path):
             out.append(Resolved(path, value, Source(path, choice=RUNTIME_CHOICE, derived=True), ""))
         else:

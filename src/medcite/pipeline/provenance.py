@@ -41,9 +41,9 @@ SILENT = "the paper does not say"
 
 UNUSED = "not used by this run"
 #: keys whose values change how a run is executed, not what it computes; never a paper's claim
-OPERATIONAL = frozenset({"batch_size", "device", "dtype", "threads", "heap_mb", "timeout_s", "max_retries",
-                         "backoff_s", "concurrency", "cache", "cache_dir", "stream", "api_key_env", "base_url",
-                         "chunk_size", "label", "uri", "token_env"})
+OPERATIONAL = frozenset({"batch_size", "device", "dtype", "threads", "heap_mb", "timeout_s", "deadline_s",
+                         "max_retries", "backoff_s", "concurrency", "cache", "cache_dir", "stream", "api_key_env",
+                         "base_url", "chunk_size", "label", "uri", "token_env"})
 #: (key, value) pairs that claim nothing: a branch's fusion weight of 1 is the unweighted fusion
 NEUTRAL = frozenset({("weight", 1.0)})
 

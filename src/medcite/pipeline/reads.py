@@ -355,6 +355,9 @@ RULES: tuple[Rule, ...] = (
     Rule("evidence.lam", _when(lambda c: c.get("backend") == "abstracts", "evidence.backend 'abstracts' selects "
                                                                            "nothing by MMR", 1)),
     # BioASQ snippets (evidence/bioasq_snippets.py) and LLM answers (qa/llm_qa.py)
+    *(Rule(f"design.{f}", lambda run, _parts: None if run.settings.design.prefer_levels
+           else "design.prefer_levels is off: no hits are reordered by evidence level")
+      for f in ("levels_depth", "equal_within")),
     Rule("bioasq.encoder", _when(lambda c: c.get("scorer") != "embedding", "read only by bioasq.scorer=embedding", 1)),
     Rule("bioasq.reranker", _when(lambda c: c.get("scorer") != "reranker", "read only by bioasq.scorer=reranker", 1)),
     *(_qa(f, lambda c: not c.get("shots"), "qa.shots is 0: no examples") for f in

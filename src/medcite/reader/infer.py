@@ -19,6 +19,7 @@ import numpy as np
 from ..devices import Placement, place, resolve_device
 from ..errors import ConfigError
 from .model import HEAD_LABELS, ReaderNet, ReaderSpec, base_dir, load_net, sigmoid, softmax
+from .trunk import Module
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ class Reader:
         return out
 
 
-def quantize_int8(net: ReaderNet) -> ReaderNet:
+def quantize_int8(net: Module) -> Module:
     """``net`` with its linear layers as torch dynamic int8 (for a CPU); torch's notices that this API moves to
     torchao are silenced (it still works in the pinned torch, and a user cannot act on them)."""
     import warnings

@@ -56,6 +56,8 @@ from ..io import atomic_write, file_sha256, write_json
 if TYPE_CHECKING:
     import torch
 
+    from .trunk import Module, Tensor
+
 log = logging.getLogger(__name__)
 
 FORMAT = "medcite-reader/2"
@@ -170,7 +172,7 @@ def _module() -> Any:
 class LoRALinear(_module()):  # type: ignore[misc]  # a torch Module, imported lazily
     """A frozen linear layer plus a trainable low-rank update ``B @ A`` scaled by ``alpha / rank``."""
 
-    def __init__(self, base: Any, rank: int, alpha: float) -> None:
+    def __init__(self, base: Module, rank: int, alpha: float) -> None:
         import torch
 
         super().__init__()
@@ -182,10 +184,10 @@ class LoRALinear(_module()):  # type: ignore[misc]  # a torch Module, imported l
         self.lora_b = torch.nn.Parameter(torch.zeros(base.out_features, rank))
         torch.nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Tensor) -> Tensor:
         return self.base(x) + (x @ self.lora_a.t() @ self.lora_b.t()) * self.scale
 
-    def merged(self) -> Any:
+    def merged(self) -> Tensor:
         """The plain linear layer with the update folded into its weight."""
         import torch
 
@@ -197,7 +199,7 @@ class LoRALinear(_module()):  # type: ignore[misc]  # a torch Module, imported l
         return out
 
 
-def _add_lora(layers: Any, rank: int, alpha: float) -> None:
+def _add_lora(layers: Module, rank: int, alpha: float) -> None:
     import torch
 
     for p in layers.parameters():
@@ -221,7 +223,7 @@ class ReaderNet(_module()):  # type: ignore[misc]  # a torch Module, imported la
     """The split trunk, each branch's top layers and the heads; ``forward(pair, head)`` returns the head's
     logits, ``from_states(states, mask, head)`` the same from the bottom's cached output."""
 
-    def __init__(self, model: Any, spec: ReaderSpec) -> None:
+    def __init__(self, model: Module, spec: ReaderSpec) -> None:
         import torch
 
         from .trunk import SplitTrunk
@@ -238,10 +240,10 @@ class ReaderNet(_module()):  # type: ignore[misc]  # a torch Module, imported la
         self.heads = torch.nn.ModuleDict({h: torch.nn.Linear(hidden, len(HEAD_LABELS[h]) if h != "span" else 2)
                                           for h in spec.heads})
 
-    def branch_states(self, states: Any, mask: Any, head: str) -> Any:
+    def branch_states(self, states: Tensor, mask: Tensor, head: str) -> Tensor:
         return self.trunk.run(self.tops[self.spec.branch_of(head)], states, mask)
 
-    def from_states(self, states: Any, mask: Any, head: str) -> Any:
+    def from_states(self, states: Tensor, mask: Tensor, head: str) -> Tensor:
         out = self.branch_states(states, mask, head)
         if head == "span":
             return self.heads[head](self.drop(out))  # (batch, tokens, 2)
@@ -249,7 +251,7 @@ class ReaderNet(_module()):  # type: ignore[misc]  # a torch Module, imported la
         pooled = (out * m).sum(1) / m.sum(1).clamp(min=1.0)
         return self.heads[head](self.drop(pooled))
 
-    def forward(self, pair: Mapping[str, Any], head: str) -> Any:
+    def forward(self, pair: Mapping[str, Tensor], head: str) -> Tensor:
         return self.from_states(self.trunk.bottom_states(pair), pair["attention_mask"], head)
 
     def frozen(self) -> Iterator[str]:
@@ -260,7 +262,7 @@ class ReaderNet(_module()):  # type: ignore[misc]  # a torch Module, imported la
                                              and ".lora_" not in name):
                 yield name
 
-    def trained(self) -> list[Any]:
+    def trained(self) -> list[Tensor]:
         frozen = set(self.frozen())
         return [p for n, p in self.named_parameters() if n not in frozen]
 

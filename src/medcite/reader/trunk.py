@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..errors import ConfigError
+
+#: torch's tensors and modules, named for the reader of the code; torch stays out of mypy's graph (its stubs
+#: cost minutes) and is imported lazily
+Tensor: TypeAlias = Any
+Module: TypeAlias = Any
 
 
 def _module() -> Any:
@@ -32,7 +37,7 @@ class SplitTrunk(_module()):  # type: ignore[misc]  # a torch Module, imported l
     """The frozen part of a base encoder: embeddings and layers ``[0, at)``; :meth:`top_copy` gives a branch its
     own trainable copy of layers ``[at, n)``."""
 
-    def __init__(self, model: Any, at: int) -> None:
+    def __init__(self, model: Module, at: int) -> None:
         super().__init__()
         kind = str(model.config.model_type)
         if kind not in KINDS:
@@ -54,13 +59,13 @@ class SplitTrunk(_module()):  # type: ignore[misc]  # a torch Module, imported l
             p.requires_grad_(False)
         #: bottom states kept per tokenised batch while the weights cannot change (set by training's validation,
         #: which reads the same batches every epoch); None at inference
-        self.memo: dict[tuple[tuple[int, ...], bytes], Any] | None = None
+        self.memo: dict[tuple[tuple[int, ...], bytes], Tensor] | None = None
 
     @property
     def hidden(self) -> int:
         return int(self.config.hidden_size)
 
-    def top_copy(self) -> Any:
+    def top_copy(self) -> Module:
         """A branch's own copy of the layers above the split (trainable)."""
         import torch
 
@@ -69,13 +74,13 @@ class SplitTrunk(_module()):  # type: ignore[misc]  # a torch Module, imported l
             p.requires_grad_(True)
         return layers
 
-    def mask(self, states: Any, attention_mask: Any) -> Any:
+    def mask(self, states: Tensor, attention_mask: Tensor) -> Tensor:
         """The layers' attention mask for ``states`` (as the base model builds it)."""
         from transformers.masking_utils import create_bidirectional_mask
 
         return create_bidirectional_mask(config=self.config, inputs_embeds=states, attention_mask=attention_mask)
 
-    def run(self, layers: Any, states: Any, attention_mask: Any) -> Any:
+    def run(self, layers: Module, states: Tensor, attention_mask: Tensor) -> Tensor:
         """``layers`` applied to ``states`` (batch, tokens, hidden) under the 0/1 ``attention_mask``."""
         mask = self.mask(states, attention_mask)
         bias = None
@@ -90,7 +95,7 @@ class SplitTrunk(_module()):  # type: ignore[misc]  # a torch Module, imported l
             states = out[0] if isinstance(out, tuple) else out
         return states
 
-    def bottom_states(self, enc: Mapping[str, Any]) -> Any:
+    def bottom_states(self, enc: Mapping[str, Tensor]) -> Tensor:
         """The hidden states after the frozen layers for a tokenised batch ``enc``."""
         import torch
 

@@ -36,6 +36,7 @@ from .reader_data import DataOptions, ReaderData, build_data
 
 if TYPE_CHECKING:
     from ..reader.model import ReaderNet, ReaderSpec
+    from ..reader.trunk import Tensor
     from .reader_cache import HeadStates
 
 log = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ class Trainer:
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(base_dir(opts.base), local_files_only=True)
         self.net: ReaderNet = build_net(opts.base, self.spec).to(opts.device)
         self.params = self.net.trained()
-        self.weights: dict[str, Any] = {h: self._class_weights(h) for h in ("yesno", "stance") if h in opts.heads}
+        self.weights: dict[str, Tensor] = {h: self._class_weights(h) for h in ("yesno", "stance") if h in opts.heads}
         # the bottom as the shipped reader runs it: int8 on a CPU; its states cached from the texts at layer
         # cache_from, then derived once at trained_from through the frozen layers between
         quantized = opts.device == "cpu"
@@ -177,7 +178,7 @@ class Trainer:
                                        device=opts.device, progress=progress)
             self.states[h] = states
 
-    def _class_weights(self, head: str) -> Any:
+    def _class_weights(self, head: str) -> Tensor:
         labels = [int(e.label) for e in self.data.train.examples.get(head, [])]
         counts = np.bincount(labels, minlength=3).astype(float)
         counts[counts == 0] = 1.0
@@ -201,7 +202,7 @@ class Trainer:
         rng.shuffle(out)
         return out
 
-    def loss(self, head: str, idx: Sequence[int]) -> Any:
+    def loss(self, head: str, idx: Sequence[int]) -> Tensor:
         torch = self.torch
         dev = self.opts.device
         examples = self.data.train.examples[head]
@@ -226,7 +227,7 @@ class Trainer:
         per = torch.nn.functional.cross_entropy(out, y, weight=cw, reduction="none")
         return (per * w).sum() / (w * cw[y]).sum()
 
-    def trained_state(self) -> dict[str, Any]:
+    def trained_state(self) -> dict[str, Tensor]:
         keep = {n for n, p in self.net.named_parameters() if p.requires_grad}
         return {n: t.detach().clone().cpu() for n, t in self.net.state_dict().items() if n in keep}
 
@@ -246,7 +247,7 @@ class Trainer:
 
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
         history: list[dict[str, object]] = []
-        best: dict[str, tuple[float, int, dict[str, Any]]] = {}  # branch -> (score, epoch, its trained tensors)
+        best: dict[str, tuple[float, int, dict[str, Tensor]]] = {}  # branch -> (score, epoch, its trained tensors)
         start_epoch = 0
         if ckpt.is_file():
             state = torch.load(ckpt, map_location="cpu", weights_only=False)

@@ -30,7 +30,7 @@ from ..io import write_json
 from ..paths import cache_dir
 
 if TYPE_CHECKING:
-    from ..reader.trunk import SplitTrunk
+    from ..reader.trunk import Module, SplitTrunk, Tensor
     from .reader_data import Example
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ class HeadStates:
     def __len__(self) -> int:
         return len(self.length)
 
-    def batch(self, idx: Sequence[int]) -> tuple[Any, Any]:
+    def batch(self, idx: Sequence[int]) -> tuple[Tensor, Tensor]:
         """(states (b, L, hidden) float32, attention mask (b, L)) of examples ``idx``, padded to the longest."""
         import torch
 
@@ -114,7 +114,7 @@ class HeadStates:
             mask[row, :n] = 1
         return torch.from_numpy(states), torch.from_numpy(mask)
 
-    def span_targets(self, idx: Sequence[int]) -> tuple[Any, Any, Any]:
+    def span_targets(self, idx: Sequence[int]) -> tuple[Tensor, Tensor, Tensor]:
         """(start, end, passage mask), each (b, L), of span examples ``idx`` (padded like :meth:`batch`)."""
         import torch
 
@@ -202,13 +202,13 @@ def build_states(trunk: SplitTrunk, tokenizer: Any, head: str, examples: Sequenc
             os.replace(tmp, folder / f"part-{p:05d}.npy")
             tmp_meta = folder / f".part-{p:05d}.{os.getpid()}.npz"
             with open(tmp_meta, "wb") as fh:
-                np.savez(fh, lengths=lengths, hashes=np.asarray(hashes), **extra)
+                np.savez(fh, lengths=lengths, hashes=np.asarray(hashes), **extra)  # type: ignore[arg-type]
             os.replace(tmp_meta, folder / f"part-{p:05d}.npz")  # the meta file marks the part done
     write_json(folder / "done.json", {"format": FORMAT, "examples": len(examples), "parts": n_parts, **meta})
     return load_states(folder, n_parts, head)
 
 
-def derive_states(source: HeadStates, trunk: SplitTrunk, layers: Any, head: str, examples: Sequence[Example],
+def derive_states(source: HeadStates, trunk: SplitTrunk, layers: Module, head: str, examples: Sequence[Example],
                   length: int, *, at: int, base_digest: str, quantized: bool, device: str = "cpu",
                   batch_size: int = 32, folder: Path | None = None, progress: bool = True) -> HeadStates:
     """The states after ``layers`` (the frozen layers from ``source``'s split up to ``at``), computed once from the
@@ -249,7 +249,7 @@ def derive_states(source: HeadStates, trunk: SplitTrunk, layers: Any, head: str,
             tmp_meta = folder / f".part-{p:05d}.{os.getpid()}.npz"
             with open(tmp_meta, "wb") as fh:
                 np.savez(fh, lengths=np.asarray([int(source.length[i]) for i in order], dtype=np.int64),
-                         hashes=np.asarray([example_hash(examples[i]) for i in order]), **extra)
+                         hashes=np.asarray([example_hash(examples[i]) for i in order]), **extra)  # type: ignore[arg-type]
             os.replace(tmp_meta, folder / f"part-{p:05d}.npz")
             pbar.update(1)
     write_json(folder / "done.json", {"format": FORMAT, "examples": len(examples), "parts": n_parts, "head": head,

@@ -337,7 +337,8 @@ def build_data(bioasq: str | Path | None, pubmedqa: str | Path | None, healthver
     train, valid, test = Side(), Side(), Side()
     report: dict[str, object] = {"options": opts.as_dict()}
     if bioasq is not None:
-        b_train, b_valid, b_test, gold_of, counts = _split_bioasq(Path(bioasq), opts)
+        b_train, b_valid, b_test, gold_of, split_counts = _split_bioasq(Path(bioasq), opts)
+        counts: dict[str, object] = dict(split_counts)
         if bioasq_extra:
             extra, extra_counts = _extra_bioasq([Path(p) for p in bioasq_extra], Path(bioasq),
                                                 frozenset(q.id for q in b_test))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError
+from ..io import JSONObject
 from .stance_data import StancePair
 
 SETS = ("check_covid", "citation_integrity", "covidfact")
@@ -56,7 +57,7 @@ class StanceSplits:
         return {"train": c(self.train), "valid": c(self.valid), "test": c(self.test)}
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, object]]:
+def _jsonl(path: Path) -> Iterator[JSONObject]:
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
@@ -77,13 +78,13 @@ def _clean(text: str) -> str:
 
 
 def check_covid(folder: Path) -> StanceSplits:
-    corpus = {str(d["cord_id"]): list(d["abstract"]) for d in _jsonl(folder / "corpus.jsonl")}  # type: ignore[arg-type]
+    corpus = {str(d["cord_id"]): list(d["abstract"]) for d in _jsonl(folder / "corpus.jsonl")}
     out = StanceSplits("check_covid")
     for side, files in (("train", ("train",)), ("valid", ("dev",)), ("test", ("test_composed", "test_extracted"))):
         rows: list[StancePair] = getattr(out, side)
         for d in (d for f in files for d in _jsonl(folder / f"{f}.jsonl")):
             sentences = corpus.get(str(d["cord_id"]), [])
-            idx = sorted({int(e["sent_index"]) for e in d.get("evidence_set") or []  # type: ignore[union-attr]
+            idx = sorted({int(e["sent_index"]) for e in d.get("evidence_set") or []
                           if 0 <= int(e["sent_index"]) < len(sentences)})
             label = _LABEL.get(str(d.get("label")))
             if not idx or label is None:
@@ -101,7 +102,7 @@ def _overlap_sentences(claim: str, sentences: list[str], k: int = 2) -> list[str
 
 
 def citation_integrity(folder: Path) -> StanceSplits:
-    corpus = {str(d["doc_id"]): list(d["abstract"]) for d in _jsonl(folder / "corpus.jsonl.gz")}  # type: ignore[arg-type]
+    corpus = {str(d["doc_id"]): list(d["abstract"]) for d in _jsonl(folder / "corpus.jsonl.gz")}
     out = StanceSplits("citation_integrity")
     for side, name in (("train", "train"), ("valid", "dev"), ("test", "test")):
         rows: list[StancePair] = getattr(out, side)
@@ -109,9 +110,9 @@ def citation_integrity(folder: Path) -> StanceSplits:
             claim = _clean(str(d["claim"]))
             if not claim:
                 continue
-            evidence: dict[str, list[dict[str, object]]] = d.get("evidence") or {}  # type: ignore[assignment]
+            evidence: dict[str, list[JSONObject]] = d.get("evidence") or {}
             if not evidence:
-                for doc in d.get("cited_doc_ids") or []:  # type: ignore[union-attr]
+                for doc in d.get("cited_doc_ids") or []:
                     sentences = corpus.get(str(doc), [])
                     if sentences:
                         rows.append(StancePair(claim, " ".join(_overlap_sentences(claim, sentences)), 2,
@@ -122,7 +123,7 @@ def citation_integrity(folder: Path) -> StanceSplits:
                 sentences = corpus.get(str(doc), [])
                 for e in sets:
                     label = _LABEL.get(str(e.get("label")))
-                    idx = [int(i) for i in e.get("sentences") or [] if 0 <= int(i) < len(sentences)]  # type: ignore[union-attr]
+                    idx = [int(i) for i in e.get("sentences") or [] if 0 <= int(i) < len(sentences)]
                     if label is not None and idx:
                         rows.append(StancePair(claim, " ".join(" ".join(sentences[i].split()) for i in idx), label,
                                                "citation_integrity"))
@@ -133,7 +134,7 @@ def covidfact(folder: Path, seed: int = 13, counter: int = 1, weight: float = 0.
     groups: dict[str, list[StancePair]] = {}
     for d in _jsonl(folder / "COVIDFACT_dataset.jsonl.gz"):
         label = _LABEL.get(str(d.get("label")))
-        evidence = " ".join(" ".join(str(e).split()) for e in d.get("evidence") or [])  # type: ignore[union-attr]
+        evidence = " ".join(" ".join(str(e).split()) for e in d.get("evidence") or [])
         if label is None or not evidence:
             continue
         groups.setdefault(str(d.get("gold_source") or d["claim"]), []).append(
