@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import shlex
+import shutil
 from pathlib import Path
 
 import click
@@ -17,6 +18,7 @@ from medcite import trained_models as tm
 from medcite.cli.main import cli
 from medcite.errors import ConfigError
 from medcite.paths import MODELS_PREFIX
+from medcite.reader.model import FORMAT, LEGACY_FORMAT, READER_VERSION
 
 SHIPPED = [name for name, spec in tm.CATALOGUE.items() if spec.shipped]
 HEADS = {"reader": "reader.json", "stance": "stance_head.json", "yesno": "yesno_head.json",
@@ -185,6 +187,27 @@ def _slice_bioasq(src: Path, out: Path, n_per_type: int) -> Path:
     return out
 
 
+def _slice_lines(src: Path, out: Path, n: int) -> None:
+    """The first ``n`` lines of a (gzipped) JSON-lines file; a corpus is copied whole."""
+    opener = gzip.open if src.suffix == ".gz" else open
+    with opener(src, "rt", encoding="utf-8") as fh:
+        lines = [line for _, line in zip(range(n), fh, strict=False)]
+    with opener(out, "wt", encoding="utf-8") as fh:
+        fh.writelines(lines)
+
+
+def _slice_stance_sets(src: Path, out: Path, n: int) -> Path:
+    """The other stance sets with ``n`` claims per file (their corpora whole): the reader's stance branch reads all."""
+    for folder in sorted(p for p in src.iterdir() if p.is_dir()):
+        (out / folder.name).mkdir(parents=True)
+        for f in folder.iterdir():
+            if f.name.startswith("corpus"):
+                shutil.copy(f, out / folder.name / f.name)
+            elif f.name.endswith((".jsonl", ".jsonl.gz")):
+                _slice_lines(f, out / folder.name / f.name, n)
+    return out
+
+
 @pytest.fixture(scope="module")
 def slices(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("slices")
@@ -201,7 +224,10 @@ def slices(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     (folder / "healthver-small.csv").write_text("".join(lines[:1] + lines[1:120]), encoding="utf-8")
     return {"bioasq": bioasq, "pubmedqa": folder / "pqal.json", "healthver": folder / "healthver.csv",
             "reader": {"bioasq": small, "pubmedqa": folder / "pqal-small.json",
-                       "healthver": folder / "healthver-small.csv"}}
+                       "healthver": folder / "healthver-small.csv",
+                       "bioasq_extra": _slice_bioasq(shared_data / "bioasq" / "bioasq_taskb_golden_12b.json.gz",
+                                                     folder / "bioasq-12b-small.json", 2),
+                       "stance_sets": _slice_stance_sets(shared_data / "stance", folder / "stance", 30)}}
 
 
 @pytest.mark.slow  # each trains a small model from its command: 10-60 s
@@ -210,7 +236,7 @@ def test_rebuilt_from_its_command_it_matches_the_shipped_format_and_feature_code
         name: str, slices: dict[str, Path], empty_models: Path) -> None:
     spec = tm.CATALOGUE[name]
     files = slices["reader"] if spec.kind == "reader" else slices
-    args = ["models", "build", name, *[x for k in spec.data for x in (f"--{k}", str(files[k]))]]
+    args = ["models", "build", name, *[x for k in spec.data for x in (f"--{k.replace('_', '-')}", str(files[k]))]]
     if spec.kind == "ltr":
         args += ["--min-questions", "10"]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -218,6 +244,13 @@ def test_rebuilt_from_its_command_it_matches_the_shipped_format_and_feature_code
     rebuilt, source = tm.locate(name)
     assert source == tm.TRAINED_HERE and rebuilt == empty_models / name
     new, old = head(rebuilt, name), head(tm.SHIPPED_DIR / name, name)
+    if spec.kind == "reader" and old["format"] == LEGACY_FORMAT:
+        # the shipped reader is still the first format's (the recipe's builds have not passed the ship gate
+        # against it: docs/MODELS.md); the recipe makes a reader of this format with the same heads and labels
+        assert new["format"] == FORMAT and new["reader_version"] == READER_VERSION
+        assert new["heads"] == old["heads"] and new["labels"] == old["labels"]
+        assert set(p.name for p in (tm.SHIPPED_DIR / name).iterdir()) == set(p.name for p in rebuilt.iterdir())
+        return
     assert new["format"] == old["format"]
     assert new.get("feature_version", 1) == old.get("feature_version", 1), \
         f"the feature code moved on: rebuild the shipped {name} with scripts/ship_models.py {name}"

@@ -66,6 +66,10 @@ FORMAT = "medcite-reader/2"
 READER_VERSION = 2
 SPEC_FILE = "reader.json"
 WEIGHTS_FILE = "reader.safetensors"
+#: the first reader format (one MiniLM trunk fine-tuned whole, shared by every head; version 1 of the input and
+#: pooling code, which version 2 keeps): read as a reader split at layer 0 with one shared branch, so the reader
+#: medcite ships keeps working until a reader of this format passes the ship gate against it (docs/MODELS.md)
+LEGACY_FORMAT = "medcite-reader/1"
 
 HEAD_LABELS: dict[str, tuple[str, ...]] = {
     "relevance": ("relevant",),
@@ -348,6 +352,8 @@ def read_spec(folder: str | Path) -> ReaderSpec:
     path = folder / SPEC_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") == LEGACY_FORMAT and data.get("reader_version") == 1:
+            return _legacy_spec(data)
         if data.get("format") != FORMAT:
             raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
         if data.get("reader_version") != READER_VERSION:
@@ -359,6 +365,33 @@ def read_spec(folder: str | Path) -> ReaderSpec:
         return ReaderSpec.from_dict(data)
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path} is not a readable medcite reader ({exc})", hint=rebuild_hint(folder)) from None
+
+
+def _legacy_spec(data: Mapping[str, Any]) -> ReaderSpec:
+    """The spec of a :data:`LEGACY_FORMAT` reader: its whole trunk trained (split at 0), one shared branch."""
+    if data.get("siamese"):
+        raise ValueError(f"a {LEGACY_FORMAT} reader with siamese heads {data['siamese']!r}, which this medcite "
+                         "no longer reads")
+    for head, labels in (data.get("labels") or {}).items():
+        if tuple(labels) != HEAD_LABELS.get(head):
+            raise ValueError(f"head {head!r} has labels {labels!r}, expected {list(HEAD_LABELS.get(head, ()))}")
+    legacy = {k: v for k, v in data.items() if k not in ("trained_from", "branches", "lora_rank", "siamese")}
+    spec = ReaderSpec.from_dict(legacy)
+    spec.meta = {**spec.meta, "format": LEGACY_FORMAT}
+    return spec
+
+
+def _legacy_state(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A :data:`LEGACY_FORMAT` reader's tensors under this format's names: its encoder layers are the shared
+    branch's top layers, its embeddings (all but the frozen word pieces) replace the base's, its pooler (never
+    read) is dropped."""
+    out: dict[str, torch.Tensor] = {}
+    for name, t in state.items():
+        if name.startswith("trunk.encoder.layer."):
+            out[f"tops.{SHARED}." + name[len("trunk.encoder.layer."):]] = t
+        elif not name.startswith("trunk.pooler."):
+            out[name] = t
+    return out
 
 
 def load_net(folder: str | Path) -> tuple[ReaderNet, ReaderSpec]:
@@ -377,6 +410,8 @@ def load_net(folder: str | Path) -> tuple[ReaderNet, ReaderSpec]:
         raise ConfigError(f"the reader at {folder} was trained on other word embeddings than its base "
                           f"{spec.base!r} has here (another version of the packaged model?)", hint=rebuild_hint(folder))
     state = store_to_state(st.load_file(str(path)))
+    if spec.meta.get("format") == LEGACY_FORMAT:
+        state = _legacy_state(state)
     missing, unexpected = net.load_state_dict(state, strict=False)
     frozen = set(net.frozen())
     missing = [m for m in missing if m not in frozen and not m.startswith("trunk.")]

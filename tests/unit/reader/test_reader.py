@@ -113,6 +113,31 @@ def test_a_reader_of_another_reader_version_is_refused_with_the_rebuild_command(
         rm.read_spec(copy)
 
 
+@pytest.mark.slow  # loads the packaged MiniLM and the shipped reader
+def test_a_first_format_reader_is_read_as_one_shared_branch_over_the_whole_trunk(tmp_path: Path) -> None:
+    """The shipped reader of the first format (a MiniLM trunk fine-tuned whole): its encoder layers become the
+    shared branch's, its embeddings replace the base's; it still reads "no" where a sentence says no."""
+    from medcite.reader.infer import load_reader
+    from medcite.trained_models import SHIPPED_DIR
+
+    shipped = SHIPPED_DIR / "medcite-reader"
+    spec = json.loads((shipped / rm.SPEC_FILE).read_text())
+    if spec["format"] != rm.LEGACY_FORMAT:
+        pytest.skip("the shipped reader is of this format")
+    reader = load_reader(shipped, device="cpu")
+    assert reader.spec.trained_from == 0 and reader.spec.branches == {rm.SHARED: tuple(spec["heads"])}
+    q = ["Is aspirin effective for preventing colorectal cancer?"] * 2
+    s = ["Aspirin reduced the incidence of colorectal cancer in this randomized trial.",
+         "Aspirin had no effect on colorectal cancer incidence."]
+    p = reader.probabilities("yesno", q, s)
+    assert p[0, 0] > p[0, 1] and p[1, 1] > p[1, 0]  # yes, then no: the mapped layers are the trained ones
+    copy = tmp_path / "siamese"
+    copy.mkdir()
+    (copy / rm.SPEC_FILE).write_text(json.dumps(spec | {"siamese": ["stance"]}))
+    with pytest.raises(ConfigError, match="siamese"):
+        rm.read_spec(copy)
+
+
 def test_a_spec_refuses_unknown_heads_and_heads_outside_one_branch() -> None:
     with pytest.raises(ConfigError, match="unknown reader heads"):
         rm.ReaderSpec(("yesno", "summary"))
