@@ -26,28 +26,26 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-TASK_A = ["offline-grounding", "clac24-llm", "clac24-llm-nli", "dal25-expert", "dal25-emotional"]
-BIOASQ = ["dsgt-b1", "dsgt-b2", "dsgt-b3", "dsgt-b4", "dsgt-b5", "pjs-config-1", "pjs-config-2", "pjs-config-3",
-          "pjs-config-4", "pjs-config-5", "dsgt-b-gpt4-style1", "dsgt-b-gpt4-style2", "dsgt-b-gpt4-style3",
-          "dsgt-b-mistral-style1", "dsgt-b-mistral-style3"]
-RETRIEVAL_ONLY = ["bm25", "hybrid", "hybrid-adapted", "narrow", "wide", "best", "trained-ce", "trained-ce-int8",
-                  "trained-ensemble"]
-ALIASES = {"pjs-ensemble", "dsgt-ensemble"}
+#: a preset's declared task (its ``task`` key) -> how the snapshot runs it: ``b`` by ``medcite run``, ``a`` by
+#: ``medcite ground``, ``bioasq`` by the three ``medcite bioasq`` phases, ``phase-a`` by Phase A alone
+MODES = {"biogen-b": "b", "medhopqa": "b", "biogen-a": "a", "bioasq": "bioasq", "search": "phase-a"}
 
 
 def presets() -> list[str]:
-    names = sorted(p.stem for p in (REPO / "src" / "medcite" / "presets").glob("*.json"))
-    return [n for n in names if n not in ALIASES]
+    """Every shipped preset but the aliases (their outputs are those of the preset they rename)."""
+    from medcite.config import is_alias, preset_names
+
+    return [n for n in preset_names() if not is_alias(n)]
 
 
 def task_of(preset: str) -> str:
-    if preset in TASK_A:
-        return "a"
-    if preset in BIOASQ:
-        return "bioasq"
-    if preset in RETRIEVAL_ONLY:
-        return "phase-a"
-    return "b"
+    from medcite.config import preset_task
+
+    task = preset_task(preset)
+    if task not in MODES:
+        raise SystemExit(f"preset {preset!r} declares task {task!r}, which the snapshot cannot run "
+                         f"(it runs {', '.join(MODES)})")
+    return MODES[task]
 
 
 def invoke(args: list[str]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Sequence
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,6 +45,9 @@ __all__ = [
     "parse_override",
     "preset_names",
     "preset_description",
+    "preset_task",
+    "preset_tasks",
+    "PRESET_TASKS",
     "replacing",
     "settings_data",
     "settings_hash",
@@ -430,9 +434,55 @@ def settings_hash(settings: BaseModel) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-#: top-level keys of a preset file that document it and are not settings: its description, the published run
-#: it reproduces and where each of its settings comes from (:mod:`medcite.provenance`)
-NOTE_KEYS = ("description", "paper", "sources")
+#: top-level keys of a preset file that document it and are not settings: its description, the task it answers
+#: (:data:`PRESET_TASKS`), the published run it reproduces and where each of its settings comes from
+#: (:mod:`medcite.pipeline.provenance`)
+NOTE_KEYS = ("description", "task", "paper", "sources")
+
+#: what a preset answers (the ``task`` key of its file) -> what that is and the command that runs it. The name of a
+#: registered task backend (registry stage ``task``) is a task too, so a new task needs no line here.
+PRESET_TASKS: dict[str, str] = {
+    "biogen-a": "TREC BioGen Task A: the sentences of a given answer grounded in PubMed (`medcite ground`)",
+    "biogen-b": "TREC BioGen Task B: an answer whose every sentence cites PubMed (`medcite run`, `medcite ask`)",
+    "medhopqa": "MedHopQA multi-hop questions, answered and cited as BioGen Task B (`medcite run`)",
+    "bioasq": "BioASQ Task b: documents and snippets (phase A), then answers (phases A+ and B) (`medcite bioasq`)",
+    "search": "search: a ranking of PubMed articles, no answer (`medcite search`, `medcite bioasq phase-a`)",
+}
+
+
+def preset_tasks() -> dict[str, str]:
+    """Every task a preset can declare (:data:`PRESET_TASKS`, then each registered task backend not among them)."""
+    out = dict(PRESET_TASKS)
+    for name in registry.names("task"):
+        out.setdefault(name, f"the registered task `{name}`")
+    return out
+
+
+def preset_task(name: str) -> str:
+    """The task a preset answers: its own ``task`` key, else that of the preset it extends."""
+    data = _preset_json(name)
+    chain = [name]
+    while "task" not in data and isinstance(data.get("extends"), str) and data["extends"] not in chain:
+        chain.append(data["extends"])
+        data = _preset_json(chain[-1])
+    if "task" not in data:
+        raise ConfigError(f"preset {name!r} declares no task",
+                          hint=f'add "task": one of {", ".join(preset_tasks())} to the preset file')
+    return _checked_task(name, data["task"])
+
+
+def _checked_task(name: str, task: object) -> str:
+    known = preset_tasks()
+    if not isinstance(task, str) or task not in known:
+        raise ConfigError(f"preset {name!r}: unknown task {task!r}",
+                          hint=f'"task" names what the preset answers: one of {", ".join(known)}')
+    return task
+
+
+def is_alias(name: str) -> bool:
+    """Whether a preset only renames another: its file holds an ``extends`` and notes, no setting of its own."""
+    data = _preset_json(name)
+    return isinstance(data.get("extends"), str) and set(data) <= {*NOTE_KEYS, "extends"} - {"paper", "sources"}
 
 
 def preset_json(name: str) -> JSONObject:
@@ -440,9 +490,13 @@ def preset_json(name: str) -> JSONObject:
     return _preset_json(name)
 
 
+def presets_dir() -> Traversable:
+    """The folder of the shipped presets (package data: ``medcite/presets/*.json``)."""
+    return resources.files("medcite") / "presets"
+
+
 def preset_names() -> list[str]:
-    folder = resources.files("medcite") / "presets"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+    return sorted(p.name[:-5] for p in presets_dir().iterdir() if p.name.endswith(".json"))
 
 
 def _preset_text(name: str) -> str:
@@ -458,7 +512,7 @@ def _preset_text(name: str) -> str:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read preset file {name}: {exc}") from None
-    res = resources.files("medcite") / "presets" / f"{name}.json"
+    res = presets_dir() / f"{name}.json"
     if not res.is_file():
         raise ConfigError(
             f"unknown preset {name!r}",
@@ -492,6 +546,8 @@ def _read_preset(name: str, chain: tuple[str, ...] = ()) -> JSONObject:
         raise ConfigError(f"preset {name!r} extends itself through {' -> '.join(chain)}")
     data = _preset_json(name)
     parent = data.pop("extends", None)
+    if "task" in data:
+        _checked_task(name, data["task"])
     for note in NOTE_KEYS:  # what the preset says about itself, not settings (medcite.provenance reads them)
         data.pop(note, None)
     if parent is not None and not isinstance(parent, str):

@@ -19,7 +19,7 @@ def test_each_doc_holds_its_generated_table_as_the_presets_say(kind: str, doc: s
     text = (DOCS / doc).read_text(encoding="utf-8")
     assert f"<!-- presets:begin {kind} -->" in text
     assert preset_tables.regenerate(text) == text, f"docs/{doc} is stale: run python scripts/presets_doc.py"
-    for name in preset_tables.TABLES[kind]:
+    for name in preset_tables.presets_of(kind):
         assert f"| `{name}` |" in text
 
 

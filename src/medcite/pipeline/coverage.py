@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..config import load_settings, preset_json
+from ..config import is_alias, load_settings, preset_json, preset_task, preset_tasks
 from .provenance import (
     NEUTRAL,
     OPERATIONAL,
@@ -280,7 +280,7 @@ def markdown(names: list[str]) -> str:
              "it); settings of how a run executes (batch sizes, devices, timeouts, caches, server addresses) are "
              "medcite's defaults unless a row names them, and the settings a run does not read are listed after "
              "the table. `offline` is the value on a machine without the paper's models or server "
-             "(`offline_settings`).", ""]
+             "(`offline_settings`).", "", *by_task(names)]
     for name in names:
         found = paper(name)
         if found is None and not sources(name):
@@ -289,9 +289,9 @@ def markdown(names: list[str]) -> str:
         if found is not None:
             title = PAPERS.get(found.get("file", ""), ("", ""))[1]
             lines += [f"Paper {found.get('file')} ({title}), run {found.get('run', '-')}, task "
-                      f"{found.get('task', '-')}.", ""]
+                      f"{preset_task(name)}.", ""]
         else:
-            lines += ["medcite's own preset (not a paper run).", ""]
+            lines += [f"medcite's own preset (not a paper run), task {preset_task(name)}.", ""]
         lines += ["| setting | value | source | offline |", "|---|---|---|---|"]
         for path, value, source, offline in setting_rows(name):
             lines.append(f"| `{path}` | `{_cell(short(value))}` | {_cell(source)} | {_cell(offline or '')} |")
@@ -301,6 +301,25 @@ def markdown(names: list[str]) -> str:
                       for why, paths in unused_settings(name).items()]
             lines.append("")
     return "\n".join(lines)
+
+
+def by_task(names: list[str]) -> list[str]:
+    """The presets grouped by the task each declares (its ``task`` key, ``config.PRESET_TASKS``): a heading per
+    task, a line per preset (an alias names the preset it renames)."""
+    tasks = preset_tasks()
+    grouped: dict[str, list[str]] = {}
+    for name in names:
+        grouped.setdefault(preset_task(name), []).append(name)
+    lines = ["## Presets by task", ""]
+    for kind in [*(t for t in tasks if t in grouped), *sorted(set(grouped) - set(tasks))]:
+        lines += [f"### `{kind}`: {tasks.get(kind, kind)}", ""]
+        for name in grouped[kind]:
+            found = paper(name)
+            what = (f"paper {found.get('file')}, run {found.get('run', '-')}" if found is not None
+                    else f"alias of `{preset_json(name)['extends']}`" if is_alias(name) else "medcite's own")
+            lines.append(f"- `{name}` ({what})")
+        lines.append("")
+    return lines
 
 
 def _cell(text: str) -> str:

@@ -14,13 +14,14 @@ if TYPE_CHECKING:
 def provenance_lines(name: str) -> list[str]:
     """Per documented setting of a preset (of a paper preset: every setting its run reads, defaults included) the
     value, where it comes from, and its offline swap; then what the run does not read."""
+    from ..config import preset_task
     from ..pipeline import coverage, provenance
 
     found = provenance.paper(name)
     out = []
     if found is not None:
         title = provenance.PAPERS.get(found.get("file", ""), ("", "?"))[1]
-        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}, task {found.get('task', '-')}")
+        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}, task {preset_task(name)}")
     for path, value, source, offline in coverage.setting_rows(name):
         swap = f"   [offline: {offline}]" if offline is not None else ""
         shown = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))

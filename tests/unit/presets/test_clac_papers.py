@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytest
 
-from medcite.config import load_settings, preset_description
+from medcite.config import load_settings, preset_description, preset_task
 from medcite.llm.prompts import load_prompt, placeholders, render
 from medcite.pipeline import provenance
 from medcite.types import Article, Hit, Query, Topic
@@ -32,7 +32,7 @@ def test_clac25_every_run_posts_processes_as_section_6_2(name: str) -> None:
     assert (g.max_attempts, g.fallback_when, g.max_words, g.max_citations) == (1, "empty", 250, 3)  # type: ignore
     assert s.verify.gate == "off" and s.verify.citations == "off"
     assert s.llm.model == "Qwen/Qwen2.5-Coder-32B-Instruct-GPTQ-Int4"
-    assert provenance.paper(name) == {"file": "000", "run": name[-1].upper(), "task": "task-b"}
+    assert provenance.paper(name) == {"file": "000", "run": name[-1].upper()}
     d = preset_description(name)
     assert d.startswith(f"CLaC 2025 BioGen Task B run {name[-1].upper()}") and "Offline" in d
 
@@ -217,7 +217,8 @@ def test_clac24_task_a_systems_1_and_2(name: str) -> None:
         assert f is not None and (f.backend, f.model) == ("t5-nli", "razent/SciFive-large-Pubmed_PMC-MedNLI")
         assert f.template.startswith("mednli: sentence1: {premise}")  # type: ignore[attr-defined]
     assert provenance.paper(name) == {"file": "003", "run": "System 1 (LLM.BM25)" if name == "clac24-llm"
-                                      else "System 2 (LLM.NLI.BM25)", "task": "task-a"}
+                                      else "System 2 (LLM.NLI.BM25)"}
+    assert preset_task(name) == "biogen-a"
     d = preset_description(name)
     assert "CLaC 2024 BioGen Task A" in d and "Offline" in d
 
