@@ -18,7 +18,7 @@ owns); ``with Context(settings) as ctx:`` does it at the end.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
 
 from .. import registry
 from ..announce import purpose
@@ -28,7 +28,7 @@ from ..set_option import set_line
 from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from ..config import IndexSettings, Settings
     from ..context import EncoderSpec, Index
@@ -63,7 +63,6 @@ class Context(BuildContext):
         if name in self._llms:
             return self._llms[name]
         from ..llm.base import llm_enabled
-        from .offline import local_llm_lines, offline_lines
 
         where = "llm" if name is None else f"llms.{name}"
         cfg: LLMConfig | None = self.settings.llm if name is None else self.settings.llms.get(name)
@@ -71,28 +70,44 @@ class Context(BuildContext):
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
                               hint=f"define it ({set_line(f'llms.{name}.backend', '...')}) or use one of: {known}")
-        local = " ".join(offline_lines(self.settings, "local", self.grounding)
-                         or local_llm_lines(self.settings, name))
         if cfg.calls_nothing:
-            bare = " ".join(offline_lines(self.settings, "none", self.grounding))
+            bare = " ".join(self._offline_lines("none"))
             raise ConfigError(
                 f"{purpose or f'preset {self.settings.preset!r}'} needs a language model, but {where}.backend "
                 f"is {cfg.backend!r}",
-                hint=f"use the packaged local model: {local}"
+                hint=f"use the packaged local model: {self._local_hint(name)}"
                 + (f"; or run without LLM stages: {bare}" if bare else ""),
             )
         if cfg.needs_server and isinstance(cfg, _Server):
-            _check_server(cfg, local)
+            _check_server(cfg, name, self._local_hint)
         try:
             llm = self._make_llm(cfg)
         except (ConfigError, LLMError) as exc:
-            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {local}") from exc
+            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: "
+                                              f"{self._local_hint(name)}") from exc
         if not llm_enabled(llm):  # a plugin backend that declares itself disabled
             raise ConfigError(f"{purpose or 'a stage'} needs a language model, but {where} is disabled")
         self._llms[name] = llm
         if isinstance(llm, Closeable):
             self._owned.append(llm)
         return llm
+
+    def _offline_lines(self, llm: Literal["local", "none"]) -> list[str]:
+        """The ``--set`` options of the whole offline stack, for an error hint; none where some stage has no
+        offline stand-in (that stage's own build says so, not the LLM's error)."""
+        from .offline import offline_lines
+
+        try:
+            return offline_lines(self.settings, llm, self.grounding)
+        except ConfigError:
+            return []
+
+    def _local_hint(self, name: str | None) -> str:
+        """How to run with the packaged local model, worked out only when an error hint needs it: the offline
+        stack's options, else those of the LLM ``name``'s own stand-in."""
+        from .offline import local_llm_lines
+
+        return " ".join(self._offline_lines("local") or local_llm_lines(self.settings, name))
 
     def encoder(self, spec: EncoderSpec) -> Encoder:
         from ..index.dense.encoders import encoder_config, encoder_key
@@ -227,7 +242,7 @@ class _Server(Protocol):
     timeout_s: float
 
 
-def _check_server(cfg: _Server, swap: str) -> None:
+def _check_server(cfg: _Server, name: str | None, local_hint: Callable[[str | None], str]) -> None:
     """Fail before any work when the OpenAI-compatible server of ``cfg.base_url`` does not answer."""
     import httpx
 
@@ -237,5 +252,5 @@ def _check_server(cfg: _Server, swap: str) -> None:
     except httpx.HTTPError as exc:
         raise LLMError(
             f"the LLM server for model {cfg.model!r} at {cfg.base_url} does not answer ({type(exc).__name__})",
-            hint=f"start it (e.g. `vllm serve {cfg.model}`), or run with the packaged local model: {swap}",
+            hint=f"start it (e.g. `vllm serve {cfg.model}`), or run with the packaged local model: {local_hint(name)}",
         ) from exc

@@ -1,0 +1,71 @@
+"""Issue 45: building a context's LLM computes no offline swap plan unless an error needs its hint, so a stage
+without an offline stand-in (here a reranker) does not stop a local LLM from being built."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from medcite import registry
+from medcite.config import load_settings
+from medcite.errors import ConfigError
+from medcite.llm.local_backend import LocalBackend
+from medcite.pipeline.context import Context
+from medcite.pipeline.offline import offline_lines
+
+#: a reranker that loads a model this machine does not have, and declares no offline stand-in
+RERANKER = '''
+from typing import Any, Literal
+
+from medcite.rerank.base import RerankConfig
+
+
+class HubOnlyConfig(RerankConfig):
+    backend: Literal["hub-only"] = "hub-only"
+
+    def model_names(self) -> list[str]:
+        return ["some-org/a-model-that-is-not-here"]
+
+
+class HubOnlyReranker:
+    Config = HubOnlyConfig
+
+    @classmethod
+    def from_config(cls, cfg: HubOnlyConfig, ctx: Any) -> "HubOnlyReranker":
+        return cls()
+
+    def rerank(self, query: str, hits: Any, articles: Any, k: int) -> Any:
+        return list(hits)[:k]
+'''
+
+
+@pytest.fixture
+def hub_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    (tmp_path / "hub_only_rerank.py").write_text(textwrap.dedent(RERANKER), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "hub_only_rerank", raising=False)
+    registry.register("rerank", "hub-only", "hub_only_rerank:HubOnlyReranker")
+    try:
+        yield
+    finally:
+        registry._BACKENDS["rerank"].pop("hub-only", None)
+
+
+def test_a_local_llm_builds_beside_a_reranker_without_an_offline_stand_in(hub_only: None) -> None:
+    settings = load_settings("offline", ["rerank.backend=hub-only", "llm.backend=local"])
+    with pytest.raises(ConfigError, match="no offline stand-in"):
+        offline_lines(settings, "local")  # the swap plan itself is impossible ...
+    with Context(settings) as ctx:
+        llm = ctx.llm()  # ... yet the LLM, which needs none of it, builds
+        assert isinstance(llm, LocalBackend)
+
+
+def test_the_error_hint_is_still_there_when_an_llm_is_missing(hub_only: None) -> None:
+    settings = load_settings("offline", ["rerank.backend=hub-only", "llm.backend=none"])
+    with Context(settings) as ctx, pytest.raises(ConfigError, match="needs a language model") as err:
+        ctx.llm(purpose="the test")
+    assert "llm.backend=local" in (err.value.hint or "")  # the LLM's own stand-in, the stack having none
