@@ -18,7 +18,7 @@ owns); ``with Context(settings) as ctx:`` does it at the end.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import registry
 from ..announce import purpose
@@ -28,7 +28,7 @@ from ..set_option import set_line
 from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from ..config import IndexSettings, Settings
     from ..context import EncoderSpec, Index
@@ -78,13 +78,14 @@ class Context(BuildContext):
                 hint=f"use the packaged local model: {self._local_hint(name)}"
                 + (f"; or run without LLM stages: {bare}" if bare else ""),
             )
-        if cfg.needs_server and isinstance(cfg, _Server):
-            _check_server(cfg, name, self._local_hint)
         try:
+            cfg.check_reachable()  # the backend's own check (a server that answers, a model file here) and hint
             llm = self._make_llm(cfg)
         except (ConfigError, LLMError) as exc:
-            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: "
-                                              f"{self._local_hint(name)}") from exc
+            local = self._local_hint(name)
+            if not local:
+                raise
+            raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {local}") from exc
         if not llm_enabled(llm):  # a plugin backend that declares itself disabled
             raise ConfigError(f"{purpose or 'a stage'} needs a language model, but {where} is disabled")
         self._llms[name] = llm
@@ -231,26 +232,3 @@ def build_stage(stage: str, config: object, *, settings: Settings | None = None,
 
     cfg = registry.validate_config(stage, config)
     return Context(settings or load_settings("offline"), store, models=models).build(stage, cfg)
-
-
-@runtime_checkable
-class _Server(Protocol):
-    """What :func:`_check_server` reads of an OpenAI-compatible LLM's settings."""
-
-    base_url: str
-    model: str | None
-    timeout_s: float
-
-
-def _check_server(cfg: _Server, name: str | None, local_hint: Callable[[str | None], str]) -> None:
-    """Fail before any work when the OpenAI-compatible server of ``cfg.base_url`` does not answer."""
-    import httpx
-
-    url = cfg.base_url.rstrip("/") + "/models"
-    try:
-        httpx.get(url, timeout=min(5.0, cfg.timeout_s))
-    except httpx.HTTPError as exc:
-        raise LLMError(
-            f"the LLM server for model {cfg.model!r} at {cfg.base_url} does not answer ({type(exc).__name__})",
-            hint=f"start it (e.g. `vllm serve {cfg.model}`), or run with the packaged local model: {local_hint(name)}",
-        ) from exc
