@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from medcite.generate.extractive_qa import ExtractiveQAGenerator
+from medcite.reader import verdict
 from medcite.reader.spans import Answer as SpanAnswer
 from medcite.reader.spans import SpanHit
 from medcite.tasks.biogen import biogen25_line
@@ -232,3 +233,22 @@ def test_biogen_2024_answers_of_a_verdict_an_abstention_and_an_unsettled_answer_
     write_biogen24(path, answers, team_id="team", run_name="run", contact_email="team@example.org")
     report = validate_biogen24(path)
     assert report.ok, report.errors
+
+
+def test_the_verdict_is_decided_by_the_one_yes_no_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    """medcite.reader.verdict.decide with the generator's two thresholds (BioASQ's exact answer calls the same
+    function with the reader's one: tests/unit/qa/test_extractive_qa.py); turned around, it turns the verdict."""
+    calls: list[tuple[float, float, float | None, bool]] = []
+    decide = verdict.decide
+
+    def spy(p_yes: float, yes_from: float, no_below: float | None = None, *, cue_no: bool = False) -> str | None:
+        calls.append((p_yes, yes_from, no_below, cue_no))
+        return decide(p_yes, yes_from, no_below, cue_no=cue_no)
+
+    monkeypatch.setattr(verdict, "decide", spy)
+    fake = FakeAnswerer(by_word={"reversed": (0.95, 0.03, 0.02)}, default=(0.5, 0.4, 0.1))
+    gen = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.5, no_below=0.25)
+    assert gen.generate(Q, [], EV).verdict == "yes"
+    assert [c[1:] for c in calls] == [(0.5, 0.25, False)]
+    monkeypatch.setattr(verdict, "decide", lambda *a, **k: None)
+    assert gen.generate(Q, [], EV).verdict == "undecided"  # a sentence settles it, the function decided nothing
