@@ -75,7 +75,7 @@ def time_presets(input_path: Path, corpus: Path, presets: list[str]) -> list[dic
     """`medcite ground` of each preset, offline, on ``input_path``: wall time, validity, PMIDs found."""
     import shlex
 
-    from medcite.pipeline import offline_lines
+    from medcite.presets.offline import offline_lines
 
     rows = []
     items = json.loads(input_path.read_text(encoding="utf-8"))

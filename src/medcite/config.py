@@ -436,7 +436,7 @@ def settings_hash(settings: BaseModel) -> str:
 
 #: top-level keys of a preset file that document it and are not settings: its description, the task it answers
 #: (:data:`PRESET_TASKS`), the published run it reproduces and where each of its settings comes from
-#: (:mod:`medcite.pipeline.provenance`)
+#: (:mod:`medcite.presets.provenance`)
 NOTE_KEYS = ("description", "task", "paper", "sources")
 
 #: what a preset answers (the ``task`` key of its file) -> what that is and the command that runs it. The name of a

@@ -13,7 +13,8 @@ import pytest
 from medcite.config import load_settings, with_overrides
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError
-from medcite.pipeline import Pipeline, offline_lines, offline_settings
+from medcite.pipeline import Pipeline
+from medcite.presets.offline import offline_lines, offline_settings
 from medcite.types import Article, Topic
 
 DOCS = [

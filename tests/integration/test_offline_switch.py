@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.config import Settings, load_settings, preset_json, preset_names, preset_task
-from medcite.pipeline.offline import is_local_model, stage_configs
+from medcite.presets.offline import is_local_model, stage_configs
 from oracle.answers import sentences
 from oracle.gold import BIOASQ as BIOASQ_FILE
 from oracle.gold import load

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from medcite.config import load_settings, preset_json, preset_names, preset_task
-from medcite.pipeline import needs_llm
+from medcite.presets.offline import needs_llm
 from oracle.answers import sentences
 from oracle.harness import questions, run_grounding, run_phase_a_plus, run_preset, snippet_store
 

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from medcite.cli.main import cli
 from medcite.config import load_settings, preset_names, with_overrides
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.pipeline import Pipeline, needs_llm, offline_lines, offline_settings
+from medcite.pipeline import Pipeline
+from medcite.presets.offline import needs_llm, offline_lines, offline_settings
 from medcite.rundir import read_answers
 from medcite.tasks.biogen import write_biogen25
 from medcite.tasks.validate import evidence_by_topic, validate_biogen25

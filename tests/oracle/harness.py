@@ -51,7 +51,8 @@ def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tupl
     fallbacks, planted sentences found in a final answer, cited PMIDs outside the evidence shown, sentences over
     3 PMIDs and answers over 250 words. ``degraded``: the server plays a weak model (:class:`OracleServer`)."""
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import Pipeline, offline_settings
+    from medcite.pipeline import Pipeline
+    from medcite.presets.offline import offline_settings
     from medcite.rundir import read_answers
     from medcite.tasks.validate import evidence_by_topic
     from medcite.types import Topic
@@ -156,8 +157,8 @@ def run_phase_b(preset: str, qs: list[Any], out: Path, *, degraded: str | None =
     other models, zero-shot): (the answers read back from the submission, the server, seconds). ``degraded``: the
     server plays a weak model (:class:`OracleServer`)."""
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import offline_settings
     from medcite.pipeline.context import Context
+    from medcite.presets.offline import offline_settings
     from medcite.tasks.base import RunContext
     from medcite.tasks.bioasq import read_phase_b_run
     from medcite.tasks.bioasq_phases import PhaseB
@@ -181,7 +182,8 @@ def run_phase_a_plus(preset: str, qs: list[Any], store: Path, out: Path, *, degr
     """BioASQ Phase A+ of ``preset`` on ``qs`` over ``store`` against the oracle (offline swaps for the other
     models): retrieval, snippets and answers. (the task's result, the server, seconds)."""
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import Pipeline, offline_settings
+    from medcite.pipeline import Pipeline
+    from medcite.presets.offline import offline_settings
     from medcite.tasks.base import RunContext
     from medcite.tasks.bioasq_phases import PhaseAPlus
 

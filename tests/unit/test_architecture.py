@@ -171,7 +171,8 @@ def test_stages_import_no_other_stages_backends(tmp_path: Path) -> None:
     assert set(backends) <= set(package_of), "a new stage: say which package holds its backends"
     contracts = []
     every = sorted({m for mods in backends.values() for m in mods if not m.startswith("medcite.tasks")})
-    contracts.append(("the pipeline builds stages by name", ["medcite.pipeline", "medcite.tasks"], every))
+    contracts.append(("the pipeline builds stages by name", ["medcite.pipeline", "medcite.tasks", "medcite.presets"],
+                      every))
     for package in sorted(set(package_of.values()) - {"medcite.tasks"}):
         others = sorted({m for stage, mods in backends.items() if package_of[stage] != package for m in mods
                          if not m.startswith("medcite.tasks")})
@@ -315,6 +316,23 @@ def test_the_construction_finder_finds_each_form() -> None:
     assert _constructions(ast.parse(code), {"OverlapStance", "TaskA"}) == [
         "line 1: OverlapStance(...)", "line 2: from_config(...)", "line 3: registry.build(...)",
         "line 4: registry.load(...)(...)"]
+
+
+#: what the presets room may import beyond itself: the settings, the registry, the small shared modules, and of the
+#: stage packages only a reranker's settings base (its offline stand-in) and the prompts (which placeholders a
+#: prompt reads)
+_PRESETS_MAY_IMPORT = {"medcite.config", "medcite.registry", "medcite.settings_base", "medcite.errors", "medcite.io",
+                       "medcite.set_option", "medcite.paths", "medcite.trained_models", "medcite.bases",
+                       "medcite.announce", "medcite.rerank.base", "medcite.llm.prompts"}
+
+
+def test_the_presets_room_imports_only_settings_the_registry_and_stage_settings() -> None:
+    graph = grimp.build_graph("medcite", exclude_type_checking_imports=False, cache_dir=None)
+    room = {m for m in graph.modules if m == "medcite.presets" or m.startswith("medcite.presets.")}
+    assert {"medcite.presets.offline", "medcite.presets.provenance", "medcite.presets.gates"} <= room
+    imported = {b for m in room for b in graph.find_modules_directly_imported_by(m)
+                if b.startswith("medcite") and b not in room}
+    assert imported <= _PRESETS_MAY_IMPORT, sorted(imported - _PRESETS_MAY_IMPORT)
 
 
 def test_cli_builds_nothing_and_workflows_import_no_cli() -> None:

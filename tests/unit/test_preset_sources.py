@@ -13,7 +13,7 @@ import pytest
 
 from medcite.config import NOTE_KEYS, preset_json, preset_names
 from medcite.errors import ConfigError
-from medcite.pipeline import coverage, provenance
+from medcite.presets import coverage, provenance
 
 PAPER_PRESETS = [n for n in preset_names() if provenance.paper(n) is not None]
 
@@ -116,7 +116,7 @@ def test_no_source_documents_settings_that_no_run_having_it_reads() -> None:
 
 
 def test_a_paper_preset_is_listed_in_the_doc_table_of_its_task() -> None:
-    from medcite.pipeline import preset_tables
+    from medcite.presets import tables as preset_tables
 
     listed = {n: kind for kind in preset_tables.TABLE_TASKS for n in preset_tables.presets_of(kind)}
     for name in PAPER_PRESETS:

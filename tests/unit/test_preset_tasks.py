@@ -18,7 +18,8 @@ from medcite import config, registry
 from medcite.cli.main import cli
 from medcite.config import PRESET_TASKS, is_alias, load_settings, preset_json, preset_names, preset_task
 from medcite.errors import ConfigError
-from medcite.pipeline import coverage, preset_tables
+from medcite.presets import coverage
+from medcite.presets import tables as preset_tables
 
 REPO = Path(__file__).resolve().parents[2]
 

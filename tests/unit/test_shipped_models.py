@@ -251,7 +251,7 @@ def parse(command: str) -> click.Context:
 
 def test_every_model_any_preset_or_command_names_has_a_command_that_parses(
         shared_data: Path, empty_models: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from medcite.pipeline.inventory import inventory
+    from medcite.presets.inventory import inventory
 
     monkeypatch.setattr(tm, "SHIPPED_DIR", tmp_path / "nothing-shipped")  # every one of medcite's models missing
     entries = inventory()

@@ -20,6 +20,7 @@ from ..config import Settings, load_settings
 from ..context import ModelCache
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, LLMError
+from ..presets.offline import grounds, offline_lines, uses_stance
 from ..progress import progress
 from ..rundir import RunWriter, query_json
 from ..set_option import set_line
@@ -29,7 +30,6 @@ from .context import Context
 from .designs import DesignStep
 from .gate import build_gate
 from .grounding import Grounder
-from .offline import grounds, offline_lines, uses_stance
 from .retrieval import RetrievalPipeline
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,8 @@ from .. import registry
 from ..announce import purpose
 from ..context import BuildContext, Closeable, ModelCache
 from ..errors import ConfigError, LLMError, MedciteError
+from ..presets.index_purpose import index_purpose
 from ..set_option import set_line
-from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -96,7 +96,7 @@ class Context(BuildContext):
     def _offline_lines(self, llm: Literal["local", "none"]) -> list[str]:
         """The ``--set`` options of the whole offline stack, for an error hint; none where some stage has no
         offline stand-in (that stage's own build says so, not the LLM's error)."""
-        from .offline import offline_lines
+        from ..presets.offline import offline_lines
 
         try:
             return offline_lines(self.settings, llm, self.grounding)
@@ -106,7 +106,7 @@ class Context(BuildContext):
     def _local_hint(self, name: str | None) -> str:
         """How to run with the packaged local model, worked out only when an error hint needs it: the offline
         stack's options, else those of the LLM ``name``'s own stand-in."""
-        from .offline import local_llm_lines
+        from ..presets.offline import local_llm_lines
 
         return " ".join(self._offline_lines("local") or local_llm_lines(self.settings, name))
 

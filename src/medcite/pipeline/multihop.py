@@ -75,7 +75,7 @@ def hop_llm(pipe: PipelineParts) -> LLM:
     where = "llm" if cfg.llm is None else f"llms.{cfg.llm}"
     backend = pipe.settings.llm if cfg.llm is None else pipe.settings.llms.get(cfg.llm)
     if backend is not None and backend.calls_nothing:
-        from .offline import offline_lines
+        from ..presets.offline import offline_lines
 
         local = " ".join(offline_lines(pipe.settings, "local"))  # the hops' LLM is among those swapped
         raise ConfigError(

@@ -240,7 +240,7 @@ def test_offline_applies_the_presets_documented_swaps_before_the_users_set_value
     from medcite.workflows.tasks import settings_for
 
     s = settings_for("dsgt-ensemble", ("bioasq.snippets=5",), offline=True, no_llm=False)
-    from medcite.pipeline.offline import is_local_model
+    from medcite.presets.offline import is_local_model
 
     # the cascade keeps its two stages and budgets, each model swapped for a stand-in that is here
     assert s.rerank.backend == "cascade" and [st.k for st in s.rerank.stages] == [30, 10]

@@ -15,7 +15,7 @@ from medcite.config import load_settings
 from medcite.errors import ConfigError
 from medcite.llm.local_backend import LocalBackend
 from medcite.pipeline.context import Context
-from medcite.pipeline.offline import offline_lines
+from medcite.presets.offline import offline_lines
 
 #: a reranker that loads a model this machine does not have, and declares no offline stand-in
 RERANKER = '''

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from medcite.config import load_settings, preset_task
-from medcite.pipeline import provenance
+from medcite.presets import provenance
 from medcite.qa.answer_json import extract_json
 from medcite.qa.llm_qa import LLMQA, combine_answers
 from medcite.rerank.ensemble import UnionEnsemble

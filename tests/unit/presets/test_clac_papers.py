@@ -11,7 +11,7 @@ import pytest
 
 from medcite.config import load_settings, preset_description, preset_task
 from medcite.llm.prompts import load_prompt, placeholders, render
-from medcite.pipeline import provenance
+from medcite.presets import provenance
 from medcite.types import Article, Hit, Query, Topic
 
 CLAC25 = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e"]
@@ -76,7 +76,7 @@ def test_clac25_dense_runs_prune_each_branch_then_medcpt_by_cosine(name: str, k:
 
 
 def test_clac25_dense_offline_swap_keeps_the_per_branch_keep() -> None:
-    from medcite.pipeline.offline import offline_settings
+    from medcite.presets.offline import offline_settings
 
     swapped = offline_settings(load_settings("clac25-d"))
     b = swapped.retrieve.branch_rerank
@@ -224,7 +224,7 @@ def test_clac24_task_a_systems_1_and_2(name: str) -> None:
 
 
 def test_clac24_task_a_offline_swaps() -> None:
-    from medcite.pipeline.offline import offline_settings
+    from medcite.presets.offline import offline_settings
 
     nli = load_settings("clac24-llm-nli")
     swapped = offline_settings(nli, "local", grounding=True)

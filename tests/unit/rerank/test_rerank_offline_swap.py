@@ -14,7 +14,8 @@ from medcite import registry
 from medcite.config import load_settings
 from medcite.errors import ConfigError
 from medcite.index.dense.encoders import load_encoder
-from medcite.pipeline import build_stage, offline_lines, offline_settings
+from medcite.pipeline import build_stage
+from medcite.presets.offline import offline_lines, offline_settings
 from medcite.rerank.base import RerankConfig
 from medcite.rerank.embedding import EmbeddingReranker
 from medcite.rerank.medcpt import MedCPTReranker

@@ -16,7 +16,8 @@ import pytest
 from medcite import trained_models as tm
 from medcite.config import load_settings
 from medcite.errors import ConfigError
-from medcite.pipeline import Context, provenance
+from medcite.pipeline import Context
+from medcite.presets import provenance
 from medcite.train import dsgt
 from medcite.types import Article, Hit
 from medcite.workflows.model_builds import BuildData, build_models, plan
@@ -201,7 +202,7 @@ def test_the_recipe_reads_its_hub_models_from_the_cache_and_never_downloads(monk
 
 
 def test_models_list_names_the_recipes_hub_models() -> None:
-    from medcite.pipeline.inventory import inventory
+    from medcite.presets.inventory import inventory
 
     found = {e.name: e for e in inventory(["dsgt-b1"])}
     for name in (dsgt.BASE, dsgt.INDEX_ENCODER):

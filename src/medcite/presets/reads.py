@@ -27,7 +27,7 @@ from .. import registry
 from ..errors import ConfigError
 from ..io import JSONObject
 from ..settings_base import BackendConfig
-from .gate import gate_kind
+from .gates import gate_kind
 from .offline import grounds, uses_stance
 
 if TYPE_CHECKING:
