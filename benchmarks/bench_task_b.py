@@ -33,7 +33,7 @@ from medcite.config import load_settings, with_overrides  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
 from medcite.errors import ConfigError, LLMError  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
-from medcite.pipeline import Pipeline
+from medcite.pipeline import Pipeline  # noqa: E402
 from medcite.presets.offline import offline_lines, offline_settings  # noqa: E402
 from medcite.rundir import read_answers  # noqa: E402
 from medcite.tasks.biogen import write_biogen25  # noqa: E402
