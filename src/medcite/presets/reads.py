@@ -105,7 +105,8 @@ class RunView:
         s = self.settings
         if section == "corpus":
             return "ingest options, read by `medcite ingest`, not by a run"
-        if section == "index.milvus" and s.index.backend != "milvus":
+        engine = registry.load("engine", s.index.backend)
+        if section == "index.milvus" and getattr(engine, "options_section", None) != "milvus":  # a plugin: none
             return f"index.backend is {s.index.backend!r}: the Milvus server settings are read only by 'milvus'"
         if section in ("flow", "evidence", "generate", "verify") and not self.b:
             return f"a {self.task} run writes no Task B answer: no evidence selection, generation or verification"
