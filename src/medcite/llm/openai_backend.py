@@ -257,7 +257,7 @@ class OpenAIBackend(BaseLLM):
         try:
             with deadline:
                 answer = self._send(chat, request)
-        except Exception as exc:
+        except Exception as exc:  # re-raised as it is unless the deadline cut the connection (any error can follow)
             if deadline.expired:  # the deadline cut the connection: whatever error that made, it is the deadline
                 raise self._past_deadline() from exc
             raise
