@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings, load_settings
 from ..context import ModelCache
@@ -31,6 +31,9 @@ from .designs import DesignStep
 from .gate import build_gate
 from .grounding import Grounder
 from .retrieval import RetrievalPipeline
+
+if TYPE_CHECKING:
+    from ..llm.base import LLM
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ class TopicResult:
 class Pipeline:
     """One configured medcite system over one document store."""
 
-    def __init__(self, settings: Settings, corpus: str | Path, *, llm: Any = None,
+    def __init__(self, settings: Settings, corpus: str | Path, *, llm: LLM | None = None,
                  models: ModelCache | None = None, grounding: bool = False) -> None:
         """``llm`` (any :class:`~medcite.llm.base.LLM`) is used instead of the one ``settings.llm`` would make;
         ``models`` shares loaded models with other pipelines; ``grounding``: for Task A (the stance stage is

@@ -50,7 +50,7 @@ from ..types import Evidence, Hit, Query, Topic, ranked
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
-    from ..llm.completion import Completion
+    from ..llm.completion import Completion, Message
     from .parts import PipelineParts
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def hop_llm(pipe: PipelineParts) -> LLM:
     return pipe.context.llm(cfg.llm, purpose=PURPOSE)
 
 
-def _ask(llm: LLM, messages: list[Any], max_tokens: int, **labels: Any) -> Completion:
+def _ask(llm: LLM, messages: list[Message], max_tokens: int, **labels: object) -> Completion:
     with trace_context(**labels):
         return llm.complete(messages, max_tokens=max_tokens)
 

@@ -175,7 +175,7 @@ def rows(preset: str, settings: Settings | None = None) -> list[Row]:
     return out
 
 
-def short(value: Any) -> str:
+def short(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 

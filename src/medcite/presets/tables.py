@@ -38,13 +38,13 @@ def presets_of(kind: str) -> list[str]:
     return sorted(names, key=order)
 
 
-def _n(value: Any) -> str:
+def _n(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def _model(cfg: Any) -> str:
+def _model(cfg: object) -> str:
     """A model config (or its shorthand string) as its name."""
     if isinstance(cfg, dict):
         cfg = cfg.get("model") or cfg.get("backend")
