@@ -33,14 +33,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..evidence.base import format_block
 from ..llm.base import reject
-from ..llm.prompts import (
-    load_prompt,
+from ..llm.prompts import load_prompt, render
+from ..llm.reply_parsers import (
     names_hop_kind,
     parse_first_hop,
     parse_hop_kind,
     parse_next_hops,
     parse_short_answer,
-    render,
     says_done,
 )
 from ..llm.trace import trace_context

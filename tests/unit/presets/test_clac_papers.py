@@ -331,7 +331,7 @@ def test_clac24_prompts_are_the_presets() -> None:
 
 
 def test_pmid_list_reads_only_shown_pmids() -> None:
-    from medcite.llm.prompts import parse_pmid_list
+    from medcite.llm.reply_parsers import parse_pmid_list
 
     shown = ["33659106", "101", "202", "303"]
     assert parse_pmid_list("Supporting Citations: [202, 101]", shown) == ["202", "101"]
@@ -342,8 +342,8 @@ def test_pmid_list_reads_only_shown_pmids() -> None:
 
 
 def test_clac24_output_label_is_taken_off() -> None:
-    from medcite.llm.prompts import parse_condensation
     from medcite.llm.reply import prose
+    from medcite.llm.reply_parsers import parse_condensation
 
     assert prose("output: Statins lower LDL. They are safe.") == "Statins lower LDL. They are safe."
     assert parse_condensation("output: Statins lower LDL.", 250) == "Statins lower LDL."
