@@ -40,8 +40,8 @@ from medcite.evidence.sentences import split_spans  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import Pipeline, RetrievalPipeline  # noqa: E402
 from medcite.tasks.base import RunContext  # noqa: E402
-from medcite.tasks.biogen_a import GroundingItem, GroundingSentence  # noqa: E402
-from medcite.tasks.task_a import TaskA  # noqa: E402
+from medcite.tasks.biogen_a_format import GroundingItem, GroundingSentence  # noqa: E402
+from medcite.tasks.biogen_a_task import TaskA  # noqa: E402
 from medcite.types import Topic  # noqa: E402
 
 NAME = "task_a"

@@ -36,9 +36,9 @@ from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import Pipeline  # noqa: E402
 from medcite.presets.offline import offline_lines, offline_settings  # noqa: E402
 from medcite.rundir import read_answers  # noqa: E402
-from medcite.tasks.biogen import write_biogen25  # noqa: E402
+from medcite.tasks.biogen_b_format import write_biogen25  # noqa: E402
+from medcite.tasks.biogen_b_validate import evidence_by_topic, validate_biogen25  # noqa: E402
 from medcite.tasks.topics import read_topics  # noqa: E402
-from medcite.tasks.validate import evidence_by_topic, validate_biogen25  # noqa: E402
 
 #: every Task B preset (BioGen 2025); Task A and retrieval-only presets are measured elsewhere
 PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf",

@@ -23,8 +23,8 @@ from medcite.corpus.store import DocumentStore, FileStats
 from medcite.pipeline import Pipeline
 from medcite.presets.offline import needs_llm, offline_lines, offline_settings
 from medcite.rundir import read_answers
-from medcite.tasks.biogen import write_biogen25
-from medcite.tasks.validate import evidence_by_topic, validate_biogen25
+from medcite.tasks.biogen_b_format import write_biogen25
+from medcite.tasks.biogen_b_validate import evidence_by_topic, validate_biogen25
 from medcite.types import Article, Topic
 
 TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",

@@ -54,7 +54,7 @@ def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tupl
     from medcite.pipeline import Pipeline
     from medcite.presets.offline import offline_settings
     from medcite.rundir import read_answers
-    from medcite.tasks.validate import evidence_by_topic
+    from medcite.tasks.biogen_b_validate import evidence_by_topic
     from medcite.types import Topic
 
     server = OracleServer(load(qs), styles=styles, fault=fault, rate=rate, seed=seed, timeout_s=2.0,
@@ -160,8 +160,8 @@ def run_phase_b(preset: str, qs: list[Any], out: Path, *, degraded: str | None =
     from medcite.pipeline.context import Context
     from medcite.presets.offline import offline_settings
     from medcite.tasks.base import RunContext
-    from medcite.tasks.bioasq import read_phase_b_run
-    from medcite.tasks.bioasq_phases import PhaseB
+    from medcite.tasks.bioasq_format import read_phase_b_run
+    from medcite.tasks.bioasq_task import PhaseB
 
     server = OracleServer(load(qs), styles=STYLES, degraded=degraded)
     base = load_settings(preset)
@@ -185,7 +185,7 @@ def run_phase_a_plus(preset: str, qs: list[Any], store: Path, out: Path, *, degr
     from medcite.pipeline import Pipeline
     from medcite.presets.offline import offline_settings
     from medcite.tasks.base import RunContext
-    from medcite.tasks.bioasq_phases import PhaseAPlus
+    from medcite.tasks.bioasq_task import PhaseAPlus
 
     server = OracleServer(load(qs), styles=STYLES, degraded=degraded)
     base = load_settings(preset)

@@ -14,7 +14,7 @@ from medcite.generate.extractive_qa import ExtractiveQAGenerator
 from medcite.reader import verdict
 from medcite.reader.spans import Answer as SpanAnswer
 from medcite.reader.spans import SpanHit
-from medcite.tasks.biogen import biogen25_line
+from medcite.tasks.biogen_b_format import biogen25_line
 from medcite.types import Evidence, Topic
 
 pytest.importorskip("wordfreq")
@@ -205,7 +205,7 @@ def test_caps_hold_and_every_pmid_is_in_the_evidence() -> None:
 def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
     import json
 
-    from medcite.tasks.validate import validate_biogen25
+    from medcite.tasks.biogen_b_validate import validate_biogen25
 
     gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
     unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
@@ -220,8 +220,8 @@ def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_
 
 
 def test_biogen_2024_answers_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
-    from medcite.tasks.biogen import write_biogen24
-    from medcite.tasks.validate import validate_biogen24
+    from medcite.tasks.biogen_b_format import write_biogen24
+    from medcite.tasks.biogen_b_validate import validate_biogen24
 
     gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
     unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)

@@ -15,7 +15,7 @@ from medcite.presets import provenance
 from medcite.qa.answer_json import extract_json
 from medcite.qa.llm_qa import LLMQA, combine_answers
 from medcite.rerank.ensemble import UnionEnsemble
-from medcite.tasks.bioasq_phases import build_answerer
+from medcite.tasks.bioasq_task import build_answerer
 from medcite.types import Article, Hit, QAAnswer, Question, Snippet
 
 PJS = [f"pjs-config-{i}" for i in range(1, 6)]
