@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,30 +20,15 @@ from medcite.llm.local_backend import LocalConfig
 from medcite.llm.openai_backend import OpenAIConfig
 from medcite.pipeline import context
 from medcite.pipeline.context import Context
-
-
-class _Models(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        body = b'{"data": [{"id": "m"}]}'
-        self.send_response(200 if self.path == "/v1/models" else 404)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+from oracle.gold import Gold
+from oracle.server import OracleServer
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = HTTPServer(("127.0.0.1", 0), _Models)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    """The test suite's OpenAI-compatible oracle server (it lists its models at ``GET /v1/models``)."""
+    with OracleServer(Gold()).running() as url:
+        yield url
 
 
 def _closed_port() -> str:

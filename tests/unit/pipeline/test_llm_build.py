@@ -3,10 +3,7 @@ without an offline stand-in (here a reranker) does not stop a local LLM from bei
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -17,38 +14,11 @@ from medcite.llm.local_backend import LocalBackend
 from medcite.pipeline.context import Context
 from medcite.presets.offline import offline_lines
 
-#: a reranker that loads a model this machine does not have, and declares no offline stand-in
-RERANKER = '''
-from typing import Any, Literal
-
-from medcite.rerank.base import RerankConfig
-
-
-class HubOnlyConfig(RerankConfig):
-    backend: Literal["hub-only"] = "hub-only"
-
-    def model_names(self) -> list[str]:
-        return ["some-org/a-model-that-is-not-here"]
-
-
-class HubOnlyReranker:
-    Config = HubOnlyConfig
-
-    @classmethod
-    def from_config(cls, cfg: HubOnlyConfig, ctx: Any) -> "HubOnlyReranker":
-        return cls()
-
-    def rerank(self, query: str, hits: Any, articles: Any, k: int) -> Any:
-        return list(hits)[:k]
-'''
-
 
 @pytest.fixture
-def hub_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    (tmp_path / "hub_only_rerank.py").write_text(textwrap.dedent(RERANKER), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "hub_only_rerank", raising=False)
-    registry.register("rerank", "hub-only", "hub_only_rerank:HubOnlyReranker")
+def hub_only() -> Iterator[None]:
+    """A reranker whose model is not here and that declares no offline stand-in (``medcite_fakes.HubOnly``)."""
+    registry.register("rerank", "hub-only", "medcite_fakes:HubOnly")
     try:
         yield
     finally:

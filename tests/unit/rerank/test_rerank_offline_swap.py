@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from medcite.errors import ConfigError
 from medcite.index.dense.encoders import load_encoder
 from medcite.pipeline import build_stage
 from medcite.presets.offline import offline_lines, offline_settings
-from medcite.rerank.base import RerankConfig
 from medcite.rerank.embedding import EmbeddingReranker
 from medcite.rerank.medcpt import MedCPTReranker
 from medcite.types import Article, Hit
@@ -64,24 +62,9 @@ def test_ensemble_members_are_swapped_one_by_one(tmp_path: Path) -> None:
     assert got[1] == ("cross-encoder", str(local))  # the local folder stays
 
 
-class HubOnlyConfig(RerankConfig):
-    backend: Literal["hub-only"] = "hub-only"
-
-    def model_names(self) -> list[str]:
-        return ["org/hub-only-reranker"]
-
-
-class HubOnly:
-    Config = HubOnlyConfig
-
-    @classmethod
-    def from_config(cls, cfg: HubOnlyConfig, ctx: Any) -> HubOnly:  # pragma: no cover - never built
-        raise AssertionError("the offline check must fail before building")
-
-
 @pytest.fixture
 def hub_only() -> Iterator[None]:
-    registry.register("rerank", "hub-only", f"{__name__}:HubOnly")
+    registry.register("rerank", "hub-only", "medcite_fakes:HubOnly")
     try:
         yield
     finally:
