@@ -4,7 +4,7 @@ stages' backend configs, the presets and ``--set`` overrides) and is where calle
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, Protocol
 
 from pydantic import Field, field_validator
 
@@ -12,6 +12,13 @@ from . import registry
 from .milvus_settings import MilvusSettings
 from .registry import stage_field
 from .settings_base import MAX_HITS, Section
+
+
+class _Named(Protocol):
+    """A first-stage branch as its check reads it (a retriever config: :mod:`medcite.retrieve.base`)."""
+
+    @property
+    def name(self) -> str: ...
 
 
 class CorpusSettings(Section):
@@ -72,7 +79,7 @@ class RetrieveSettings(Section):
 
     @field_validator("branches")
     @classmethod
-    def _distinct_branch_names(cls, branches: list[Any]) -> list[Any]:
+    def _distinct_branch_names(cls, branches: list[_Named]) -> list[_Named]:
         names = [b.name for b in branches]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
