@@ -1,10 +1,11 @@
 """Snapshot every preset's official outputs, to show a refactor changed none of them.
 
 Runs each preset through the CLI (in process, so the same options whatever the code behind them) on a few
-held-back BioASQ questions over the store of their gold snippets' articles: Task B presets by ``medcite run``
+held-back BioASQ questions over the store of their gold snippets' articles, through the command of the task each
+preset file declares (its ``task`` key; an alias is not run twice): Task B and MedHopQA presets by ``medcite run``
 (BioGen 2025 format), Task A presets by ``medcite ground`` (the questions' ideal-answer sentences as the
-answer to ground), the BioASQ presets by ``medcite bioasq phase-a``, ``phase-aplus`` and ``phase-b``. Models
-that are not on this machine take the presets' documented offline swaps; every LLM is the oracle server of
+answer to ground), the BioASQ presets by ``medcite bioasq phase-a``, ``phase-aplus`` and ``phase-b``, search
+presets by ``phase-a`` alone. Models that are not on this machine take the presets' documented offline swaps; every LLM is the oracle server of
 ``tests/oracle`` (answers from the held-out gold, fixed seed), so the LLM paths run too. The submission files
 (and each Task B answer's generator and sentences) are written to ``OUT/outputs.json``; ``--compare`` prints
 every preset whose outputs differ from another snapshot and exits 1 when any does.
