@@ -5,8 +5,9 @@ held-back BioASQ questions over the store of their gold snippets' articles, thro
 preset file declares (its ``task`` key; an alias is not run twice): Task B and MedHopQA presets by ``medcite run``
 (BioGen 2025 format), Task A presets by ``medcite ground`` (the questions' ideal-answer sentences as the
 answer to ground), the BioASQ presets by ``medcite bioasq phase-a``, ``phase-aplus`` and ``phase-b``, search
-presets by ``phase-a`` alone. Models that are not on this machine take the presets' documented offline swaps; every LLM is the oracle server of
-``tests/oracle`` (answers from the held-out gold, fixed seed), so the LLM paths run too. The submission files
+presets by ``phase-a`` alone. Models that are not on this machine take the presets' documented offline swaps;
+every LLM is the oracle server of ``tests/oracle`` (answers from the held-out gold, fixed seed), so the LLM paths
+run too. The submission files
 (and each Task B answer's generator and sentences) are written to ``OUT/outputs.json``; ``--compare`` prints
 every preset whose outputs differ from another snapshot and exits 1 when any does.
 
