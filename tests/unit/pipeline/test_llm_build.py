@@ -3,26 +3,13 @@ without an offline stand-in (here a reranker) does not stop a local LLM from bei
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from medcite import registry
 from medcite.config import load_settings
 from medcite.errors import ConfigError
 from medcite.llm.local_backend import LocalBackend
 from medcite.pipeline.context import Context
 from medcite.presets.offline import offline_lines
-
-
-@pytest.fixture
-def hub_only() -> Iterator[None]:
-    """A reranker whose model is not here and that declares no offline stand-in (``medcite_fakes.HubOnly``)."""
-    registry.register("rerank", "hub-only", "medcite_fakes:HubOnly")
-    try:
-        yield
-    finally:
-        registry._BACKENDS["rerank"].pop("hub-only", None)
 
 
 def test_a_local_llm_builds_beside_a_reranker_without_an_offline_stand_in(hub_only: None) -> None:
