@@ -44,7 +44,8 @@ from medcite.corpus.store import DocumentStore  # noqa: E402
 from medcite.evaluate.bioasq import evaluate_phase_a  # noqa: E402
 from medcite.evidence.bioasq_snippets import BioASQSnippets, offsets_exact  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
-from medcite.pipeline import RetrievalPipeline, offline_lines, offline_settings  # noqa: E402
+from medcite.pipeline import RetrievalPipeline  # noqa: E402
+from medcite.presets.offline import offline_lines, offline_settings  # noqa: E402
 from medcite.types import Hit, Question, Snippet, Topic  # noqa: E402
 
 NAME = "bioasq_a"

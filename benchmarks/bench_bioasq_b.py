@@ -62,7 +62,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     from medcite.qa import entities as ent
     from medcite.qa.extractive import ExtractiveQA, ExtractiveQAConfig
-    from medcite.tasks.bioasq import read_questions
+    from medcite.tasks.bioasq_format import read_questions
     from medcite.train.qa_data import held_out_ids
     from medcite.types import QAAnswer
 

@@ -40,8 +40,8 @@ from medcite.evidence.sentences import split_spans  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import Pipeline, RetrievalPipeline  # noqa: E402
 from medcite.tasks.base import RunContext  # noqa: E402
-from medcite.tasks.biogen_a import GroundingItem, GroundingSentence  # noqa: E402
-from medcite.tasks.task_a import TaskA  # noqa: E402
+from medcite.tasks.biogen_a_format import GroundingItem, GroundingSentence  # noqa: E402
+from medcite.tasks.biogen_a_task import TaskA  # noqa: E402
 from medcite.types import Topic  # noqa: E402
 
 NAME = "task_a"
@@ -75,7 +75,7 @@ def time_presets(input_path: Path, corpus: Path, presets: list[str]) -> list[dic
     """`medcite ground` of each preset, offline, on ``input_path``: wall time, validity, PMIDs found."""
     import shlex
 
-    from medcite.pipeline import offline_lines
+    from medcite.presets.offline import offline_lines
 
     rows = []
     items = json.loads(input_path.read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """TREC BioGen 2025 Task B: every preset over the 30 topics on the demo corpus, offline.
 
 For each preset and stack (``none``: every LLM stage swapped for its no-LLM counterpart; ``local``: the
-packaged SmolLM2-135M in-process, see :func:`medcite.pipeline.offline_settings`), the run directory is
+packaged SmolLM2-135M in-process, see :func:`medcite.presets.offline.offline_settings`), the run directory is
 written like ``medcite run`` does, the submission validated (official checks + medcite's), and checked
 again here: PMIDs cited outside the topic's evidence block, sentences over 3 PMIDs, answers over 250 words.
 Per-topic latency by stage comes from the run's ``timings.jsonl``: retrieval (query generation + first
@@ -33,11 +33,12 @@ from medcite.config import load_settings, with_overrides  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
 from medcite.errors import ConfigError, LLMError  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
-from medcite.pipeline import Pipeline, offline_lines, offline_settings  # noqa: E402
+from medcite.pipeline import Pipeline  # noqa: E402
+from medcite.presets.offline import offline_lines, offline_settings  # noqa: E402
 from medcite.rundir import read_answers  # noqa: E402
-from medcite.tasks.biogen import write_biogen25  # noqa: E402
+from medcite.tasks.biogen_b_format import write_biogen25  # noqa: E402
+from medcite.tasks.biogen_b_validate import evidence_by_topic, validate_biogen25  # noqa: E402
 from medcite.tasks.topics import read_topics  # noqa: E402
-from medcite.tasks.validate import evidence_by_topic, validate_biogen25  # noqa: E402
 
 #: every Task B preset (BioGen 2025); Task A and retrieval-only presets are measured elsewhere
 PRESETS = ["offline", "clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf",

@@ -1,11 +1,13 @@
 """Snapshot every preset's official outputs, to show a refactor changed none of them.
 
 Runs each preset through the CLI (in process, so the same options whatever the code behind them) on a few
-held-back BioASQ questions over the store of their gold snippets' articles: Task B presets by ``medcite run``
+held-back BioASQ questions over the store of their gold snippets' articles, through the command of the task each
+preset file declares (its ``task`` key; an alias is not run twice): Task B and MedHopQA presets by ``medcite run``
 (BioGen 2025 format), Task A presets by ``medcite ground`` (the questions' ideal-answer sentences as the
-answer to ground), the BioASQ presets by ``medcite bioasq phase-a``, ``phase-aplus`` and ``phase-b``. Models
-that are not on this machine take the presets' documented offline swaps; every LLM is the oracle server of
-``tests/oracle`` (answers from the held-out gold, fixed seed), so the LLM paths run too. The submission files
+answer to ground), the BioASQ presets by ``medcite bioasq phase-a``, ``phase-aplus`` and ``phase-b``, search
+presets by ``phase-a`` alone. Models that are not on this machine take the presets' documented offline swaps;
+every LLM is the oracle server of ``tests/oracle`` (answers from the held-out gold, fixed seed), so the LLM paths
+run too. The submission files
 (and each Task B answer's generator and sentences) are written to ``OUT/outputs.json``; ``--compare`` prints
 every preset whose outputs differ from another snapshot and exits 1 when any does.
 
@@ -26,28 +28,26 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-TASK_A = ["offline-grounding", "clac24-llm", "clac24-llm-nli", "dal25-expert", "dal25-emotional"]
-BIOASQ = ["dsgt-b1", "dsgt-b2", "dsgt-b3", "dsgt-b4", "dsgt-b5", "pjs-config-1", "pjs-config-2", "pjs-config-3",
-          "pjs-config-4", "pjs-config-5", "dsgt-b-gpt4-style1", "dsgt-b-gpt4-style2", "dsgt-b-gpt4-style3",
-          "dsgt-b-mistral-style1", "dsgt-b-mistral-style3"]
-RETRIEVAL_ONLY = ["bm25", "hybrid", "hybrid-adapted", "narrow", "wide", "best", "trained-ce", "trained-ce-int8",
-                  "trained-ensemble"]
-ALIASES = {"pjs-ensemble", "dsgt-ensemble"}
+#: a preset's declared task (its ``task`` key) -> how the snapshot runs it: ``b`` by ``medcite run``, ``a`` by
+#: ``medcite ground``, ``bioasq`` by the three ``medcite bioasq`` phases, ``phase-a`` by Phase A alone
+MODES = {"biogen-b": "b", "medhopqa": "b", "biogen-a": "a", "bioasq": "bioasq", "search": "phase-a"}
 
 
 def presets() -> list[str]:
-    names = sorted(p.stem for p in (REPO / "src" / "medcite" / "presets").glob("*.json"))
-    return [n for n in names if n not in ALIASES]
+    """Every shipped preset but the aliases (their outputs are those of the preset they rename)."""
+    from medcite.config import is_alias, preset_names
+
+    return [n for n in preset_names() if not is_alias(n)]
 
 
 def task_of(preset: str) -> str:
-    if preset in TASK_A:
-        return "a"
-    if preset in BIOASQ:
-        return "bioasq"
-    if preset in RETRIEVAL_ONLY:
-        return "phase-a"
-    return "b"
+    from medcite.config import preset_task
+
+    task = preset_task(preset)
+    if task not in MODES:
+        raise SystemExit(f"preset {preset!r} declares task {task!r}, which the snapshot cannot run "
+                         f"(it runs {', '.join(MODES)})")
+    return MODES[task]
 
 
 def invoke(args: list[str]) -> dict[str, Any]:

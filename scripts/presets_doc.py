@@ -1,8 +1,8 @@
 """Write docs/PRESETS.md: every preset's published run and, per setting (of a paper preset: every setting its run
 reads, defaults included), its value, its source in the paper (file, section, verbatim quote) or medcite's choice,
-and its offline swap (medcite.pipeline.coverage); and the per-paper preset tables of docs/TASK_A.md,
+and its offline swap (medcite.presets.coverage); and the per-paper preset tables of docs/TASK_A.md,
 docs/TASK_B.md and docs/BIOASQ.md, between their ``<!-- presets:begin NAME -->`` and ``<!-- presets:end -->``
-markers, from the presets' settings (medcite.pipeline.preset_tables).
+markers, from the presets' settings (medcite.presets.tables).
 
     python scripts/presets_doc.py          # rewrite docs/PRESETS.md and the tables
     python scripts/presets_doc.py --check  # exit 1 when a doc is not what the presets say
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from medcite.config import preset_names
-from medcite.pipeline.coverage import markdown
-from medcite.pipeline.preset_tables import regenerate
+from medcite.presets.coverage import markdown
+from medcite.presets.tables import regenerate
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 DOC = DOCS / "PRESETS.md"

@@ -73,3 +73,16 @@ def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with running(tmp_path_factory.mktemp("milvus") / "data") as uri:
         yield uri
+
+
+@pytest.fixture
+def hub_only() -> Iterator[None]:
+    """The rerank backend ``hub-only`` registered for one test (``medcite_fakes.HubOnly``: a model this machine
+    lacks, no offline stand-in), removed after it."""
+    from medcite import registry
+
+    registry.register("rerank", "hub-only", "medcite_fakes:HubOnly")
+    try:
+        yield
+    finally:
+        registry._BACKENDS["rerank"].pop("hub-only", None)

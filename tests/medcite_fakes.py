@@ -9,7 +9,9 @@ the one construction path with ``--set`` instead of injecting objects by hand:
   breaks a rule so the constraint-retry path runs);
 - llm ``replies``: answers with the configured replies in turn (the last one repeats);
 - stance ``words``: supports when a passage holds every content word of the claim, contradicts when
-  exactly one of them is negated.
+  exactly one of them is negated;
+- rerank ``hub-only`` (registered by the tests that need it): loads a model this machine lacks and declares no
+  offline stand-in.
 """
 
 from __future__ import annotations
@@ -228,3 +230,23 @@ class WordsStance(PassageClassifier):
             else:
                 out.append([0.1, 0.1, 0.8])
         return np.array(out)
+
+
+class HubOnlyConfig(RerankConfig):
+    """A reranker that loads a model this machine does not have and declares no offline stand-in."""
+
+    backend: Literal["hub-only"] = "hub-only"
+
+    def model_names(self) -> list[str]:
+        return ["org/hub-only-reranker"]
+
+
+class HubOnly:
+    """Registered as ``hub-only`` by the tests that need it (``registry.register("rerank", "hub-only",
+    "medcite_fakes:HubOnly")``); never built: an offline check fails first, or nothing asks for it."""
+
+    Config = HubOnlyConfig
+
+    @classmethod
+    def from_config(cls, cfg: HubOnlyConfig, ctx: Any) -> HubOnly:  # pragma: no cover - never built
+        raise AssertionError("the hub-only reranker is never built")

@@ -136,12 +136,12 @@ for _stage, _name, _target, _extra in (
     ("qa", "extractive", "medcite.qa.extractive:ExtractiveQA", "qa"),
     ("qa", "llm", "medcite.qa.llm_qa:LLMQA", "llm"),
     ("design", "rules", "medcite.design.rules:RulesLabeller", "core"),
-    ("task", "biogen25", "medcite.tasks.task_b:TaskB2025", "core"),
-    ("task", "biogen24", "medcite.tasks.task_b:TaskB2024", "core"),
-    ("task", "biogen-a", "medcite.tasks.task_a:TaskA", "core"),
-    ("task", "bioasq-a", "medcite.tasks.bioasq_phases:PhaseA", "core"),
-    ("task", "bioasq-aplus", "medcite.tasks.bioasq_phases:PhaseAPlus", "core"),
-    ("task", "bioasq-b", "medcite.tasks.bioasq_phases:PhaseB", "core"),
+    ("task", "biogen25", "medcite.tasks.biogen_b_task:TaskB2025", "core"),
+    ("task", "biogen24", "medcite.tasks.biogen_b_task:TaskB2024", "core"),
+    ("task", "biogen-a", "medcite.tasks.biogen_a_task:TaskA", "core"),
+    ("task", "bioasq-a", "medcite.tasks.bioasq_task:PhaseA", "core"),
+    ("task", "bioasq-aplus", "medcite.tasks.bioasq_task:PhaseAPlus", "core"),
+    ("task", "bioasq-b", "medcite.tasks.bioasq_task:PhaseB", "core"),
 ):
     register(_stage, _name, _target, _extra)
 

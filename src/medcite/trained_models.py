@@ -14,7 +14,7 @@ A ``models:NAME`` reference resolves, in order, to
    the data paths of this checkout (:func:`make_command`).
 
 ``medcite models build NAME|PRESET`` trains into the models folder; ``medcite models list`` shows every model a
-preset or command names (:mod:`medcite.pipeline.inventory`).
+preset or command names (:mod:`medcite.presets.inventory`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.tasks.biogen import count_words, find_citations, parse_biogen24_answer
+from medcite.tasks.biogen_b_format import count_words, find_citations, parse_biogen24_answer
 from medcite.types import Article
 
 _EXTRAS = ["as reported before [12]", "with [3H]thymidine uptake", "after [1-3] weeks", "in [Ca2+]-free medium",

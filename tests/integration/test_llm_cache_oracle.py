@@ -23,7 +23,8 @@ PRESET = "clac25-a"
 
 def _run(url: str, qs: list[Any], store: Path, out: Path, cache_dir: Path) -> tuple[list[Any], dict[str, Any]]:
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import Pipeline, offline_settings
+    from medcite.pipeline import Pipeline
+    from medcite.presets.offline import offline_settings
     from medcite.rundir import read_answers
     from medcite.types import Topic
 

@@ -13,7 +13,8 @@ import pytest
 from medcite.config import load_settings, with_overrides
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError
-from medcite.pipeline import Pipeline, offline_lines, offline_settings
+from medcite.pipeline import Pipeline
+from medcite.presets.offline import offline_lines, offline_settings
 from medcite.types import Article, Topic
 
 DOCS = [
@@ -177,9 +178,9 @@ def test_packaged_smollm2_runs_the_preset_on_a_biogen_topic(shared_data: Path, t
     validate whatever the small model writes."""
     from medcite.corpus.ingest import ingest
     from medcite.rundir import read_answers
-    from medcite.tasks.biogen import write_biogen25
+    from medcite.tasks.biogen_b_format import write_biogen25
+    from medcite.tasks.biogen_b_validate import evidence_by_topic, validate_biogen25
     from medcite.tasks.topics import read_topics
-    from medcite.tasks.validate import evidence_by_topic, validate_biogen25
 
     store = tmp_path / "store"
     with DocumentStore.create(store) as s:

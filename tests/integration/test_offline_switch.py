@@ -17,9 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.config import Settings, load_settings, preset_json, preset_names
-from medcite.pipeline.offline import is_local_model, stage_configs
-from medcite.pipeline.preset_tables import BIOASQ, TASK_A
+from medcite.config import Settings, load_settings, preset_json, preset_names, preset_task
+from medcite.presets.offline import is_local_model, stage_configs
 from oracle.answers import sentences
 from oracle.gold import BIOASQ as BIOASQ_FILE
 from oracle.gold import load
@@ -66,8 +65,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory, qs: list) -> dict[str, Path
 
 
 def test_the_paper_presets_cover_every_task() -> None:
-    assert {n for n in PAPER if n in TASK_A} and {n for n in PAPER if n in BIOASQ}
-    assert {n for n in PAPER if n not in TASK_A and n not in BIOASQ}
+    assert {preset_task(n) for n in PAPER} == {"biogen-a", "biogen-b", "medhopqa", "bioasq"}
 
 
 @pytest.mark.parametrize("preset", PAPER)
@@ -76,10 +74,10 @@ def test_each_paper_preset_runs_offline_through_its_command(preset: str, qs: lis
     base = load_settings(preset)
     sets = [arg for s in llm_overrides(url, list(base.llms)) for arg in ("--set", s)]
     run_dir = tmp_path / "run"
-    grounding = preset in TASK_A
+    grounding = preset_task(preset) == "biogen-a"
     if grounding:
         args = ["ground", "--input", str(inputs["items"]), "--corpus", str(store), "--out", str(run_dir)]
-    elif preset in BIOASQ:
+    elif preset_task(preset) == "bioasq":
         args = ["bioasq", "phase-aplus", "--questions", str(inputs["bioasq"]), "--corpus", str(store),
                 "--output", str(tmp_path / "answers.json"), "--run-dir", str(run_dir)]
     else:

@@ -26,8 +26,8 @@ from medcite.config import load_settings, preset_names, with_overrides
 from medcite.context import ModelCache
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, MissingExtraError
-from medcite.pipeline import Pipeline, needs_llm, offline_settings
-from medcite.pipeline.offline import llm_names, uses_stance
+from medcite.pipeline import Pipeline
+from medcite.presets.offline import llm_names, needs_llm, offline_settings, uses_stance
 from medcite.trained_models import CATALOGUE
 from medcite.trained_models import missing as missing_models
 from medcite.types import Article, Topic

@@ -18,22 +18,19 @@ from pathlib import Path
 
 import pytest
 
-from medcite.config import load_settings, preset_json, preset_names
-from medcite.pipeline import needs_llm
+from medcite.config import load_settings, preset_json, preset_names, preset_task
+from medcite.presets.offline import needs_llm
 from oracle.answers import sentences
 from oracle.harness import questions, run_grounding, run_phase_a_plus, run_preset, snippet_store
 
 pytestmark = pytest.mark.slow  # about a minute on 2 cores: every paper preset that calls an LLM, two topics each
 
-#: the paper presets of Task A (sentence grounding); the BioASQ ones answer with an LLM (``qa``); the rest are Task B
-TASK_A = ("clac24-llm", "clac24-llm-nli", "dal25-emotional", "dal25-expert")
 PAPER_LLM_PRESETS = [n for n in preset_names() if "paper" in preset_json(n) and needs_llm(load_settings(n), True)]
 
 
 def _task(preset: str) -> str:
-    if preset in TASK_A:
-        return "A"
-    return "bioasq" if load_settings(preset).qa.llm_names() else "B"
+    """The command the preset's declared task runs through: Task A (grounding), BioASQ, or Task B."""
+    return {"biogen-a": "A", "bioasq": "bioasq"}.get(preset_task(preset), "B")
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +47,7 @@ def store(tmp_path_factory: pytest.TempPathFactory, qs: list) -> Path:
 
 def test_the_presets_cover_every_paper_and_task() -> None:
     assert {n.split("-")[0] for n in PAPER_LLM_PRESETS} == {"clac24", "clac25", "dal25", "dsgt", "pjs"}
-    assert set(TASK_A) <= set(PAPER_LLM_PRESETS)
+    assert {"clac24-llm", "clac24-llm-nli", "dal25-emotional", "dal25-expert"} <= set(PAPER_LLM_PRESETS)
     assert {_task(n) for n in PAPER_LLM_PRESETS} == {"A", "B", "bioasq"}
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.tasks.biogen_a import read_task_a_run
+from medcite.tasks.biogen_a_format import read_task_a_run
 from medcite.types import Article
 
 DOCS = [

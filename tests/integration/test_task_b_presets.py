@@ -20,10 +20,11 @@ from click.testing import CliRunner
 from medcite.cli.main import cli
 from medcite.config import load_settings, preset_names, with_overrides
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.pipeline import Pipeline, needs_llm, offline_lines, offline_settings
+from medcite.pipeline import Pipeline
+from medcite.presets.offline import needs_llm, offline_lines, offline_settings
 from medcite.rundir import read_answers
-from medcite.tasks.biogen import write_biogen25
-from medcite.tasks.validate import evidence_by_topic, validate_biogen25
+from medcite.tasks.biogen_b_format import write_biogen25
+from medcite.tasks.biogen_b_validate import evidence_by_topic, validate_biogen25
 from medcite.types import Article, Topic
 
 TASK_B = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e", "dal25-rrf", "dal25-rmmln", "dal25-rmmdn",

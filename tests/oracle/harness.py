@@ -51,9 +51,10 @@ def run_preset(preset: str, qs: list[Any], store: Path, out: Path, *, sets: tupl
     fallbacks, planted sentences found in a final answer, cited PMIDs outside the evidence shown, sentences over
     3 PMIDs and answers over 250 words. ``degraded``: the server plays a weak model (:class:`OracleServer`)."""
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import Pipeline, offline_settings
+    from medcite.pipeline import Pipeline
+    from medcite.presets.offline import offline_settings
     from medcite.rundir import read_answers
-    from medcite.tasks.validate import evidence_by_topic
+    from medcite.tasks.biogen_b_validate import evidence_by_topic
     from medcite.types import Topic
 
     server = OracleServer(load(qs), styles=styles, fault=fault, rate=rate, seed=seed, timeout_s=2.0,
@@ -156,11 +157,11 @@ def run_phase_b(preset: str, qs: list[Any], out: Path, *, degraded: str | None =
     other models, zero-shot): (the answers read back from the submission, the server, seconds). ``degraded``: the
     server plays a weak model (:class:`OracleServer`)."""
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import offline_settings
     from medcite.pipeline.context import Context
+    from medcite.presets.offline import offline_settings
     from medcite.tasks.base import RunContext
-    from medcite.tasks.bioasq import read_phase_b_run
-    from medcite.tasks.bioasq_phases import PhaseB
+    from medcite.tasks.bioasq_format import read_phase_b_run
+    from medcite.tasks.bioasq_task import PhaseB
 
     server = OracleServer(load(qs), styles=STYLES, degraded=degraded)
     base = load_settings(preset)
@@ -181,9 +182,10 @@ def run_phase_a_plus(preset: str, qs: list[Any], store: Path, out: Path, *, degr
     """BioASQ Phase A+ of ``preset`` on ``qs`` over ``store`` against the oracle (offline swaps for the other
     models): retrieval, snippets and answers. (the task's result, the server, seconds)."""
     from medcite.config import load_settings, with_overrides
-    from medcite.pipeline import Pipeline, offline_settings
+    from medcite.pipeline import Pipeline
+    from medcite.presets.offline import offline_settings
     from medcite.tasks.base import RunContext
-    from medcite.tasks.bioasq_phases import PhaseAPlus
+    from medcite.tasks.bioasq_task import PhaseAPlus
 
     server = OracleServer(load(qs), styles=STYLES, degraded=degraded)
     base = load_settings(preset)

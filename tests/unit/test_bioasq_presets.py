@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from medcite.config import Settings, load_settings, preset_description
-from medcite.pipeline import offline_settings
-from medcite.pipeline.offline import is_local_model
+from medcite.presets.offline import is_local_model, offline_settings
 
 
 def test_pjs_ensemble_is_dense_then_a_union_of_embedding_rerankers() -> None:

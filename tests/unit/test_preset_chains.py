@@ -204,7 +204,7 @@ DSGT_B = [("dsgt-b-gpt4-style1", "gpt-4o", 1, 1), ("dsgt-b-gpt4-style2", "gpt-4o
 
 @pytest.mark.parametrize(("name", "model", "style", "shots"), DSGT_B)
 def test_dsgt_phase_b_systems(name: str, model: str, style: int, shots: int) -> None:
-    from medcite.pipeline import provenance
+    from medcite.presets import provenance
 
     s = load_settings(name)
     assert (s.llm.backend, s.llm.model) == ("openai", model)

@@ -1,6 +1,6 @@
 """Issue 33: every quote of a preset means what its setting says -- the numbers and model names under a quoted
 setting are in the quote, a table row quoted is the run's own (named), and a preset that changes an inherited
-setting gives it its own source (medcite.pipeline.quote_meaning)."""
+setting gives it its own source (medcite.presets.quote_meaning)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from medcite.config import preset_names
-from medcite.pipeline import provenance
-from medcite.pipeline.quote_meaning import EXEMPT, findings, model_keys, number_forms, says_model, says_number
+from medcite.presets import provenance
+from medcite.presets.quote_meaning import EXEMPT, findings, model_keys, number_forms, says_model, says_number
 
 
 @pytest.mark.parametrize("name", [n for n in preset_names() if provenance.sources(n)])

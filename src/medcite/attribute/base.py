@@ -33,7 +33,7 @@ class StanceConfig(BackendConfig):
     """Base of every stance backend's settings."""
 
     #: what judges in its place on a machine without a model it loads (a hub NLI model): medcite's trained stance
-    #: classifier, shipped with medcite (``--offline``, :func:`medcite.pipeline.offline.offline_settings`)
+    #: classifier, shipped with medcite (``--offline``, :func:`medcite.presets.offline.offline_settings`)
     offline_stand_in: ClassVar[dict[str, object]] = {"backend": "classifier", "model": "models:medcite-reader"}
     #: the config it judges citations with when ``medcite eval biogen-b --judge`` names it (None: the run's stance
     #: settings when they name it, else its defaults, keeping where the run's stance stage runs)

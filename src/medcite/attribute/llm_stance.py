@@ -2,8 +2,8 @@
 
 ``prompt=bioace_citation`` asks instead for BioACE's four citation labels (TREC BioGen 2025 assessment:
 supports, contradicts, neutral, not relevant; ``medcite eval biogen-b --judge llm``).
-The answer is parsed by fixed rules (:func:`medcite.llm.prompts.parse_stance`, or
-:func:`~medcite.llm.prompts.parse_citation_label` for the four labels): a label, and the sentence
+The answer is parsed by fixed rules (:func:`medcite.llm.reply_parsers.parse_stance`, or
+:func:`~medcite.llm.reply_parsers.parse_citation_label` for the four labels): a label, and the sentence
 the model quotes, which is looked up in the abstract for the span (the whole abstract when the quote is not
 found). The scores are the label's one-hot probabilities: an LLM gives no calibrated probability.
 """
@@ -17,7 +17,8 @@ from pydantic import Field
 
 from ..llm.base import reject
 from ..llm.personas import frame
-from ..llm.prompts import names_stance_label, parse_citation_label, parse_stance, render
+from ..llm.prompts import render
+from ..llm.reply_parsers import names_stance_label, parse_citation_label, parse_stance
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Article, Stance, StanceVerdict

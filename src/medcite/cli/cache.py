@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from pathlib import Path
 
 import click
 
@@ -24,12 +23,6 @@ def parse_date(value: str) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
-def _file(cache_dir: str | None) -> Path:
-    from ..llm.cache import cache_file
-
-    return cache_file(cache_dir)
-
-
 @click.group("cache")
 def cache_group() -> None:
     """The LLM cache: one SQLite file of model replies, keyed by backend, model, server, messages and parameters.
@@ -42,20 +35,16 @@ def cache_group() -> None:
 def stats(cache_dir: str | None, as_json: bool) -> None:
     """The cache file, its size, how many replies it holds and how many were rejected, per backend, model and
     server, and the oldest and newest reply."""
-    from ..llm.cache import LLMCache
+    from ..workflows.cache import cache_path, cache_stats
 
-    path = _file(cache_dir)
-    if not path.is_file():  # opening would create it
+    found = cache_stats(cache_dir)
+    if found is None:  # no file (opening would create it)
+        path = cache_path(cache_dir)
         if as_json:
             click.echo(json.dumps({"file": str(path), "exists": False, "replies": 0, "rejected": 0}))
         else:
             click.echo(f"no LLM cache at {path} (a run with llm.cache=true creates it)")
         return
-    cache = LLMCache(path)
-    try:
-        found = cache.stats()
-    finally:
-        cache.close()
     if as_json:
         click.echo(json.dumps({"exists": True, **found.as_dict()}, indent=2))
         return
@@ -80,23 +69,16 @@ def stats(cache_dir: str | None, as_json: bool) -> None:
 def clear(cache_dir: str | None, older_than: str | None, rejected_only: bool) -> None:
     """Delete cached replies: all of them, or those older than --older-than, or only the rejected ones (both
     options: the rejected ones older than the date). The file keeps its place; its space is given back."""
-    from ..llm.cache import LLMCache
+    from ..workflows.cache import cache_path, clear_cache
 
     before = parse_date(older_than) if older_than is not None else None
-    path = _file(cache_dir)
-    if not path.is_file():
-        click.echo(f"no LLM cache at {path}: nothing to clear")
+    done = clear_cache(cache_dir, older_than=before, rejected_only=rejected_only)
+    if done is None:
+        click.echo(f"no LLM cache at {cache_path(cache_dir)}: nothing to clear")
         return
-    cache = LLMCache(path)
-    if cache.found:
-        click.echo(f"found: {cache.found}")
-    try:
-        deleted = cache.clear(older_than=before, rejected_only=rejected_only)
-        if deleted:
-            cache.vacuum()
-        left = len(cache)
-    finally:
-        cache.close()
+    if done.found:
+        click.echo(f"found: {done.found}")
+    deleted, left, path = done.deleted, done.left, done.path
     which = ", ".join(filter(None, ["rejected" if rejected_only else "",
                                     f"stored before {before.isoformat()}" if before is not None else ""]))
     click.echo(f"deleted {deleted} repl{'y' if deleted == 1 else 'ies'}{f' ({which})' if which else ''} from {path}; "

@@ -8,7 +8,7 @@ import textwrap
 
 import click
 
-from ..config import preset_description, preset_names
+from ..config import preset_description, preset_names, preset_task, preset_tasks
 from ..workflows.presets import provenance_lines
 from .options import resolve, settings_options
 
@@ -57,19 +57,30 @@ def device_settings(tree: object, path: str = "") -> dict[str, str]:
 
 @config_group.command("presets")
 @click.option("--long", "full", is_flag=True, help="Print each preset's whole description.")
-def presets(full: bool) -> None:
-    """List the shipped presets, each with the first sentence of its description and, for a preset that loads
-    models medcite trains, whether they are present (or the command that builds them)."""
-    names = preset_names()
+@click.option("--task", "task", default=None, metavar="TASK",
+              help="Only the presets that declare this task (biogen-a, biogen-b, medhopqa, bioasq, search, or a "
+                   "registered task).")
+def presets(full: bool, task: str | None) -> None:
+    """List the shipped presets, each with the task it declares (its file's ``task``), the first sentence of its
+    description and, for a preset that loads models medcite trains, whether they are present (or the command that
+    builds them)."""
+    known = preset_tasks()
+    if task is not None and task not in known:
+        raise click.BadParameter(f"unknown task {task!r}; one of: {', '.join(known)}", param_hint="--task")
+    names = [n for n in preset_names() if task is None or preset_task(n) == task]
     width = max((len(n) for n in names), default=0)
+    tasks = {n: preset_task(n) for n in names}
+    task_width = max((len(t) for t in tasks.values()), default=0)
     for name in names:
         text = " ".join(preset_description(name).split())
         status = models_status(name)
+        head = f"{name:<{width}}  {tasks[name]:<{task_width}}"
         if not full:
-            room = max(20 if status else 40, 118 - width - (len(status) + 3 if status else 0))
+            room = max(10 if status else 40, 118 - len(head) - (len(status) + 3 if status else 0))
             text = textwrap.shorten(first_sentence(text), width=room, placeholder=" ...")
-        click.echo(f"{name:<{width}}  {text}{f' [{status}]' if status else ''}".rstrip())
+        click.echo(f"{head}  {text}{f' [{status}]' if status else ''}".rstrip())
         if full:
+            click.echo(f"    task: {tasks[name]} ({known[tasks[name]]})")
             for line in provenance_lines(name):
                 click.echo(f"    {line}")
 

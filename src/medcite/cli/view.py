@@ -43,7 +43,7 @@ def view(runs_dir: Path, host: str, port: int) -> None:
     except ImportError as exc:
         raise MissingExtraError("uvicorn", "web", "medcite view") from exc
     try:
-        from ..viewer.app import create_app
+        from ..workflows.view import viewer_app
     except ImportError as exc:  # fastapi or jinja2 missing
         raise MissingExtraError(exc.name or "fastapi", "web", "medcite view") from exc
 
@@ -64,7 +64,7 @@ def view(runs_dir: Path, host: str, port: int) -> None:
                    err=True)
     # on loopback, refuse other Host headers so a web page cannot reach the viewer by DNS rebinding
     hosts = sorted({"localhost", "127.0.0.1", "::1", "[::1]", host.strip("[]")}) if loopback else None
-    app = create_app(runs_dir, allowed_hosts=hosts)
+    app = viewer_app(runs_dir, hosts)
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     click.echo(f"medcite viewer: http://{shown}:{port}{page}  (runs in {runs_dir}; Ctrl+C stops)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -99,7 +99,7 @@ class Judgement:
 
 
 class PredictedSentence(Protocol):
-    """What is scored of a submitted sentence (``medcite.tasks.biogen_a.GroundedSentence`` is one)."""
+    """What is scored of a submitted sentence (``medcite.tasks.biogen_a_format.GroundedSentence`` is one)."""
 
     @property
     def text(self) -> str: ...

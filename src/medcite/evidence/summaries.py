@@ -138,7 +138,8 @@ class SummarySelector:
     def summarize(self, question: str, articles: Sequence[Article]) -> list[str]:
         """One parsed summary per article (empty when the model gave nothing usable)."""
         from ..llm.base import reject
-        from ..llm.prompts import parse_summary, render
+        from ..llm.prompts import render
+        from ..llm.reply_parsers import parse_summary
         from ..llm.trace import trace_context
 
         if not articles:

@@ -14,7 +14,8 @@ decides the lead sentence:
   sentence clearly says yes and another clearly says no (both cited). Otherwise the lead is "The retrieved
   abstracts do not settle this." and the most relevant findings follow. ``kind="verdict"``; ``Answer.verdict`` is
   yes / no / mixed / unsettled. ``yes_from``, ``no_below`` and ``sentence_agree`` were chosen on held-back BioASQ
-  questions for precision (benchmarks/bench_offline_answer.py).
+  questions for precision (benchmarks/bench_offline_answer.py). The yes / no / neither from P(yes) is
+  :func:`medcite.reader.verdict.decide`, the function BioASQ's exact answer decides by too.
 - **factoid / list**: the answers the reader's span head extracts from the evidence sentences (synonyms and
   abbreviations merged), each with P >= ``span_min``, none made of question words; each is named exactly as it
   is written in an evidence sentence, which is cited and opens the support; ``kind="entities"``. No span that
@@ -272,7 +273,7 @@ class ExtractiveQAGenerator:
     def verdict(self, question: str, evidence: Sequence[Evidence]
                 ) -> tuple[AnswerSentence, str, list[int]]:
         """The selective verdict of the module doc."""
-        from ..reader.verdict import yes_probability
+        from ..reader.verdict import decide, yes_probability
 
         readings = self.readings(question, evidence)
         p = yes_probability(np.asarray([r.probs for r in readings]).reshape(-1, 3))
@@ -285,12 +286,13 @@ class ExtractiveQAGenerator:
 
         # a sentence that names the opposite of what is asked (or negates it) says no by itself: with the
         # reader not leaning yes the question's P(yes) need not be low
-        cue_no = [r for r in says_no if r.opposite or r.negated]
+        cue_no = any(r.opposite or r.negated for r in says_no)
+        decided = decide(p, self.yes_from, self.no_below, cue_no=cue_no)
         if says_yes and says_no:
             verdict, deciding = "mixed", [says_yes[0].index, says_no[0].index]
-        elif p >= self.yes_from and says_yes and articles(says_yes) >= self.min_agreeing:
+        elif decided == "yes" and says_yes and articles(says_yes) >= self.min_agreeing:
             verdict, deciding = "yes", [r.index for r in says_yes]
-        elif says_no and (p <= self.no_below or (cue_no and p < 0.5)) and articles(says_no) >= self.min_agreeing:
+        elif decided == "no" and says_no and articles(says_no) >= self.min_agreeing:
             verdict, deciding = "no", [r.index for r in says_no]
         else:
             return AnswerSentence(VERDICTS["unsettled"], kind="verdict"), "unsettled", []

@@ -4,7 +4,7 @@ one citation **"), another is shown the contradiction candidates with the questi
 contradict it (Code Snippet 2, '[]' for none).
 
 Documents are listed as the prompts' example lists them (``* PMID n: text``, title and abstract); the answer is read
-by :func:`medcite.llm.prompts.parse_pmid_list`: only PMIDs that were shown, in the model's order, at most the cap.
+by :func:`medcite.llm.reply_parsers.parse_pmid_list`: only PMIDs that were shown, in the model's order, at most the cap.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..llm.base import reject
-from ..llm.prompts import parse_pmid_list, render
+from ..llm.prompts import render
+from ..llm.reply_parsers import parse_pmid_list
 from ..llm.trace import trace_context
 from ..types import Article
 

@@ -348,7 +348,8 @@ class LLMGenerator:
 
     def _condensed(self, question: str, text: str, words: int, attempt: int) -> str:
         """CLaC 2024: the model shortens an over-long answer, keeping its citations; '' when it gave nothing."""
-        from ..llm.prompts import parse_condensation, render
+        from ..llm.prompts import render
+        from ..llm.reply_parsers import parse_condensation
 
         if not self.condense or words <= self.max_words:
             return ""

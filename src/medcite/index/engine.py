@@ -35,6 +35,8 @@ class IndexEngine(Protocol):
     #: the ``medcite index`` command that builds everything this engine serves at once (None: each named index
     #: is built by its own backend's command)
     build_command: ClassVar[str | None]
+    #: the section of ``index`` that holds this engine's own options (``milvus``: ``index.milvus``; None: none)
+    options_section: ClassVar[str | None]
 
     @classmethod
     def serve(cls, settings: Settings) -> Served: ...
@@ -44,6 +46,7 @@ class EmbeddedEngine:
     """``index.backend=embedded``: each entry of ``indexes`` is served by its own backend, as configured."""
 
     build_command: ClassVar[str | None] = None
+    options_section: ClassVar[str | None] = None
 
     @classmethod
     def serve(cls, settings: Settings) -> Served:

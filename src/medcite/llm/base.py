@@ -62,6 +62,11 @@ class LLMConfig(BackendConfig):
     #: the model it runs when ``model`` is None (a packaged one), as named in model listings
     packaged_model: ClassVar[str | None] = None
 
+    def check_reachable(self) -> None:
+        """Raise :class:`~medcite.errors.LLMError` (or a ConfigError), before any work, when what this backend
+        calls is not there -- a server that does not answer, a model file missing from this machine -- with this
+        backend's own hint. The build context calls it before making the LLM. Default: nothing to reach."""
+
 
 @runtime_checkable
 class LLM(Protocol):

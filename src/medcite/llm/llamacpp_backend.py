@@ -43,6 +43,20 @@ class LlamaCppConfig(LLMConfig):
         "the packaged SmolLM2 when `model` is None)."
     )
 
+    def check_reachable(self) -> None:
+        """The GGUF file is on this machine (the packaged one, or the file ``model`` names) and llama-cpp-python is
+        installed; a repository with ``gguf_file`` is downloaded on first use."""
+        if not self.model or self.model == PACKAGED_NAME:
+            packaged_gguf()
+        elif not self.gguf_file and not Path(self.model).expanduser().is_file():
+            raise LLMError(
+                f"the GGUF file {self.model!r} of the llamacpp backend is not on this machine",
+                hint="give the path of a .gguf file here (`hf download REPO FILE.gguf --local-dir DIR` fetches one), "
+                f"or a Hugging Face repository plus {set_line('llm.gguf_file', 'NAME.gguf')}; leave llm.model empty "
+                "for the packaged SmolLM2",
+            )
+        require("llama_cpp", "llamacpp", "the llamacpp LLM backend")
+
 
 class LlamaCppBackend(BaseLLM):
     """In-process llama.cpp; the chat template comes from the GGUF metadata."""

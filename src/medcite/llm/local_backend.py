@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -115,6 +116,41 @@ class LocalConfig(LLMConfig):
     )
     device: Device = device_field("the local model")
     dtype: Dtype = dtype_field("the local model")
+
+    def check_reachable(self) -> None:
+        """The model is on this machine: the packaged SmolLM2 installed, a folder or file ``model`` names present,
+        a Hugging Face name in the local cache when downloads are off (``HF_HUB_OFFLINE``); the weights load on
+        the first call."""
+        if not self.model or self.model == PACKAGED_NAME:
+            packaged_gguf()
+            return
+        path = Path(self.model).expanduser()
+        if path.exists() or not _looks_like_hub_name(self.model):
+            if not path.exists():
+                raise LLMError(f"the local model {self.model!r} is not on this machine (no such folder or file)",
+                               hint=_LOCAL_HINT)
+            return
+        if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on") \
+                and not _in_hub_cache(self.model, self.gguf_file or "config.json"):
+            raise LLMError(f"the local model {self.model!r} is not in the Hugging Face cache, and HF_HUB_OFFLINE "
+                           "forbids downloading it", hint=_LOCAL_HINT)
+
+
+_LOCAL_HINT = ("give a local folder or .gguf file in llm.model, or a Hugging Face name with internet access "
+               "(HF_HUB_OFFLINE unset); leave llm.model empty for the packaged SmolLM2")
+
+
+def _looks_like_hub_name(name: str) -> bool:
+    """``org/name`` or ``name``: no path syntax (``./``, ``~``, an absolute path, a file suffix)."""
+    return not name.startswith((".", "/", "~")) and name.count("/") <= 1 and not name.endswith(".gguf")
+
+
+def _in_hub_cache(repo: str, filename: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    return isinstance(try_to_load_from_cache(repo, filename), str)
 
 
 class LocalBackend(BaseLLM):

@@ -99,6 +99,22 @@ class OpenAIConfig(LLMConfig):
     concurrency: int = Field(4, ge=1, description="Most requests in flight at once.")
     stream: bool = Field(False, description="Stream tokens from the server (server-sent events) instead of one body.")
 
+    def check_reachable(self) -> None:
+        """The server answers ``GET {base_url}/models`` (every OpenAI-compatible server lists its models there)."""
+        import httpx
+
+        url = self.base_url.rstrip("/") + "/models"
+        try:
+            httpx.get(url, timeout=min(5.0, self.timeout_s))
+        except httpx.HTTPError as exc:
+            raise LLMError(
+                f"the LLM server for model {self.model!r} at {self.base_url} does not answer ({type(exc).__name__})",
+                hint=f"start an OpenAI-compatible server for it there (vLLM: `vllm serve {self.model}`; llama.cpp: "
+                "`llama-server -m FILE.gguf`; Ollama: `ollama serve`), or set llm.base_url to the address of one "
+                "(its API root, including /v1)",
+                retryable=False,
+            ) from exc
+
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """The server's wait: ``retry-after-ms`` (OpenAI, Azure) first, then ``Retry-After``."""
@@ -241,7 +257,7 @@ class OpenAIBackend(BaseLLM):
         try:
             with deadline:
                 answer = self._send(chat, request)
-        except Exception as exc:
+        except Exception as exc:  # re-raised as it is unless the deadline cut the connection (any error can follow)
             if deadline.expired:  # the deadline cut the connection: whatever error that made, it is the deadline
                 raise self._past_deadline() from exc
             raise

@@ -14,12 +14,13 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings, load_settings
 from ..context import ModelCache
 from ..corpus.store import DocumentStore
 from ..errors import ConfigError, LLMError
+from ..presets.offline import grounds, offline_lines, uses_stance
 from ..progress import progress
 from ..rundir import RunWriter, query_json
 from ..set_option import set_line
@@ -29,8 +30,10 @@ from .context import Context
 from .designs import DesignStep
 from .gate import build_gate
 from .grounding import Grounder
-from .offline import grounds, offline_lines, uses_stance
 from .retrieval import RetrievalPipeline
+
+if TYPE_CHECKING:
+    from ..llm.base import LLM
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ class TopicResult:
 class Pipeline:
     """One configured medcite system over one document store."""
 
-    def __init__(self, settings: Settings, corpus: str | Path, *, llm: Any = None,
+    def __init__(self, settings: Settings, corpus: str | Path, *, llm: LLM | None = None,
                  models: ModelCache | None = None, grounding: bool = False) -> None:
         """``llm`` (any :class:`~medcite.llm.base.LLM`) is used instead of the one ``settings.llm`` would make;
         ``models`` shares loaded models with other pipelines; ``grounding``: for Task A (the stance stage is

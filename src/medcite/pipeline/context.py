@@ -18,14 +18,14 @@ owns); ``with Context(settings) as ctx:`` does it at the end.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import registry
 from ..announce import purpose
 from ..context import BuildContext, Closeable, ModelCache
 from ..errors import ConfigError, LLMError, MedciteError
+from ..presets.index_purpose import index_purpose
 from ..set_option import set_line
-from .index_purpose import index_purpose
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -63,7 +63,6 @@ class Context(BuildContext):
         if name in self._llms:
             return self._llms[name]
         from ..llm.base import llm_enabled
-        from .offline import local_llm_lines, offline_lines
 
         where = "llm" if name is None else f"llms.{name}"
         cfg: LLMConfig | None = self.settings.llm if name is None else self.settings.llms.get(name)
@@ -71,21 +70,21 @@ class Context(BuildContext):
             known = ", ".join(self.settings.llms) or "(none)"
             raise ConfigError(f"{purpose or 'a stage'} names the LLM {name!r}, which `llms` does not define",
                               hint=f"define it ({set_line(f'llms.{name}.backend', '...')}) or use one of: {known}")
-        local = " ".join(offline_lines(self.settings, "local", self.grounding)
-                         or local_llm_lines(self.settings, name))
         if cfg.calls_nothing:
-            bare = " ".join(offline_lines(self.settings, "none", self.grounding))
+            bare = " ".join(self._offline_lines("none"))
             raise ConfigError(
                 f"{purpose or f'preset {self.settings.preset!r}'} needs a language model, but {where}.backend "
                 f"is {cfg.backend!r}",
-                hint=f"use the packaged local model: {local}"
+                hint=f"use the packaged local model: {self._local_hint(name)}"
                 + (f"; or run without LLM stages: {bare}" if bare else ""),
             )
-        if cfg.needs_server and isinstance(cfg, _Server):
-            _check_server(cfg, local)
         try:
+            cfg.check_reachable()  # the backend's own check (a server that answers, a model file here) and hint
             llm = self._make_llm(cfg)
         except (ConfigError, LLMError) as exc:
+            local = self._local_hint(name)
+            if not local:
+                raise
             raise type(exc)(exc.message, hint=f"{exc.hint + '; or ' if exc.hint else ''}run offline: {local}") from exc
         if not llm_enabled(llm):  # a plugin backend that declares itself disabled
             raise ConfigError(f"{purpose or 'a stage'} needs a language model, but {where} is disabled")
@@ -93,6 +92,23 @@ class Context(BuildContext):
         if isinstance(llm, Closeable):
             self._owned.append(llm)
         return llm
+
+    def _offline_lines(self, llm: Literal["local", "none"]) -> list[str]:
+        """The ``--set`` options of the whole offline stack, for an error hint; none where some stage has no
+        offline stand-in (that stage's own build says so, not the LLM's error)."""
+        from ..presets.offline import offline_lines
+
+        try:
+            return offline_lines(self.settings, llm, self.grounding)
+        except ConfigError:
+            return []
+
+    def _local_hint(self, name: str | None) -> str:
+        """How to run with the packaged local model, worked out only when an error hint needs it: the offline
+        stack's options, else those of the LLM ``name``'s own stand-in."""
+        from ..presets.offline import local_llm_lines
+
+        return " ".join(self._offline_lines("local") or local_llm_lines(self.settings, name))
 
     def encoder(self, spec: EncoderSpec) -> Encoder:
         from ..index.dense.encoders import encoder_config, encoder_key
@@ -216,26 +232,3 @@ def build_stage(stage: str, config: object, *, settings: Settings | None = None,
 
     cfg = registry.validate_config(stage, config)
     return Context(settings or load_settings("offline"), store, models=models).build(stage, cfg)
-
-
-@runtime_checkable
-class _Server(Protocol):
-    """What :func:`_check_server` reads of an OpenAI-compatible LLM's settings."""
-
-    base_url: str
-    model: str | None
-    timeout_s: float
-
-
-def _check_server(cfg: _Server, swap: str) -> None:
-    """Fail before any work when the OpenAI-compatible server of ``cfg.base_url`` does not answer."""
-    import httpx
-
-    url = cfg.base_url.rstrip("/") + "/models"
-    try:
-        httpx.get(url, timeout=min(5.0, cfg.timeout_s))
-    except httpx.HTTPError as exc:
-        raise LLMError(
-            f"the LLM server for model {cfg.model!r} at {cfg.base_url} does not answer ({type(exc).__name__})",
-            hint=f"start it (e.g. `vllm serve {cfg.model}`), or run with the packaged local model: {swap}",
-        ) from exc

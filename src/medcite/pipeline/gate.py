@@ -1,7 +1,7 @@
-"""The support gate of generated citations (``verify.gate``): which judge runs, decided in this one module.
+"""The support gate of generated citations (``verify.gate``): which judge runs.
 
-:func:`gate_kind` reads the settings ('off', 'overlap' or 'stance'); :func:`build_gate` makes the
-:class:`Gate` the pipeline runs (:func:`.loops.gate_citations`), which carries its kind, its judge and the
+:func:`medcite.presets.gates.gate_kind` reads the settings ('off', 'overlap' or 'stance'); :func:`build_gate`
+makes the :class:`Gate` the pipeline runs (:func:`.loops.gate_citations`), which carries its kind, its judge and the
 thresholds it records, so no caller works the kind out again from which object the judge is.
 """
 
@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .. import registry
+from ..presets.gates import gate_kind
 
 if TYPE_CHECKING:
     from ..attribute.base import StanceClassifier
     from ..config import Settings
     from ..context import BuildContext
-
-GateKind = Literal["off", "overlap", "stance"]
 
 
 @dataclass(frozen=True)
@@ -31,18 +30,9 @@ class Gate:
     threshold: float
 
 
-def gate_kind(settings: Settings) -> GateKind:
-    """The support gate that runs on these settings' answers: none where the stance check already gates every
-    citation (``verify.citations`` drop/regenerate) or the answer-first flow grounds every sentence."""
-    v = settings.verify
-    if v.citations in ("drop", "regenerate") or settings.flow == "generate-then-ground":
-        return "off"
-    return v.gate
-
-
 def build_gate(settings: Settings, context: BuildContext, stance: StanceClassifier | None) -> Gate | None:
     """The gate of :func:`gate_kind`, or None where none runs. 'stance' judges with the pipeline's stance stage
-    (``stance``, built because :func:`.offline.uses_stance` says the gate needs it); 'overlap' builds the
+    (``stance``, built because :func:`medcite.presets.offline.uses_stance` says the gate needs it); 'overlap' builds the
     overlap judge, whose label already holds ``verify.gate_threshold`` (so it needs P(supports) > 0 only)."""
     kind = gate_kind(settings)
     v = settings.verify

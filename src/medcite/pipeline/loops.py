@@ -28,7 +28,8 @@ from ..evidence.base import format_block
 from ..generate.base import FallsBack, Revises
 from ..llm.base import reject
 from ..llm.personas import frame
-from ..llm.prompts import names_sufficiency, parse_sufficiency, render
+from ..llm.prompts import render
+from ..llm.reply_parsers import names_sufficiency, parse_sufficiency
 from ..llm.trace import trace_context
 from ..retrieve.fusion import rrf
 from ..types import Answer, AnswerSentence, Article, Dropped, Evidence, Hit, Query, Stance, Topic

@@ -33,14 +33,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..evidence.base import format_block
 from ..llm.base import reject
-from ..llm.prompts import (
-    load_prompt,
+from ..llm.prompts import load_prompt, render
+from ..llm.reply_parsers import (
     names_hop_kind,
     parse_first_hop,
     parse_hop_kind,
     parse_next_hops,
     parse_short_answer,
-    render,
     says_done,
 )
 from ..llm.trace import trace_context
@@ -50,7 +49,7 @@ from ..types import Evidence, Hit, Query, Topic, ranked
 
 if TYPE_CHECKING:
     from ..llm.base import LLM
-    from ..llm.completion import Completion
+    from ..llm.completion import Completion, Message
     from .parts import PipelineParts
 
 log = logging.getLogger(__name__)
@@ -75,7 +74,7 @@ def hop_llm(pipe: PipelineParts) -> LLM:
     where = "llm" if cfg.llm is None else f"llms.{cfg.llm}"
     backend = pipe.settings.llm if cfg.llm is None else pipe.settings.llms.get(cfg.llm)
     if backend is not None and backend.calls_nothing:
-        from .offline import offline_lines
+        from ..presets.offline import offline_lines
 
         local = " ".join(offline_lines(pipe.settings, "local"))  # the hops' LLM is among those swapped
         raise ConfigError(
@@ -87,7 +86,7 @@ def hop_llm(pipe: PipelineParts) -> LLM:
     return pipe.context.llm(cfg.llm, purpose=PURPOSE)
 
 
-def _ask(llm: LLM, messages: list[Any], max_tokens: int, **labels: Any) -> Completion:
+def _ask(llm: LLM, messages: list[Message], max_tokens: int, **labels: object) -> Completion:
     with trace_context(**labels):
         return llm.complete(messages, max_tokens=max_tokens)
 

@@ -4,14 +4,17 @@ answer's verdict (:mod:`medcite.generate.extractive_qa`) and BioASQ Phase B's ex
 
 - :func:`yes_probability`: a question's P(yes) from its passages' (P(yes), P(no), P(maybe)) as the reader reads
   each (question, passage) pair;
-- :func:`decide`: "no" only when that P(yes) is under the reader's threshold (chosen on validation so that
-  saying "no" is right more often than the prior "yes" would be); an unsure reader falls back to the prior
-  "yes", so a decision is never worse than always-yes on data like the validation side's.
+- :func:`decide`: the one yes/no decision from that P(yes). With one threshold (BioASQ's exact answer, the
+  reader's measures) "no" only when P(yes) is under the reader's threshold (chosen on validation so that saying
+  "no" is right more often than the prior "yes" would be); an unsure reader falls back to the prior "yes", so a
+  decision is never worse than always-yes on data like the validation side's. With a second threshold (the
+  offline answer, which may leave a question open) "yes" from the first, "no" up to the second -- or, when a
+  sentence says no by a cue of its own, whenever the reader leans no -- and no decision in between.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -29,9 +32,27 @@ def yes_probability(probs: np.ndarray) -> float:
     return float((ratio * weight).sum() / weight.sum())
 
 
-def decide(p_yes: float, threshold: float) -> YesNo:
-    """"yes" from ``threshold`` on, else "no"."""
-    return "yes" if p_yes >= threshold else "no"
+#: P(yes) under which the reader leans no
+LEANS_NO = 0.5
+
+
+@overload
+def decide(p_yes: float, yes_from: float, no_below: None = None, *, cue_no: bool = False) -> YesNo: ...
+
+
+@overload
+def decide(p_yes: float, yes_from: float, no_below: float, *, cue_no: bool = False) -> YesNo | None: ...
+
+
+def decide(p_yes: float, yes_from: float, no_below: float | None = None, *, cue_no: bool = False) -> YesNo | None:
+    """"yes" from ``yes_from`` on. Below it: "no" when ``no_below`` is None (every question is answered), else
+    "no" up to ``no_below``, or under :data:`LEANS_NO` when a sentence says no by a cue of its own (``cue_no``: a
+    negation, the opposite of what is asked); None (undecided) in between."""
+    if p_yes >= yes_from:
+        return "yes"
+    if no_below is None or p_yes <= no_below or (cue_no and p_yes < LEANS_NO):
+        return "no"
+    return None
 
 
 def sentence_ratio(probs: np.ndarray) -> np.ndarray:

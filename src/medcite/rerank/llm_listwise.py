@@ -19,7 +19,8 @@ from pydantic import Field
 
 from ..errors import ConfigError
 from ..llm.base import LLM, reject
-from ..llm.prompts import parse_permutation, permutation_ids, render
+from ..llm.prompts import render
+from ..llm.reply_parsers import parse_permutation, permutation_ids
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
 from ..types import Article, Hit

@@ -21,14 +21,14 @@ from pydantic import Field
 from ..llm.base import LLM, Message, reject
 from ..llm.format_retry import FormReply, complete_in_form, complete_many_in_form
 from ..llm.personas import frame
-from ..llm.prompts import (
+from ..llm.prompts import render
+from ..llm.reply_parsers import (
     decomposition_is_list,
     parse_decomposition,
     parse_keyword_rewrite,
     parse_reformulations,
     parse_rewrite,
     parse_stance_queries,
-    render,
 )
 from ..llm.trace import trace_context
 from ..settings_base import UsesLLM
@@ -151,7 +151,7 @@ class _QuestionPromptGenerator(_LLMQueryGenerator):
 class LLMReformulator(_QuestionPromptGenerator):
     """CLaC 2025: exactly three reformulations (formal clinical, patient-focused, one aspect).
 
-    The numbered-list answer is read by fixed rules (:func:`medcite.llm.prompts.parse_reformulations`);
+    The numbered-list answer is read by fixed rules (:func:`medcite.llm.reply_parsers.parse_reformulations`);
     a reformulation equal to the question (ignoring case) is dropped, so fewer than three may come back.
     """
 

@@ -163,7 +163,8 @@ def llm_cleaner(llm: LLM, format_reminder: bool = True) -> Callable[[str, Weight
     format reminder when ``format_reminder``: :mod:`medcite.llm.format_retry`)."""
     from ..llm.base import reject
     from ..llm.format_retry import complete_in_form
-    from ..llm.prompts import parse_keyword_rewrite, render
+    from ..llm.prompts import render
+    from ..llm.reply_parsers import parse_keyword_rewrite
     from ..llm.trace import trace_context
 
     def clean(query: str, weighted: WeightedQuery) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..context import BuildContext
     from ..pipeline import Pipeline
-    from .validate import InCorpus, Report
+    from .biogen_b_validate import InCorpus, Report
 
 #: which family a task's files belong to: ``medcite run --format`` and ``medcite validate KIND`` list the BioGen
 #: tasks; the BioASQ phases have commands of their own (``medcite bioasq``, ``medcite validate bioasq``)

@@ -31,7 +31,8 @@ from ..evidence.sentences import split_spans
 from ..index.dense.encoders import l2_normalize
 from ..io import open_maybe_gz, read_jsonl
 from ..llm.base import llm_enabled, reject
-from ..llm.prompts import parse_sentence_labels, render
+from ..llm.prompts import render
+from ..llm.reply_parsers import parse_sentence_labels
 from ..llm.trace import trace_context
 from ..types import Answer, Article, Topic
 

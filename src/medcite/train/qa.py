@@ -1,14 +1,15 @@
-"""``medcite train yesno`` and ``medcite train ideal``: the models of the offline BioASQ answerer.
+"""``medcite train yesno`` and ``medcite train ideal``: the retired yes/no baseline and the ideal-answer scorer of
+the offline BioASQ answerer.
 
 Both split by *question* with :func:`medcite.train.qa_data.held_out_ids` (the split that
 ``benchmarks/bench_bioasq_b.py`` evaluates on), train on one side only and report on the other in
 ``training.json``, beside a trivial baseline.
 
-- **yes/no** (:mod:`medcite.qa.yesno`): (question, snippet) pairs of the training BioASQ yes/no questions,
-  labelled with the question's answer, plus PubMedQA (question, abstract contexts) -> yes / no / maybe; frozen
-  MiniLM features (:mod:`medcite.attribute.probe`), a multinomial logistic regression whose C is chosen by
-  cross-validation grouped by question, and a question-level threshold on the mean P(yes | yes or no) tuned
-  for macro-F1 on out-of-fold predictions of the training questions.
+- **yes/no** (:mod:`medcite.train.yesno_baseline`, the retired baseline): (question, snippet) pairs of the
+  training BioASQ yes/no questions, labelled with the question's answer, plus PubMedQA (question, abstract
+  contexts) -> yes / no / maybe; frozen MiniLM features (:mod:`medcite.attribute.probe`), a multinomial logistic
+  regression whose C is chosen by cross-validation grouped by question, and a question-level threshold on the
+  mean P(yes | yes or no) tuned for macro-F1 on out-of-fold predictions of the training questions.
 - **ideal** (:mod:`medcite.qa.ideal`): every distinct snippet of a training question, its cheap lexical
   features, and as label its ROUGE-2 F1 (rouge-score, stemmer, best over the gold ideal answers); a LightGBM
   regressor. Held-back report: ROUGE-2 F1 of the top-scored snippet against the first-gold-snippet baseline.
@@ -88,7 +89,7 @@ def best_threshold(scores: Sequence[float], gold: Sequence[str], thresholds: Seq
 def _pairs(questions: Sequence[Question], items: Sequence[PubMedQAItem], max_snippets: int
            ) -> tuple[list[str], list[str], list[int], list[str]]:
     """(questions, texts, labels, groups): a BioASQ pair per distinct snippet, a PubMedQA pair per item."""
-    from ..qa.yesno import LABELS, pair_texts
+    from .yesno_baseline import LABELS, pair_texts
 
     qs: list[str] = []
     texts: list[str] = []
@@ -112,7 +113,7 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
                 opts: YesNoTrainOptions | None = None) -> dict[str, object]:
     """Train the yes/no head on BioASQ and PubMedQA files and write it, with ``training.json``, to ``out``."""
     from ..attribute.probe import FeatureSpec, Featurizer
-    from ..qa.yesno import LABELS, YesNoHead
+    from .yesno_baseline import LABELS, YesNoHead
 
     opts = opts or YesNoTrainOptions()
     transformers = require("transformers", "train", "training the yes/no head")
@@ -189,7 +190,7 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
     head.meta = {"c": float(c_best), "trained_pairs": int(len(y))}
     head.save(folder)
 
-    from ..qa.yesno import YesNoModel
+    from .yesno_baseline import YesNoModel
 
     model = YesNoModel(tokenizer, encoder, head)
     predicted = [model.answer(q.body, [s.text for s in q.snippets]) for q in bio_held]
@@ -216,7 +217,7 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
 
 def _question_scores(probs: np.ndarray, groups: Sequence[str], gold: dict[str, str]) -> tuple[list[float],
                                                                                                list[str]]:
-    from ..qa.yesno import YesNoHead
+    from .yesno_baseline import YesNoHead
 
     by_q: dict[str, list[int]] = {}
     for i, g in enumerate(groups):

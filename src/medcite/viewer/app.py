@@ -162,7 +162,7 @@ def create_app(runs_dir: Path, *, allowed_hosts: Sequence[str] | None = None) ->
         for path in list_run_dirs(runs_dir):
             try:
                 rows.append(run_row(Run(path, CACHE)))
-            except Exception as exc:
+            except Exception as exc:  # one malformed run is listed as broken, the others are still shown
                 log.exception("run %s could not be summarised", path.name)
                 broken.append((path.name, f"{type(exc).__name__}: {exc}"))
         presets = sorted({r.preset for r in rows})

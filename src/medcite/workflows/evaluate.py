@@ -135,7 +135,7 @@ def evaluate_task_a(submission: Path, qrels: Path, average: str) -> GroundingRep
     """Score the Task A grounding of ``submission`` against the judgements in ``qrels``, macro-averaged over each
     question's sentences then over questions (``question``) or over all sentences (``sentence``)."""
     from ..evaluate.grounding import Average, evaluate_grounding, read_judgements
-    from ..tasks.biogen_a import read_task_a_run
+    from ..tasks.biogen_a_format import read_task_a_run
 
     run = read_task_a_run(submission)
     mean: Average = "sentence" if average == "sentence" else "question"
@@ -146,7 +146,7 @@ def evaluate_bioasq(phase: str, gold: Path, system_path: Path, *, missing: str, 
     """Score a BioASQ Task b submission with the official measures: phase ``A`` (documents and snippets) or ``B``
     (exact and ideal answers; ``rouge``: ideal answers with ROUGE-2 and ROUGE-SU4)."""
     from ..evaluate.bioasq import evaluate_phase_a, evaluate_phase_b
-    from ..tasks.bioasq import read_phase_a_run, read_phase_b_run, read_questions
+    from ..tasks.bioasq_format import read_phase_a_run, read_phase_b_run, read_questions
 
     questions = read_questions(gold)
     if phase == "A":

@@ -206,7 +206,7 @@ def preset_models(preset: str) -> list[str]:
     """The ``models:`` models a preset needs: those its retrieval loads, its stance model when it judges stance
     or sets the stance stage (a Task A preset), its BioASQ answerer's when it sets the qa stage."""
     from ..config import preset_sections
-    from ..pipeline.offline import uses_stance
+    from ..presets.offline import uses_stance
 
     settings = load_settings(preset)
     names = retrieval_models(settings)

@@ -8,19 +8,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pipeline.inventory import ModelEntry
+    from ..presets.inventory import ModelEntry
 
 
 def provenance_lines(name: str) -> list[str]:
     """Per documented setting of a preset (of a paper preset: every setting its run reads, defaults included) the
     value, where it comes from, and its offline swap; then what the run does not read."""
-    from ..pipeline import coverage, provenance
+    from ..config import preset_task
+    from ..presets import coverage, provenance
 
     found = provenance.paper(name)
     out = []
     if found is not None:
         title = provenance.PAPERS.get(found.get("file", ""), ("", "?"))[1]
-        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}, task {found.get('task', '-')}")
+        out.append(f"paper {found.get('file')} ({title}), run {found.get('run', '-')}, task {preset_task(name)}")
     for path, value, source, offline in coverage.setting_rows(name):
         swap = f"   [offline: {offline}]" if offline is not None else ""
         shown = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
@@ -36,7 +37,7 @@ def offline_summary(name: str) -> list[str]:
     difference of its settings and their offline counterpart."""
     from ..config import load_settings
     from ..errors import ConfigError
-    from ..pipeline.offline import offline_lines
+    from ..presets.offline import offline_lines
 
     try:
         lines = offline_lines(load_settings(name), "local", grounding=True)
@@ -47,6 +48,6 @@ def offline_summary(name: str) -> list[str]:
 
 def model_inventory(presets: Sequence[str] | None = None) -> list[ModelEntry]:
     """Every model the presets (all when None) and commands name, with where it comes from here."""
-    from ..pipeline.inventory import inventory
+    from ..presets.inventory import inventory
 
     return inventory(list(presets) if presets else None)

@@ -80,7 +80,7 @@ def settings_for(preset: str, overrides: Sequence[str], offline: bool, no_llm: b
     """The preset with the offline swaps (when asked: ``no_llm`` swaps the LLM for none, ``offline`` for the
     packaged local model) applied first and the user's ``--set`` values last."""
     from ..config import load_settings, with_overrides
-    from ..pipeline import offline_settings
+    from ..presets.offline import offline_settings
 
     settings = load_settings(preset, list(overrides))
     if offline or no_llm:

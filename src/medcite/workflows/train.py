@@ -60,7 +60,7 @@ def train_stance(data: str, out: str, *, base: str, opts: StanceTrainOptions) ->
 
 
 def train_yesno(data: Sequence[str], out: str, *, base: str, opts: YesNoTrainOptions) -> Report:
-    """The yes/no head of the offline BioASQ answerer."""
+    """The retired yes/no baseline head (``train/yesno_baseline.py``), kept to measure medcite's reader against."""
     from ..train.qa import train_yesno as train
 
     return train(data, out, base=base, opts=opts)

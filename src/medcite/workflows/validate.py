@@ -10,13 +10,13 @@ from .. import registry
 from ..corpus.store import DocumentStore
 from ..io import JSONObject
 from ..tasks.base import Validating
-from ..tasks.validate import Report, evidence_by_topic
-from ..tasks.validate import write_errlog as write_errlog  # re-exported: the CLI writes the .errlog
+from ..tasks.biogen_b_validate import Report, evidence_by_topic
+from ..tasks.biogen_b_validate import write_errlog as write_errlog  # re-exported: the CLI writes the .errlog
 from .tasks import task_names
 
 if TYPE_CHECKING:
     from ..attribute.validation import SupportSummary
-    from ..tasks.bioasq import BioASQReport
+    from ..tasks.bioasq_format import BioASQReport
 
 
 def kinds() -> dict[str, str]:
@@ -71,7 +71,7 @@ def support_report(summary: SupportSummary) -> JSONObject:
 def validate_bioasq_file(phase: str, file: Path, questions: Path | None) -> BioASQReport:
     """Check a BioASQ Task b submission: phase ``A`` (documents and snippets), ``B`` or ``A+`` (answers, with
     optional documents and snippets); ``questions``: the input every question of which must be answered once."""
-    from ..tasks.bioasq import validate_phase_a, validate_phase_b
+    from ..tasks.bioasq_format import validate_phase_a, validate_phase_b
 
     check = validate_phase_a if phase == "A" else validate_phase_b
     return check(file, inputs=questions)

@@ -231,8 +231,8 @@ def test_interrupted_first_build_resumes_where_it_stopped(store: Path, milvus_se
 def test_every_preset_retrieves_from_milvus(store: Path, milvus_server: str, built: dict[str, Any]) -> None:
     """Each shipped preset (with its no-LLM swaps, no reranker) retrieves with every index on the server."""
     from medcite.config import preset_names, with_overrides
-    from medcite.pipeline import offline_settings
     from medcite.pipeline.retrieval import RetrievalPipeline
+    from medcite.presets.offline import offline_settings
     from medcite.types import Topic
 
     topic = Topic("t1", "Does the pineal body produce melatonin?", "melatonin and the pineal gland", "pineal")

@@ -11,7 +11,7 @@ from medcite.attribute.base import article_passages, closest, text_passages, ver
 from medcite.attribute.classifier import label_columns
 from medcite.attribute.validation import apply_checks, corroborating, judge_citations, reasons
 from medcite.errors import ConfigError
-from medcite.llm.prompts import parse_stance
+from medcite.llm.reply_parsers import parse_stance
 from medcite.pipeline import build_stage
 from medcite.types import Answer, AnswerSentence, Article, Evidence, Section, Stance
 

@@ -153,7 +153,7 @@ def test_dev_gold_scored_against_itself(tmp_path: Path) -> None:
     assert all(v == 1.0 for group in ("yesno", "factoid", "list") for v in b["measures"][group].values())
     # ROUGE on a sample (the stemmer is the slow part): the first gold ideal answer matches itself
     from medcite.evaluate.bioasq import evaluate_phase_b
-    from medcite.tasks.bioasq import read_phase_b_run, read_questions
+    from medcite.tasks.bioasq_format import read_phase_b_run, read_questions
 
     questions = read_questions(DEV)[:150]
     ideal = evaluate_phase_b(questions, read_phase_b_run(DEV)).measures["ideal"]

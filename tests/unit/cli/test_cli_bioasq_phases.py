@@ -16,9 +16,9 @@ from medcite.config import load_settings
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.pipeline.context import Context
 from medcite.qa.llm_qa import LLMQA
-from medcite.tasks import bioasq_phases
+from medcite.tasks import bioasq_task
 from medcite.tasks.base import RunContext
-from medcite.tasks.bioasq import read_phase_a_run, read_phase_b_run, validate_phase_a, validate_phase_b
+from medcite.tasks.bioasq_format import read_phase_a_run, read_phase_b_run, validate_phase_a, validate_phase_b
 from medcite.types import Article, QAAnswer, Question, Snippet
 
 URL = "http://www.ncbi.nlm.nih.gov/pubmed/"
@@ -155,7 +155,7 @@ def test_bad_input_names_the_question_and_leaves_no_file(store: Path, tmp_path: 
 
 def test_phase_b_answers_from_the_gold_snippets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     echo = Echo()
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: echo)
+    monkeypatch.setattr(bioasq_task, "build_answerer", lambda settings, ctx, **_: echo)
     questions = _write(tmp_path / "b.json", PHASE_B)
     out = tmp_path / "phase_b.json"
     result = _invoke("phase-b", "--questions", str(questions), "--output", str(out), "--run-dir",
@@ -172,7 +172,7 @@ def test_phase_b_answers_from_the_gold_snippets(tmp_path: Path, monkeypatch: pyt
 def test_phase_aplus_answers_from_its_own_snippets(store: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     echo = Echo()
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: echo)
+    monkeypatch.setattr(bioasq_task, "build_answerer", lambda settings, ctx, **_: echo)
     questions = _write(tmp_path / "q.json", QUESTIONS)
     out = tmp_path / "aplus.json"
     result = _invoke("phase-aplus", "--questions", str(questions), "--corpus", str(store), "--preset", "bm25",
@@ -193,7 +193,7 @@ def test_an_answerer_error_leaves_no_submission(tmp_path: Path, monkeypatch: pyt
                 raise RuntimeError("the model fell over")
             return super().answer(question, snippets)
 
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: Broken())
+    monkeypatch.setattr(bioasq_task, "build_answerer", lambda settings, ctx, **_: Broken())
     out = tmp_path / "b.json"
     result = _invoke("phase-b", "--questions", str(_write(tmp_path / "q.json", PHASE_B)), "--output", str(out),
                      "--run-dir", str(tmp_path / "run"))
@@ -210,8 +210,8 @@ def test_phase_b_with_the_llm_answerer_built_from_its_config(tmp_path: Path) -> 
     ctx = Context(settings)
     try:
         qa = LLMQA.from_config(LLMQA.Config(shots=0), ctx)
-        questions = bioasq_phases.PhaseB().read(_write(tmp_path / "b.json", PHASE_B))
-        result = bioasq_phases.PhaseB(qa).run(questions, RunContext(ctx, tmp_path / "run", output=tmp_path / "b.out"))
+        questions = bioasq_task.PhaseB().read(_write(tmp_path / "b.json", PHASE_B))
+        result = bioasq_task.PhaseB(qa).run(questions, RunContext(ctx, tmp_path / "run", output=tmp_path / "b.out"))
     finally:
         ctx.close()
     assert result.ok
@@ -227,9 +227,9 @@ def test_the_answerer_comes_from_settings_qa_through_the_registry(tmp_path: Path
                                          "qa.backend=llm", "qa.shots=0"])
     ctx = Context(settings)
     try:
-        answerer = bioasq_phases.build_answerer(settings, ctx)
+        answerer = bioasq_task.build_answerer(settings, ctx)
         assert isinstance(answerer, LLMQA)
-        result = bioasq_phases.PhaseB().run(bioasq_phases.PhaseB.read(_write(tmp_path / "b.json", PHASE_B[:1])),
+        result = bioasq_task.PhaseB().run(bioasq_task.PhaseB.read(_write(tmp_path / "b.json", PHASE_B[:1])),
                                             RunContext(ctx, tmp_path / "run", output=tmp_path / "out.json"))
     finally:
         ctx.close()
@@ -240,7 +240,7 @@ def test_offline_applies_the_presets_documented_swaps_before_the_users_set_value
     from medcite.workflows.tasks import settings_for
 
     s = settings_for("dsgt-ensemble", ("bioasq.snippets=5",), offline=True, no_llm=False)
-    from medcite.pipeline.offline import is_local_model
+    from medcite.presets.offline import is_local_model
 
     # the cascade keeps its two stages and budgets, each model swapped for a stand-in that is here
     assert s.rerank.backend == "cascade" and [st.k for st in s.rerank.stages] == [30, 10]

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.config import load_settings
-from medcite.pipeline.offline import is_local_model
+from medcite.presets.offline import is_local_model
 
 
 def _show(*args: str) -> dict:

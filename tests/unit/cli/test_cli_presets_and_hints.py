@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from medcite.cli.config import first_sentence
 from medcite.cli.main import cli
-from medcite.config import load_settings, preset_names
+from medcite.config import load_settings, preset_names, preset_task
 from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import InputError
 from medcite.pipeline import Pipeline
@@ -23,10 +23,20 @@ def test_config_presets_prints_one_described_line_per_preset() -> None:
     lines = result.output.splitlines()
     assert len(lines) == len(preset_names())
     for name, line in zip(preset_names(), lines, strict=True):
-        assert line.split()[0] == name
-        assert len(line.split(maxsplit=1)) == 2, f"preset {name} has no description"
+        assert line.split()[:2] == [name, preset_task(name)]
+        assert len(line.split(maxsplit=2)) == 3, f"preset {name} has no description"
         assert len(line) <= 120
-    assert any(line.startswith("bm25") and "plain sparse baseline" in line for line in lines)
+    assert any(line.startswith("bm25") and "BM25 (tantivy, Lucene scoring) on the question" in line for line in lines)
+
+
+def test_config_presets_lists_the_presets_of_one_task() -> None:
+    result = CliRunner().invoke(cli, ["config", "presets", "--task", "bioasq"])
+    assert result.exit_code == 0, result.output
+    names = [line.split()[0] for line in result.output.splitlines()]
+    assert "pjs-qwen-lora" in names and "dsgt-b1" in names and "offline" not in names
+    assert all(preset_task(n) == "bioasq" for n in names)
+    refused = CliRunner().invoke(cli, ["config", "presets", "--task", "task-c"])
+    assert refused.exit_code == 2 and "unknown task 'task-c'" in refused.output
 
 
 def test_first_sentence_skips_abbreviations() -> None:

@@ -15,7 +15,8 @@ from medcite.corpus.store import DocumentStore, FileStats
 from medcite.evaluate.completeness import completeness_report
 from medcite.evaluate.nuggets import NuggetCounts, match, nugget_report
 from medcite.index.dense.encoders import load_encoder
-from medcite.llm.prompts import parse_citation_label, parse_sentence_labels, placeholders
+from medcite.llm.prompts import placeholders
+from medcite.llm.reply_parsers import parse_citation_label, parse_sentence_labels
 from medcite.tasks.biogen_b_measures import completeness_needs_llm, completeness_scores, nugget_scores, read_references
 from medcite.types import Answer, AnswerSentence, Article, Topic
 

@@ -24,8 +24,8 @@ from medcite.evaluate.grounding import (
     scored_pmids,
     sentence_counts,
 )
-from medcite.tasks.biogen_a import GroundedSentence as S
-from medcite.tasks.biogen_a import GroundingItem, GroundingSentence, write_task_a
+from medcite.tasks.biogen_a_format import GroundedSentence as S
+from medcite.tasks.biogen_a_format import GroundingItem, GroundingSentence, write_task_a
 
 SUP, PSUP, CON, PCON = Label.SUPPORTS, Label.PARTIALLY_SUPPORTS, Label.CONTRADICTS, Label.PARTIALLY_CONTRADICTS
 NEU, NR = Label.NEUTRAL, Label.NOT_RELEVANT
@@ -197,7 +197,7 @@ def test_official_automatic_labels_reproduce_the_kit(tmp_path: Path) -> None:
          "supported_citations_labels": {}, "contradicted_citations_labels": {"4": "Contradicts"}}]}]
     path = tmp_path / "run_labels.json"
     path.write_text(json.dumps(labels))
-    from medcite.tasks.biogen_a import read_task_a_run
+    from medcite.tasks.biogen_a_format import read_task_a_run
 
     rep = evaluate_grounding(read_task_a_run(path), read_judgements(path), average="sentence")
     # the kit: sentence A support tp 1, fp 2, fn 3 -> 1/2; contradict 3 is "Supports": P 0; B: contradict 1

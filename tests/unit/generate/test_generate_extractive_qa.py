@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from medcite.generate.extractive_qa import ExtractiveQAGenerator
+from medcite.reader import verdict
 from medcite.reader.spans import Answer as SpanAnswer
 from medcite.reader.spans import SpanHit
-from medcite.tasks.biogen import biogen25_line
+from medcite.tasks.biogen_b_format import biogen25_line
 from medcite.types import Evidence, Topic
 
 pytest.importorskip("wordfreq")
@@ -204,7 +205,7 @@ def test_caps_hold_and_every_pmid_is_in_the_evidence() -> None:
 def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
     import json
 
-    from medcite.tasks.validate import validate_biogen25
+    from medcite.tasks.biogen_b_validate import validate_biogen25
 
     gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
     unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
@@ -219,8 +220,8 @@ def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_
 
 
 def test_biogen_2024_answers_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
-    from medcite.tasks.biogen import write_biogen24
-    from medcite.tasks.validate import validate_biogen24
+    from medcite.tasks.biogen_b_format import write_biogen24
+    from medcite.tasks.biogen_b_validate import validate_biogen24
 
     gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
     unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
@@ -232,3 +233,22 @@ def test_biogen_2024_answers_of_a_verdict_an_abstention_and_an_unsettled_answer_
     write_biogen24(path, answers, team_id="team", run_name="run", contact_email="team@example.org")
     report = validate_biogen24(path)
     assert report.ok, report.errors
+
+
+def test_the_verdict_is_decided_by_the_one_yes_no_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    """medcite.reader.verdict.decide with the generator's two thresholds (BioASQ's exact answer calls the same
+    function with the reader's one: tests/unit/qa/test_extractive_qa.py); turned around, it turns the verdict."""
+    calls: list[tuple[float, float, float | None, bool]] = []
+    decide = verdict.decide
+
+    def spy(p_yes: float, yes_from: float, no_below: float | None = None, *, cue_no: bool = False) -> str | None:
+        calls.append((p_yes, yes_from, no_below, cue_no))
+        return decide(p_yes, yes_from, no_below, cue_no=cue_no)
+
+    monkeypatch.setattr(verdict, "decide", spy)
+    fake = FakeAnswerer(by_word={"reversed": (0.95, 0.03, 0.02)}, default=(0.5, 0.4, 0.1))
+    gen = ExtractiveQAGenerator(fake, keep_ratio=0, yes_from=0.5, no_below=0.25)
+    assert gen.generate(Q, [], EV).verdict == "yes"
+    assert [c[1:] for c in calls] == [(0.5, 0.25, False)]
+    monkeypatch.setattr(verdict, "decide", lambda *a, **k: None)
+    assert gen.generate(Q, [], EV).verdict == "undecided"  # a sentence settles it, the function decided nothing

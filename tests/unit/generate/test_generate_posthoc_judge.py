@@ -74,7 +74,7 @@ def test_generator_cites_post_hoc_with_the_llm_support_prompt() -> None:
 
 def test_the_preset_builds_the_judge_from_its_own_llm() -> None:
     from medcite.generate.attribution import RerankShortlist
-    from medcite.pipeline.offline import offline_settings
+    from medcite.presets.offline import offline_settings
 
     base = load_settings("clac24-simpleqa", ["llm.backend=rules", "llms.mistral.backend=rules"])
     shortlist = offline_settings(base, "local").generate.posthoc_shortlist  # type: ignore[attr-defined]

@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medcite.errors import ConfigError
-from medcite.llm.prompts import (
-    PROMPT_NAMES,
-    load_prompt,
+from medcite.llm.prompts import PROMPT_NAMES, load_prompt, placeholders, prompt_names, render
+from medcite.llm.reply_parsers import (
     parse_condensation,
     parse_decomposition,
     parse_first_hop,
@@ -21,9 +20,6 @@ from medcite.llm.prompts import (
     parse_reformulations,
     parse_short_answer,
     parse_summary,
-    placeholders,
-    prompt_names,
-    render,
 )
 
 # -- prompt files ------------------------------------------------------------------------------------------
@@ -245,7 +241,7 @@ def test_reformulation_asks_for_three_complete_questions():
 
 
 def test_keyword_rewrite_reads_one_line_past_a_reasoning_block():
-    from medcite.llm.prompts import parse_keyword_rewrite
+    from medcite.llm.reply_parsers import parse_keyword_rewrite
 
     assert parse_keyword_rewrite("<think>statins... LDL</think>\n\nQuery: \"statin LDL-C hypercholesterolemia\"") == \
         "statin LDL-C hypercholesterolemia"

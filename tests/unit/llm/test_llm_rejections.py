@@ -16,7 +16,7 @@ from medcite.evidence.summaries import SummarySelector
 from medcite.generate.listwise import ListwiseCitations
 from medcite.generate.llm_generator import FALLBACK, LLMGenerator
 from medcite.llm.cache import LLMCache
-from medcite.llm.prompts import names_hop_kind, names_sufficiency, says_done
+from medcite.llm.reply_parsers import names_hop_kind, names_sufficiency, says_done
 from medcite.llm.trace import trace_context, trace_to
 from medcite.rerank.llm_listwise import LLMListwiseReranker
 from medcite.retrieve.llm_queries import LLMDecomposer, LLMReformulator, LLMStanceQueries

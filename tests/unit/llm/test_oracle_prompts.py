@@ -61,7 +61,7 @@ def test_a_format_reminder_keeps_its_prompt_and_the_oracle_answers_that_prompt()
     oracle answers the retry as a capable model would: with the prompt's own answer, in its form."""
     from medcite.llm.format_retry import reminder
     from medcite.llm.personas import frame
-    from medcite.llm.prompts import decomposition_is_list, parse_decomposition, parse_stance_queries
+    from medcite.llm.reply_parsers import decomposition_is_list, parse_decomposition, parse_stance_queries
     from medcite.types import Question
     from oracle.gold import Gold
     from oracle.server import PLAIN_LINE, OracleServer

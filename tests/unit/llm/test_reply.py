@@ -5,8 +5,8 @@ from __future__ import annotations
 from medcite.generate.citations import split_cited_sentences
 from medcite.llm.base import _visible
 from medcite.llm.completion import Completion
-from medcite.llm.prompts import parse_stance
 from medcite.llm.reply import prose, split_reasoning
+from medcite.llm.reply_parsers import parse_stance
 
 
 def test_a_think_block_is_reasoning_not_answer() -> None:

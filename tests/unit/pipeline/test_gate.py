@@ -1,5 +1,6 @@
-"""Which support gate runs (``verify.gate``) is decided once, in :mod:`medcite.pipeline.gate`: the settings
-give its kind, the built :class:`Gate` carries kind, judge and thresholds, and the loop reads them from it."""
+"""Which support gate runs (``verify.gate``) is decided once, in :mod:`medcite.presets.gates`: the settings
+give its kind (:mod:`medcite.pipeline.gate` builds it), the built :class:`Gate` carries kind, judge and
+thresholds, and the loop reads them from it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import pytest
 
 from medcite.attribute.overlap import OverlapStance
 from medcite.config import load_settings
-from medcite.pipeline.gate import Gate, build_gate, gate_kind
+from medcite.pipeline.gate import Gate, build_gate
 from medcite.pipeline.loops import gate_citations
-from medcite.pipeline.offline import uses_stance
+from medcite.presets.gates import gate_kind
+from medcite.presets.offline import uses_stance
 from medcite.settings_base import BackendConfig
 from medcite.types import Answer, AnswerSentence, Article, Stance, StanceVerdict, Topic
 

@@ -10,7 +10,8 @@ import pytest
 
 from medcite.config import load_settings, preset_names
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.pipeline import Pipeline, provenance
+from medcite.pipeline import Pipeline
+from medcite.presets import provenance
 from medcite.types import CASE_REPORT, RCT, Article, MeshHeading
 
 TEXT = "Drug X lowered blood pressure in adults with hypertension."

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from medcite.config import load_settings
-from medcite.pipeline import provenance
+from medcite.config import load_settings, preset_task
+from medcite.presets import provenance
 from medcite.qa.answer_json import extract_json
 from medcite.qa.llm_qa import LLMQA, combine_answers
 from medcite.rerank.ensemble import UnionEnsemble
-from medcite.tasks.bioasq_phases import build_answerer
+from medcite.tasks.bioasq_task import build_answerer
 from medcite.types import Article, Hit, QAAnswer, Question, Snippet
 
 PJS = [f"pjs-config-{i}" for i in range(1, 6)]
@@ -274,7 +274,8 @@ def test_pjs_phase_b_with_the_lora_finetuned_qwen() -> None:
     """§2.3: 'Qwen/Qwen2.5-3B-Instruct' fine-tuned with LoRA, served by vLLM, the PJs prompt over the gold snippets
     at temperature 0.01; an OpenAI-compatible client to vLLM under the adapter's name, zero-shot."""
     s = load_settings("pjs-qwen-lora")
-    assert provenance.paper("pjs-qwen-lora") == {"file": "002", "run": "phase-b-qwen2.5-3b-lora", "task": "bioasq"}
+    assert provenance.paper("pjs-qwen-lora") == {"file": "002", "run": "phase-b-qwen2.5-3b-lora"}
+    assert preset_task("pjs-qwen-lora") == "bioasq"  # the output snapshot's hand list used to miss it
     assert (s.llm.backend, s.llm.model, s.llm.temperature) == ("openai", "pj-mathematician/bioasq-task13B", 0.01)
     assert (s.qa.backend, s.qa.prompt, s.qa.shots, s.qa.style, s.qa.ensemble) == ("llm", "pjs", 0, 1, [])
     sources = provenance.sources("pjs-qwen-lora")

@@ -18,8 +18,8 @@ from medcite.llm.base import BaseLLM
 from medcite.llm.completion import Completion, Message
 from medcite.pipeline import Pipeline
 from medcite.tasks.base import RunContext
-from medcite.tasks.biogen_a import GroundingItem, GroundingSentence
-from medcite.tasks.task_a import TaskA
+from medcite.tasks.biogen_a_format import GroundingItem, GroundingSentence
+from medcite.tasks.biogen_a_task import TaskA
 from medcite.types import Article
 
 pytest.importorskip("sentence_transformers")

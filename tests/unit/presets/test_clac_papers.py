@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytest
 
-from medcite.config import load_settings, preset_description
+from medcite.config import load_settings, preset_description, preset_task
 from medcite.llm.prompts import load_prompt, placeholders, render
-from medcite.pipeline import provenance
+from medcite.presets import provenance
 from medcite.types import Article, Hit, Query, Topic
 
 CLAC25 = ["clac25-a", "clac25-b", "clac25-c", "clac25-d", "clac25-e"]
@@ -32,7 +32,7 @@ def test_clac25_every_run_posts_processes_as_section_6_2(name: str) -> None:
     assert (g.max_attempts, g.fallback_when, g.max_words, g.max_citations) == (1, "empty", 250, 3)  # type: ignore
     assert s.verify.gate == "off" and s.verify.citations == "off"
     assert s.llm.model == "Qwen/Qwen2.5-Coder-32B-Instruct-GPTQ-Int4"
-    assert provenance.paper(name) == {"file": "000", "run": name[-1].upper(), "task": "task-b"}
+    assert provenance.paper(name) == {"file": "000", "run": name[-1].upper()}
     d = preset_description(name)
     assert d.startswith(f"CLaC 2025 BioGen Task B run {name[-1].upper()}") and "Offline" in d
 
@@ -76,7 +76,7 @@ def test_clac25_dense_runs_prune_each_branch_then_medcpt_by_cosine(name: str, k:
 
 
 def test_clac25_dense_offline_swap_keeps_the_per_branch_keep() -> None:
-    from medcite.pipeline.offline import offline_settings
+    from medcite.presets.offline import offline_settings
 
     swapped = offline_settings(load_settings("clac25-d"))
     b = swapped.retrieve.branch_rerank
@@ -217,13 +217,14 @@ def test_clac24_task_a_systems_1_and_2(name: str) -> None:
         assert f is not None and (f.backend, f.model) == ("t5-nli", "razent/SciFive-large-Pubmed_PMC-MedNLI")
         assert f.template.startswith("mednli: sentence1: {premise}")  # type: ignore[attr-defined]
     assert provenance.paper(name) == {"file": "003", "run": "System 1 (LLM.BM25)" if name == "clac24-llm"
-                                      else "System 2 (LLM.NLI.BM25)", "task": "task-a"}
+                                      else "System 2 (LLM.NLI.BM25)"}
+    assert preset_task(name) == "biogen-a"
     d = preset_description(name)
     assert "CLaC 2024 BioGen Task A" in d and "Offline" in d
 
 
 def test_clac24_task_a_offline_swaps() -> None:
-    from medcite.pipeline.offline import offline_settings
+    from medcite.presets.offline import offline_settings
 
     nli = load_settings("clac24-llm-nli")
     swapped = offline_settings(nli, "local", grounding=True)
@@ -330,7 +331,7 @@ def test_clac24_prompts_are_the_presets() -> None:
 
 
 def test_pmid_list_reads_only_shown_pmids() -> None:
-    from medcite.llm.prompts import parse_pmid_list
+    from medcite.llm.reply_parsers import parse_pmid_list
 
     shown = ["33659106", "101", "202", "303"]
     assert parse_pmid_list("Supporting Citations: [202, 101]", shown) == ["202", "101"]
@@ -341,8 +342,8 @@ def test_pmid_list_reads_only_shown_pmids() -> None:
 
 
 def test_clac24_output_label_is_taken_off() -> None:
-    from medcite.llm.prompts import parse_condensation
     from medcite.llm.reply import prose
+    from medcite.llm.reply_parsers import parse_condensation
 
     assert prose("output: Statins lower LDL. They are safe.") == "Statins lower LDL. They are safe."
     assert parse_condensation("output: Statins lower LDL.", 250) == "Statins lower LDL."

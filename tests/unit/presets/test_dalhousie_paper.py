@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from medcite.config import load_settings, preset_names
-from medcite.pipeline import loops, provenance
+from medcite.pipeline import loops
+from medcite.presets import provenance
 from medcite.retrieve.llm_queries import LLMStanceQueries
 from medcite.types import Article, Evidence, Hit, Query, Topic
 

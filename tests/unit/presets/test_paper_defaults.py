@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from medcite.config import load_settings, preset_names
-from medcite.pipeline import provenance
 from medcite.pipeline.context import Context
+from medcite.presets import provenance
 from medcite.qa.llm_qa import LLMQA
 from medcite.types import Question, Snippet
 

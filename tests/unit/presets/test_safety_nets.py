@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from medcite.config import load_settings, preset_json, preset_names
-from medcite.pipeline import coverage, provenance
+from medcite.presets import coverage, provenance
 from medcite.qa.llm_qa import LLMQAConfig
 from medcite.retrieve.llm_queries import DecomposeConfig
 

@@ -14,6 +14,7 @@ from medcite.errors import ConfigError
 from medcite.qa import entities as ent
 from medcite.qa import ideal
 from medcite.qa.extractive import ExtractiveQA, ExtractiveQAConfig
+from medcite.reader import verdict
 from medcite.reader.model import ReaderSpec
 from medcite.train.qa import best_threshold
 from medcite.types import Question, Snippet
@@ -146,3 +147,23 @@ def test_missing_models_fail_early_with_the_train_command(tmp_path: Path, monkey
     with pytest.raises(ConfigError) as err:
         ExtractiveQA.from_config(ExtractiveQAConfig(), None)
     assert "medcite models build medcite-reader --bioasq" in str(err.value.hint) and str(tmp_path) in str(err.value)
+
+
+def test_the_exact_yes_no_is_decided_by_the_one_yes_no_function(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """medcite.reader.verdict.decide with the reader's threshold and no second one (every question answered), the
+    function the offline answer's verdict calls too (tests/unit/generate/test_generate_extractive_qa.py)."""
+    calls: list[tuple[float, float, float | None]] = []
+    decide = verdict.decide
+
+    def spy(p_yes: float, yes_from: float, no_below: float | None = None, *, cue_no: bool = False) -> str | None:
+        calls.append((p_yes, yes_from, no_below))
+        return decide(p_yes, yes_from, no_below, cue_no=cue_no)
+
+    monkeypatch.setattr(verdict, "decide", spy)
+    qa = ExtractiveQA(_FakeReader(), _tiny_scorer(tmp_path), ExtractiveQAConfig())  # type: ignore[arg-type]
+    question = Question("q1", "yesno", "Does imatinib inhibit BCR-ABL in leukemia?")
+    assert qa.answer(question, SNIPPETS).exact == "yes"
+    assert [c[1:] for c in calls] == [(0.5, None)]
+    monkeypatch.setattr(verdict, "decide", lambda *a, **k: "no")
+    assert qa.answer(question, SNIPPETS).exact == "no"

@@ -283,7 +283,7 @@ def test_random_draw_is_seeded_by_the_question_and_never_shows_the_question(tmp_
 
 
 def test_the_drawn_example_ids_are_in_the_answer_and_the_run_directory(tmp_path: Path) -> None:
-    from medcite.tasks.bioasq_phases import _answer_of, _answer_row
+    from medcite.tasks.bioasq_task import _answer_of, _answer_row
 
     reply = '{"exact_answer": ["BRCA1"], "ideal_answer": "BRCA1."}'
     qa, llm, ctx = _qa(tmp_path, [reply], examples=TRAINING, shots=2, style=1, draw="random")

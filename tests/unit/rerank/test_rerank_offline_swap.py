@@ -3,19 +3,16 @@ what is hub-only; a reranker without a stand-in fails before any work, naming th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
 
 import numpy as np
 import pytest
 
-from medcite import registry
 from medcite.config import load_settings
 from medcite.errors import ConfigError
 from medcite.index.dense.encoders import load_encoder
-from medcite.pipeline import build_stage, offline_lines, offline_settings
-from medcite.rerank.base import RerankConfig
+from medcite.pipeline import build_stage
+from medcite.presets.offline import offline_lines, offline_settings
 from medcite.rerank.embedding import EmbeddingReranker
 from medcite.rerank.medcpt import MedCPTReranker
 from medcite.types import Article, Hit
@@ -61,30 +58,6 @@ def test_ensemble_members_are_swapped_one_by_one(tmp_path: Path) -> None:
     got = [(m.backend, getattr(m, "model", None)) for m in swapped.rerank.members]  # type: ignore[attr-defined]
     assert got[0][0] == "embedding" and got[2][0] == "embedding"
     assert got[1] == ("cross-encoder", str(local))  # the local folder stays
-
-
-class HubOnlyConfig(RerankConfig):
-    backend: Literal["hub-only"] = "hub-only"
-
-    def model_names(self) -> list[str]:
-        return ["org/hub-only-reranker"]
-
-
-class HubOnly:
-    Config = HubOnlyConfig
-
-    @classmethod
-    def from_config(cls, cfg: HubOnlyConfig, ctx: Any) -> HubOnly:  # pragma: no cover - never built
-        raise AssertionError("the offline check must fail before building")
-
-
-@pytest.fixture
-def hub_only() -> Iterator[None]:
-    registry.register("rerank", "hub-only", f"{__name__}:HubOnly")
-    try:
-        yield
-    finally:
-        del registry._BACKENDS["rerank"]["hub-only"]
 
 
 def test_a_reranker_without_a_stand_in_fails_naming_the_model(hub_only: None) -> None:

@@ -26,7 +26,7 @@ from medcite.corpus.records import BadRecord, Deletion
 from medcite.errors import ConfigError, MedciteError
 from medcite.evaluate.gold import read_gold
 from medcite.evaluate.grounding import read_judgements
-from medcite.tasks.biogen_a import read_task_a, read_task_a_run
+from medcite.tasks.biogen_a_format import read_task_a, read_task_a_run
 from medcite.tasks.topics import read_topics
 from medcite.train.stance_data import read_stance_csv
 from medcite.trec import read_qrels, read_run

@@ -100,9 +100,9 @@ def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_holder(store: P
 
 def test_a_second_phase_b_into_a_folder_in_use_is_refused(tmp_path: Path, held: tuple[Path, int],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from medcite.tasks import bioasq_phases
+    from medcite.tasks import bioasq_task
 
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: Echo())
+    monkeypatch.setattr(bioasq_task, "build_answerer", lambda settings, ctx, **_: Echo())
     out, pid = held
     questions = tmp_path / "b.json"
     questions.write_text(json.dumps({"questions": PHASE_B}))
@@ -148,10 +148,10 @@ def test_resume_answers_again_the_topics_a_folder_holds_twice(store: Path, topic
 
 def test_resume_of_phase_b_answers_again_the_questions_a_folder_holds_twice(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from medcite.tasks import bioasq_phases
+    from medcite.tasks import bioasq_task
 
     echo = Echo()
-    monkeypatch.setattr(bioasq_phases, "build_answerer", lambda settings, ctx, **_: echo)
+    monkeypatch.setattr(bioasq_task, "build_answerer", lambda settings, ctx, **_: echo)
     questions = tmp_path / "b.json"
     questions.write_text(json.dumps({"questions": PHASE_B}))
     out = tmp_path / "run"

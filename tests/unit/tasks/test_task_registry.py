@@ -15,9 +15,9 @@ from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError
 from medcite.pipeline import Context, Pipeline
 from medcite.tasks.base import RunContext, Task, TaskConfig, Validating
-from medcite.tasks.bioasq_phases import PhaseA, PhaseAPlus, PhaseB
-from medcite.tasks.task_a import TaskA
-from medcite.tasks.task_b import TaskB2024, TaskB2025
+from medcite.tasks.bioasq_task import PhaseA, PhaseAPlus, PhaseB
+from medcite.tasks.biogen_a_task import TaskA
+from medcite.tasks.biogen_b_task import TaskB2024, TaskB2025
 from medcite.types import Article
 from medcite.workflows.tasks import build_task, task_names
 

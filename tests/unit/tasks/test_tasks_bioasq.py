@@ -13,7 +13,7 @@ import pytest
 
 from medcite.errors import InputError
 from medcite.paths import shared_data_dir
-from medcite.tasks.bioasq import (
+from medcite.tasks.bioasq_format import (
     pmid_of,
     read_phase_a_run,
     read_phase_b_run,

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.corpus.store import DocumentStore, FileStats
-from medcite.tasks.biogen import biogen24_answer_text, biogen25_line, write_biogen24, write_biogen25
-from medcite.tasks.validate import validate_biogen24, validate_biogen25, write_errlog
+from medcite.tasks.biogen_b_format import biogen24_answer_text, biogen25_line, write_biogen24, write_biogen25
+from medcite.tasks.biogen_b_validate import validate_biogen24, validate_biogen25, write_errlog
 from medcite.types import Answer, AnswerSentence, Article
 
 ANSWER = Answer("181", [AnswerSentence("Axonal injury is damage to nerve fibres.", ("22802756", "34765068")),

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medcite.errors import InputError
-from medcite.tasks.biogen import (
+from medcite.tasks.biogen_b_format import (
     CITATION_RE,
     biogen24_answer_text,
     biogen24_result,
@@ -25,7 +25,7 @@ from medcite.tasks.biogen import (
     parse_biogen24_answer,
     write_biogen24,
 )
-from medcite.tasks.validate import validate_biogen24
+from medcite.tasks.biogen_b_validate import validate_biogen24
 from medcite.types import Answer, AnswerSentence
 
 
@@ -157,7 +157,7 @@ def test_writer_neutralises_digit_brackets_in_the_text(tmp_path: Path, caplog: p
                                 "Uptake of [3H]thymidine rose[222].")
     assert [(r.topic_id, r.sentence, r.before, r.after) for r in rewrites] == [("7", 0, "[12]", "(12)"),
                                                                             ("7", 0, "[3, 4]", "(3, 4)")]
-    with caplog.at_level(logging.INFO, logger="medcite.tasks.biogen"):
+    with caplog.at_level(logging.INFO, logger="medcite.tasks.biogen_b_format"):
         written = write_biogen24(tmp_path / "r.json", [answer], team_id="t", run_name="r", contact_email="e")
     assert written == rewrites
     assert "2 digits-only brackets in answer text rewritten" in caplog.text

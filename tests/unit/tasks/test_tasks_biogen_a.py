@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medcite.errors import ConfigError, InputError
-from medcite.tasks.biogen_a import (
+from medcite.tasks.biogen_a_format import (
     OFFICIAL_QA_IDS_2025,
     GroundedSentence,
     GroundingItem,
@@ -26,7 +26,7 @@ from medcite.tasks.biogen_a import (
     validate_task_a,
     write_task_a,
 )
-from medcite.tasks.validate import write_errlog
+from medcite.tasks.biogen_b_validate import write_errlog
 
 INPUT = [
     {"meta_data": {"qa_id": "116", "question": "Are there ways to prevent sleep apnea?"},

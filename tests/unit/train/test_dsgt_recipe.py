@@ -16,7 +16,8 @@ import pytest
 from medcite import trained_models as tm
 from medcite.config import load_settings
 from medcite.errors import ConfigError
-from medcite.pipeline import Context, provenance
+from medcite.pipeline import Context
+from medcite.presets import provenance
 from medcite.train import dsgt
 from medcite.types import Article, Hit
 from medcite.workflows.model_builds import BuildData, build_models, plan
@@ -103,7 +104,8 @@ def test_rebuilt_on_a_slice_it_trains_and_loads_as_the_presets_reranker(
     assert "pairs/s (measured here on a few batches" in logged
     report = json.loads((folder / "training.json").read_text(encoding="utf-8"))
     recipe = report["recipe"]
-    assert recipe["base"]["wanted"] == dsgt.BASE and "could not be fetched" in recipe["base"]["stand_in"]
+    assert recipe["base"]["wanted"] == dsgt.BASE
+    assert "not in this machine's Hugging Face cache" in recipe["base"]["stand_in"]
     assert recipe["negatives_miner"]["wanted"] == dsgt.INDEX_ENCODER and recipe["negatives_miner"]["stand_in"]
     assert recipe["overrides"] == SLICE and recipe["sources"] == dsgt.SOURCES
     assert "--base minilm" in recipe["train_command"] and "--dense-miner minilm" in recipe["train_command"]
@@ -201,7 +203,7 @@ def test_the_recipe_reads_its_hub_models_from_the_cache_and_never_downloads(monk
 
 
 def test_models_list_names_the_recipes_hub_models() -> None:
-    from medcite.pipeline.inventory import inventory
+    from medcite.presets.inventory import inventory
 
     found = {e.name: e for e in inventory(["dsgt-b1"])}
     for name in (dsgt.BASE, dsgt.INDEX_ENCODER):

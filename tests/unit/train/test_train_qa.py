@@ -62,7 +62,7 @@ def test_train_ideal_holds_back_the_shared_split_and_saves_a_loadable_scorer(tmp
 
 
 def test_train_yesno_on_a_tiny_encoder_reports_held_back_questions(tmp_path: Path) -> None:
-    from medcite.qa.yesno import load_yesno
+    from medcite.train.yesno_baseline import load_yesno
     from tiny_models import build_tiny_bert
 
     base = build_tiny_bert(tmp_path / "bert")

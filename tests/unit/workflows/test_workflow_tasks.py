@@ -10,7 +10,7 @@ import pytest
 from medcite.config import load_settings
 from medcite.errors import ConfigError, InputError
 from medcite.rundir import read_answers
-from medcite.tasks.validate import validate_biogen25
+from medcite.tasks.biogen_b_validate import validate_biogen25
 from medcite.workflows.tasks import read_inputs, run_task, settings_for, task_class
 
 PHASE_B = [{"id": "q1", "type": "yesno", "body": "Do statins lower LDL?",

@@ -45,6 +45,7 @@ class MilvusEngine:
     """Serves every named index from one collection of the Milvus server ``index.milvus``."""
 
     build_command: ClassVar[str | None] = "medcite index milvus"
+    options_section: ClassVar[str | None] = "milvus"
 
     @classmethod
     def serve(cls, settings: Settings) -> Served:

@@ -1,7 +1,7 @@
 """TREC BioGen 2025 Task A as a task object (``biogen-a``): ground every answer sentence with new supporting
 and contradicting PMIDs.
 
-Reads the official input (:func:`medcite.tasks.biogen_a.read_task_a`), grounds each question-answer pair with
+Reads the official input (:func:`medcite.tasks.biogen_a_format.read_task_a`), grounds each question-answer pair with
 the pipeline's :class:`medcite.pipeline.grounding.Grounder` (the preset's retrieval, then the stance stage on the
 best candidates; a pipeline made with ``grounding=True`` always has one), writes a run directory like Task B's
 — one topic per qa_id, so ``medcite view`` opens it, and a resumed run skips the pairs already done — and from it
@@ -25,14 +25,14 @@ from ..rundir import RunWriter, query_json
 from ..set_option import set_line
 from ..types import Answer, AnswerSentence, Article, Evidence, Stance, Topic
 from .base import Family, RunContext, TaskConfig, TaskResult
-from .biogen_a import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
-from .validate import Report, write_errlog
+from .biogen_a_format import GroundedSentence, GroundingItem, PmidType, read_task_a, validate_task_a, write_task_a
+from .biogen_b_validate import Report, write_errlog
 
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..pipeline.grounding import SentenceGrounding
     from ..types import StudyDesign
-    from .validate import InCorpus
+    from .biogen_b_validate import InCorpus
 
 VERIFICATION = "verification.jsonl"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..io import JSONObject
-from .biogen import MAX_BRACKET_PMIDS, parse_biogen24_answer
+from .biogen_b_format import MAX_BRACKET_PMIDS, parse_biogen24_answer
 
 MAX_WORDS = 250
 MAX_CITES = MAX_BRACKET_PMIDS
@@ -132,8 +132,9 @@ def validate_biogen24(path: str | Path, *, in_corpus: InCorpus | None = None,
                       expected_topics: Collection[str] | None = None,
                       evidence: dict[str, set[str]] | None = None,
                       max_words: int = MAX_WORDS, max_sentences: int | None = None) -> Report:
-    """Check a 2024 submission; the answer string is read by :func:`~medcite.tasks.biogen.parse_biogen24_answer`,
-    the same grammar the writer follows, so whatever ``write_biogen24`` writes from a valid answer passes.
+    """Check a 2024 submission; the answer string is read by
+    :func:`~medcite.tasks.biogen_b_format.parse_biogen24_answer`, the same grammar the writer follows, so whatever
+    ``write_biogen24`` writes from a valid answer passes.
 
     The official 2024 validator's own caps are 150 words and 10 sentences (its defaults); medcite's answers
     are capped at ``max_words`` = 250 like 2025's, so pass ``max_words=150, max_sentences=10`` for those.

@@ -8,7 +8,7 @@ are medcite's.
   sentence order and text exactly the input's, one PMID type throughout, written atomically after every rule
   is checked.
 - :func:`validate_task_a` checks a submission like the official ``task_a_validation.py`` plus medcite's checks,
-  collecting every error into a :class:`~medcite.tasks.validate.Report` (``write_errlog`` writes the
+  collecting every error into a :class:`~medcite.tasks.biogen_b_validate.Report` (``write_errlog`` writes the
   ``.errlog``).
 - :func:`read_task_a_run` reads any submission leniently, as the official scorer does, for ``medcite eval``.
 
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError, InputError
 from ..io import JSONObject, atomic_write, open_maybe_gz
-from .validate import PMID_RE, Report
+from .biogen_b_validate import PMID_RE, Report
 
 MAX_NEW_PMIDS = 3  # "no more than three PMIDs per answer sentence for both supporting and contradicting" (guidelines)
 #: the qa_ids the official 2025 validator requires (``REQUIRED_QA_IDS``, 116 to 155)

@@ -2,9 +2,9 @@
 snippets) and Phase B (answers from the gold snippets of the input). FORMATS.md §5, docs/BIOASQ.md.
 
 Each phase is a registered task (``bioasq-a``, ``bioasq-aplus``, ``bioasq-b``; no settings beyond ``backend``),
-reads the questions with :func:`medcite.tasks.bioasq.read_questions` (bad input stops there, before
+reads the questions with :func:`medcite.tasks.bioasq_format.read_questions` (bad input stops there, before
 any model loads), answers them into a run directory and writes the submission with the atomic, validating
-writers of :mod:`medcite.tasks.bioasq`: an error anywhere leaves no submission file behind.
+writers of :mod:`medcite.tasks.bioasq_format`: an error anywhere leaves no submission file behind.
 
 - Phase A: the preset's retrieval (``pipeline.retrieval``), the first ``bioasq.documents`` hits as documents,
   and :class:`medcite.evidence.bioasq_snippets.BioASQSnippets` (``settings.bioasq``) as snippets.
@@ -45,7 +45,7 @@ from ..types import (
     Topic,
 )
 from .base import Family, RunContext, TaskConfig
-from .bioasq import read_questions, validate_phase_a, validate_phase_b, write_phase_a, write_phase_b
+from .bioasq_format import read_questions, validate_phase_a, validate_phase_b, write_phase_a, write_phase_b
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ..pipeline import Pipeline
     from ..qa.base import Answerer
     from ..types import StudyDesign
-    from .bioasq import BioASQReport
+    from .bioasq_format import BioASQReport
 
 log = logging.getLogger(__name__)
 RECORDS = "bioasq.jsonl"

@@ -1,4 +1,4 @@
-"""Issue 43: which resolved settings a run reads (medcite.pipeline.reads), worked out from the settings the way the
+"""Issue 43: which resolved settings a run reads (medcite.presets.reads), worked out from the settings the way the
 stages read them, so that "not used by this run" is never a preset's own claim."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 
 from medcite.config import load_settings, preset_names
 from medcite.errors import ConfigError
-from medcite.pipeline import provenance
-from medcite.pipeline.reads import RULES, RunView, leaves, unread
+from medcite.presets import provenance
+from medcite.presets.reads import RULES, RunView, leaves, unread
 
 
 def _unread(name: str) -> dict[str, str]:

@@ -2,8 +2,8 @@
 
 Both are registered tasks (``biogen25``, ``biogen24``; settings :class:`TaskBConfig`), read every topics variant
 (:func:`medcite.tasks.topics.read_topics`), answer through the pipeline into a run directory, write the
-official submission there (:mod:`.biogen`) and validate it like the official validators plus medcite's checks
-(:mod:`.validate`): ``validation.json`` and, on failure, a ``.errlog`` beside the file.
+official submission there (:mod:`.biogen_b_format`) and validate it like the official validators plus medcite's checks
+(:mod:`.biogen_b_validate`): ``validation.json`` and, on failure, a ``.errlog`` beside the file.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from pydantic import Field
 from ..io import write_json
 from ..rundir import read_answers
 from .base import Family, RunContext, TaskConfig, TaskResult
-from .biogen import write_biogen24, write_biogen25
+from .biogen_b_format import write_biogen24, write_biogen25
+from .biogen_b_validate import Report, evidence_by_topic, validate_biogen24, validate_biogen25, write_errlog
 from .topics import read_topics
-from .validate import Report, evidence_by_topic, validate_biogen24, validate_biogen25, write_errlog
 
 if TYPE_CHECKING:
     from ..context import BuildContext
     from ..types import Answer, Topic
-    from .validate import InCorpus
+    from .biogen_b_validate import InCorpus
 
 
 class TaskBConfig(TaskConfig):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 from ..errors import ConfigError
-from .gate import gate_kind
+from .gates import gate_kind
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..evaluate.bioasq import MAX_FACTOID, yesno_label
 from ..io import JSONObject, open_maybe_gz, write_json
 from ..types import QUESTION_TYPES, QAAnswer, Question, Snippet
-from .validate import Report
+from .biogen_b_validate import Report
 
 log = logging.getLogger(__name__)
 Fail = Callable[..., InputError]  # (message, hint=None) -> the error to raise, naming the file and the question
@@ -322,7 +322,7 @@ def read_phase_b_run(path: str | Path) -> list[QAAnswer]:
 
 @dataclass
 class BioASQReport(Report):
-    """A :class:`~medcite.tasks.validate.Report` (``topics`` counts questions) with warnings: things BioASQ
+    """A :class:`~medcite.tasks.biogen_b_validate.Report` (``topics`` counts questions) with warnings: things BioASQ
     accepts that probably are mistakes (an ideal answer over 200 words, a question left without an answer)."""
 
     warnings: list[str] = field(default_factory=list)

@@ -51,7 +51,7 @@ def users(settings: Settings, name: str) -> Iterator[tuple[str, BaseModel]]:
     """Every config in the settings tree (outside ``indexes``) whose ``index`` field names ``name``, with its
     dotted path (``retrieve.branches[1]``, ``rerank``)."""
 
-    def walk(node: Any, path: str) -> Iterator[tuple[str, BaseModel]]:
+    def walk(node: object, path: str) -> Iterator[tuple[str, BaseModel]]:
         if isinstance(node, BaseModel):
             if getattr(node, "index", None) == name and path:
                 yield path, node

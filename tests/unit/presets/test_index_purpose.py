@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from medcite.config import load_settings
-from medcite.pipeline.index_purpose import branch_list, index_purpose, users
+from medcite.presets.index_purpose import branch_list, index_purpose, users
 
 
 def test_ground_is_told_to_drop_the_dense_branch_not_to_change_preset() -> None:

@@ -8,9 +8,10 @@ reads it (the stage a task never builds, a backend's option that another option 
 names counts as read, so a new setting with a default is read until a rule here says otherwise, and every paper
 preset must then say where its value comes from (tests/unit/test_preset_sources.py).
 
-The tasks: ``task-a`` (``medcite ground``: retrieval, rerank, the stance stage, ``ground``), ``task-b``
-(``medcite run``: retrieval, rerank, evidence, generation, verification, and ``ground`` / ``hops`` in the flows that
-use them) and ``bioasq`` (``medcite bioasq``: retrieval and rerank for Phase A, ``bioasq`` snippets, ``qa`` answers).
+The tasks a paper run declares (its preset's ``task``, ``config.PRESET_TASKS``): ``biogen-a`` (``medcite ground``:
+retrieval, rerank, the stance stage, ``ground``), ``biogen-b`` and ``medhopqa`` (``medcite run``: retrieval, rerank,
+evidence, generation, verification, and ``ground`` / ``hops`` in the flows that use them) and ``bioasq``
+(``medcite bioasq``: retrieval and rerank for Phase A, ``bioasq`` snippets, ``qa`` answers).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from .. import registry
 from ..errors import ConfigError
 from ..io import JSONObject
 from ..settings_base import BackendConfig
-from .gate import gate_kind
+from .gates import gate_kind
 from .offline import grounds, uses_stance
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-Task = Literal["task-a", "task-b", "bioasq"]
+Task = Literal["biogen-a", "biogen-b", "medhopqa", "bioasq"]
 TASKS: tuple[str, ...] = get_args(Task)
 #: leaves that are not settings of a run: the name of the preset the settings came from
 NOT_SETTINGS = frozenset({"preset"})
@@ -68,11 +69,11 @@ class RunView:
 
     @property
     def a(self) -> bool:
-        return self.task == "task-a"
+        return self.task == "biogen-a"
 
     @property
     def b(self) -> bool:
-        return self.task == "task-b"
+        return self.task in ("biogen-b", "medhopqa")
 
     @property
     def bioasq(self) -> bool:
@@ -104,7 +105,8 @@ class RunView:
         s = self.settings
         if section == "corpus":
             return "ingest options, read by `medcite ingest`, not by a run"
-        if section == "index.milvus" and s.index.backend != "milvus":
+        engine = registry.load("engine", s.index.backend)
+        if section == "index.milvus" and getattr(engine, "options_section", None) != "milvus":  # a plugin: none
             return f"index.backend is {s.index.backend!r}: the Milvus server settings are read only by 'milvus'"
         if section in ("flow", "evidence", "generate", "verify") and not self.b:
             return f"a {self.task} run writes no Task B answer: no evidence selection, generation or verification"

@@ -18,7 +18,7 @@ import pytest
 
 from medcite.config import load_settings, preset_names, set_lines
 from medcite.errors import ConfigError
-from medcite.pipeline.offline import offline_settings
+from medcite.presets.offline import offline_settings
 
 GOLDEN = json.loads((Path(__file__).parents[2] / "data" / "offline" / "resolved.json").read_text())
 MODES = [("local", False), ("local", True), ("none", False), ("none", True)]

@@ -1,7 +1,7 @@
 """TREC BioGen Task B outputs: the 2025 JSONL and the 2024 JSON (FORMATS.md §1, §3).
 
 Writers turn :class:`~medcite.types.Answer` objects into the official files; the validators live in
-:mod:`medcite.tasks.validate`.
+:mod:`medcite.tasks.biogen_b_validate`.
 
 The 2024 answer is one string with citations inline, so this module also owns the grammar of that string,
 used by the writer and by the validator alike (they agree by construction):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings, load_settings, preset_json
+from ..config import Settings, load_settings, preset_json, preset_task
 from ..errors import ConfigError
 
 #: the five papers medcite implements: id -> (file in ../shared/papers/, short citation)
@@ -126,18 +126,17 @@ def paper(preset: str) -> dict[str, str] | None:
 
 
 def task(preset: str) -> str:
-    """The task of the published run a preset reproduces (the ``task`` of its ``paper`` key: ``task-a``,
-    ``task-b`` or ``bioasq``, :mod:`.reads`)."""
+    """The task of the published run a preset reproduces (its preset's ``task``: ``biogen-a``, ``biogen-b``,
+    ``medhopqa`` or ``bioasq``, :mod:`.reads`)."""
     from .reads import TASKS
 
-    found = paper(preset)
-    if found is None:
+    if paper(preset) is None:
         raise ConfigError(f"preset {preset!r} reproduces no published run (it has no 'paper' key)")
-    kind = found.get("task")
+    kind = preset_task(preset)
     if kind not in TASKS:
-        raise ConfigError(f"preset {preset!r}: paper.task is {kind!r}",
+        raise ConfigError(f"preset {preset!r}: a paper run of task {kind!r}",
                           hint=f"name the task the run was submitted to: one of {', '.join(TASKS)}")
-    return str(kind)
+    return kind
 
 
 def value_at(tree: Any, path: str) -> Any:
@@ -176,7 +175,7 @@ def rows(preset: str, settings: Settings | None = None) -> list[Row]:
     return out
 
 
-def short(value: Any) -> str:
+def short(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 

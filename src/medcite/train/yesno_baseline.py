@@ -1,4 +1,8 @@
-"""The yes/no answer: a linear head over frozen-encoder features of (question, snippet) pairs.
+"""The retired yes/no baseline (``models:medcite-yesno``, ``medcite train yesno``): a linear head over
+frozen-encoder features of (question, snippet) pairs. No stage answers with it any more -- the offline answer and
+BioASQ's exact answer read medcite's reader (:mod:`medcite.reader`) and decide by
+:func:`medcite.reader.verdict.decide` -- it stays beside its trainer as the baseline the reader is measured
+against, and decides through the same function.
 
 The pattern of medcite's stance classifier (:mod:`medcite.attribute.probe`, reused here: the same feature
 spec and featurizer): a fine-tune of MiniLM on a few thousand pairs over-fits, a regularised linear head on
@@ -24,8 +28,9 @@ import numpy as np
 from ..attribute.probe import FEATURE_VERSION, FeatureSpec
 from ..errors import ConfigError
 from ..io import write_json
+from ..qa.models import read_head
+from ..reader.verdict import decide
 from ..trained_models import make_command
-from .models import read_head
 
 HEAD_FILE = "yesno_head.json"
 FORMAT = "medcite-yesno-head/1"
@@ -74,7 +79,7 @@ class YesNoHead:
         return float(np.mean(probs[:, 0] / np.clip(probs[:, 0] + probs[:, 1], 1e-9, None)))
 
     def decide(self, probs: np.ndarray) -> str:
-        return "yes" if self.p_yes(probs) >= self.threshold else "no"
+        return decide(self.p_yes(probs), self.threshold)
 
     def save(self, folder: Path) -> Path:
         data = {"format": FORMAT, "feature_version": FEATURE_VERSION, "labels": list(LABELS),
@@ -125,7 +130,7 @@ class YesNoModel:
         return self.head.p_yes(self.probabilities([question] * len(texts), texts))
 
     def answer(self, question: str, snippets: Sequence[str]) -> str:
-        return "yes" if self.p_yes(question, snippets) >= self.head.threshold else "no"
+        return decide(self.p_yes(question, snippets), self.head.threshold)
 
 
 def load_yesno(folder: Path, device: str = "auto", dtype: str = "auto") -> YesNoModel:
