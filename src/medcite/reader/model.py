@@ -352,29 +352,26 @@ def read_spec(folder: str | Path) -> ReaderSpec:
     path = folder / SPEC_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") == LEGACY_FORMAT and data.get("reader_version") == 1:
-            return _legacy_spec(data)
-        if data.get("format") != FORMAT:
+        # a first-format reader is read as this format's reader split at 0 (once its labels are checked)
+        legacy = data.get("format") == LEGACY_FORMAT and data.get("reader_version") == 1
+        if not legacy and data.get("format") != FORMAT:
             raise ValueError(f"format {data.get('format')!r}, expected {FORMAT!r}")
-        if data.get("reader_version") != READER_VERSION:
+        if not legacy and data.get("reader_version") != READER_VERSION:
             raise ValueError(f"a stale reader: trained on reader version {data.get('reader_version')!r}, and this "
                              f"medcite reads version {READER_VERSION}")
         for head, labels in (data.get("labels") or {}).items():
             if tuple(labels) != HEAD_LABELS.get(head):
                 raise ValueError(f"head {head!r} has labels {labels!r}, expected {list(HEAD_LABELS.get(head, ()))}")
-        return ReaderSpec.from_dict(data)
+        return _legacy_spec(data) if legacy else ReaderSpec.from_dict(data)
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path} is not a readable medcite reader ({exc})", hint=rebuild_hint(folder)) from None
 
 
-def _legacy_spec(data: Mapping[str, Any]) -> ReaderSpec:
+def _legacy_spec(data: Mapping[str, object]) -> ReaderSpec:
     """The spec of a :data:`LEGACY_FORMAT` reader: its whole trunk trained (split at 0), one shared branch."""
     if data.get("siamese"):
         raise ValueError(f"a {LEGACY_FORMAT} reader with siamese heads {data['siamese']!r}, which this medcite "
                          "no longer reads")
-    for head, labels in (data.get("labels") or {}).items():
-        if tuple(labels) != HEAD_LABELS.get(head):
-            raise ValueError(f"head {head!r} has labels {labels!r}, expected {list(HEAD_LABELS.get(head, ()))}")
     legacy = {k: v for k, v in data.items() if k not in ("trained_from", "branches", "lora_rank", "siamese")}
     spec = ReaderSpec.from_dict(legacy)
     spec.meta = {**spec.meta, "format": LEGACY_FORMAT}
