@@ -235,7 +235,7 @@ def slices(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
                        "healthver": folder / "healthver-small.csv",
                        "bioasq_extra": _slice_bioasq(shared_data / "bioasq" / "bioasq_taskb_golden_12b.json.gz",
                                                      folder / "bioasq-12b-small.json", 2),
-                       "stance_sets": _slice_stance_sets(shared_data / "stance", folder / "stance", 30)}}
+                       "stance_sets": _slice_stance_sets(shared_data / "stance", folder / "stance", 12)}}
 
 
 @pytest.mark.slow  # each trains a small model from its command: 10-60 s

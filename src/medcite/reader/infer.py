@@ -18,7 +18,7 @@ import numpy as np
 
 from ..devices import Placement, place, resolve_device
 from ..errors import ConfigError
-from .model import HEAD_LABELS, ReaderNet, ReaderSpec, base_dir, load_net, sigmoid, softmax
+from .model import HEAD_LABELS, ReaderNet, ReaderSpec, base_dir, load_net, read_spec, sigmoid, softmax
 from .trunk import Module
 
 log = logging.getLogger(__name__)
@@ -122,6 +122,25 @@ class Reader:
         return out
 
 
+#: the bases whose reader runs as torch dynamic int8 on a CPU: its states stay close to the float ones (MiniLM's
+#: 4-layer bottom: cosine 0.947 per token on real pairs). all-mpnet-base-v2's 10-layer bottom in int8 drifts to
+#: cosine 0.706 (min -0.11): a reader trained on those states learns nothing (benchmarks/results/
+#: reader_mpnet_build.json), so an mpnet reader runs in float32 (or the GPU's dtype)
+INT8_BASES = frozenset({"minilm"})
+
+
+def int8_safe(base: str) -> bool:
+    """Whether a reader on ``base`` may run (and be trained from states computed) as dynamic int8."""
+    return base in INT8_BASES
+
+
+def _int8_folder(folder: str | Path) -> bool:
+    try:
+        return int8_safe(read_spec(folder).base)
+    except ConfigError:
+        return True  # not a readable reader: loading it says what is wrong
+
+
 def quantize_int8(net: Module) -> Module:
     """``net`` with its linear layers as torch dynamic int8 (for a CPU); torch's notices that this API moves to
     torchao are silenced (it still works in the pinned torch, and a user cannot act on them)."""
@@ -161,7 +180,8 @@ def reader_placement(folder: str | Path, device: str = "auto", dtype: str = "aut
     (int8); None quantises it when it lands on the CPU, so a CPU run keeps its int8 speed and a GPU runs it in
     half precision."""
     if quantize is None:
-        quantize = dtype in ("auto", "float32") and resolve_device(device, setting_path=f"{setting}.device") == "cpu"
+        quantize = (dtype in ("auto", "float32") and resolve_device(device, setting_path=f"{setting}.device") == "cpu"
+                    and _int8_folder(folder))
     return place(f"reader {Path(folder).name}", device, dtype, setting=setting, batch_size=batch_size,
                  batch_defaults=(32, 64), cpu_only=INT8 if quantize else "")
 

@@ -144,9 +144,12 @@ class Trainer:
         self.net: ReaderNet = build_net(opts.base, self.spec).to(opts.device)
         self.params = self.net.trained()
         self.weights: dict[str, Tensor] = {h: self._class_weights(h) for h in ("yesno", "stance") if h in opts.heads}
-        # the bottom as the shipped reader runs it: int8 on a CPU; its states cached from the texts at layer
-        # cache_from, then derived once at trained_from through the frozen layers between
-        quantized = opts.device == "cpu"
+        # the bottom as the shipped reader runs it: int8 on a CPU for a base int8 keeps close (int8_safe); its
+        # states cached from the texts at layer cache_from, then derived once at trained_from through the frozen
+        # layers between
+        from ..reader.infer import int8_safe
+
+        quantized = opts.device == "cpu" and int8_safe(opts.base)
         at = opts.trained_from if opts.cache_from is None else opts.cache_from
         bottom = copy.deepcopy(self.net.trunk)
         middle = torch.nn.ModuleList(list(bottom.bottom)[at:])

@@ -52,7 +52,7 @@ def _reader(net: ReaderNet, spec: ReaderSpec, tokenizer: Any, device: str) -> Re
     and the thresholds are chosen on the outputs users get, not on the fp32 network's)."""
     import copy
 
-    from ..reader.infer import Reader, quantize_int8
+    from ..reader.infer import Reader, int8_safe, quantize_int8
     from ..reader.model import merge_lora, state_to_store, store_to_state
 
     memo = _MEMO.setdefault(id(net.trunk), {})
@@ -61,7 +61,7 @@ def _reader(net: ReaderNet, spec: ReaderSpec, tokenizer: Any, device: str) -> Re
     if device == "cpu":
         shipped.load_state_dict(store_to_state(state_to_store(net)), strict=False)
     merge_lora(shipped)
-    if device == "cpu":
+    if device == "cpu" and int8_safe(spec.base):
         shipped = quantize_int8(shipped)
     shipped.trunk.memo = memo
     return Reader(shipped, tokenizer, spec, device=device)

@@ -339,3 +339,35 @@ def test_a_lora_reader_stores_only_its_adapters_and_reads_as_trained(tmp_path: P
     with torch.no_grad():
         want = net(encode_pairs(reader.tokenizer, q, p, 64), "yesno").numpy()
     assert np.allclose(reader.logits("yesno", q, p), want, atol=2e-2)  # fp16 adapters, merged
+
+
+@pytest.mark.slow  # loads the installed all-mpnet-base-v2 and the packaged MiniLM
+def test_int8_only_where_it_keeps_the_bottom_states_close(tmp_path: Path) -> None:
+    """Dynamic int8 of mpnet's 10-layer bottom drifts far from the float states (the cause of the first mpnet
+    build learning nothing): an mpnet reader on a CPU runs in float32, MiniLM's stays int8."""
+    import copy
+
+    import torch
+    import transformers
+
+    from medcite.reader.infer import INT8, encode_pairs, int8_safe, quantize_int8, reader_placement
+
+    pairs = (["Aspirin prevents colorectal cancer.", "Is Keutel syndrome common?"],
+             ["Aspirin reduced the incidence of colorectal cancer in this trial.", "Keutel syndrome is rare."])
+    cos = {}
+    for base, at in (("minilm", 4), ("mpnet", 10)):
+        net = rm.build_net(base, rm.ReaderSpec(("stance",), base=base, trained_from=at)).eval()
+        tok = transformers.AutoTokenizer.from_pretrained(rm.base_dir(base), local_files_only=True)
+        enc = {k: v for k, v in encode_pairs(tok, *pairs, 64).items() if k != "offset_mapping"}
+        with torch.inference_mode():
+            f, g = net.trunk.bottom_states(enc), quantize_int8(copy.deepcopy(net.trunk)).bottom_states(enc)
+        m = enc["attention_mask"].bool()
+        cos[base] = float(torch.nn.functional.cosine_similarity(f[m], g[m], dim=-1).mean())
+    assert cos["minilm"] > 0.9 and cos["mpnet"] < 0.85
+    assert int8_safe("minilm") and not int8_safe("mpnet")
+    for base in ("minilm", "mpnet"):
+        folder = tmp_path / base
+        folder.mkdir()
+        spec = rm.ReaderSpec(("stance",), base=base)
+        (folder / rm.SPEC_FILE).write_text(json.dumps(spec.as_dict()))
+        assert (reader_placement(folder, "cpu").note == INT8) == (base == "minilm")
