@@ -373,12 +373,13 @@ def calibrate(net: ReaderNet, spec: ReaderSpec, tokenizer: Any, side: Side, devi
 def measure_all(folder: Path, test: Side, train: Side, device: str) -> dict[str, object]:
     """Every held-back measure of the reader saved in ``folder``, loaded as it is shipped (int8 on a CPU), with
     the trivial baselines and the calibration report."""
-    from ..reader.infer import load_reader
+    from ..reader.infer import int8_safe, load_reader
     from ..reader.model import reliability
 
     reader = load_reader(folder, device=device)
     spec = reader.spec
-    out: dict[str, object] = {"loaded_as": "int8 dynamic quantisation" if device == "cpu" else device}
+    out: dict[str, object] = {"loaded_as": "int8 dynamic quantisation" if device == "cpu" and int8_safe(spec.base)
+                              else f"{device}, float32" if device == "cpu" else device}
     if "stance" in spec.heads and test.examples.get("stance"):
         by_set = stance_by_set(test.examples["stance"])
         train_sets = stance_by_set(train.examples.get("stance", []))
