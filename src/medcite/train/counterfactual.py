@@ -20,16 +20,15 @@ most cases and meant for training only.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..evidence.antonyms import swap, table, words
 from ..evidence.concepts import content_words, coverage
+from ..evidence.sentences import SPLITTERS
 from ..retrieve.negation import negate
 
 FLIP = {0: 1, 1: 0}  # yes <-> no (the reader's yesno labels); maybe makes none
 NEGATE_WORDS = 45
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def counterfactuals(question: str, sentence: str, label: int) -> list[Counterfac
         return out
     # the one sentence of the text that names most of the question is negated, not a clause about something else
     asks = content_words(question)
-    parts = _SENTENCE.split(sentence)
+    parts = [sentence[a:b] for a, b in SPLITTERS["syntok"](sentence)] or [sentence]
     best = max(range(len(parts)), key=lambda i: coverage(asks, parts[i]))
     if coverage(asks, parts[best]) < 0.5:
         return out
