@@ -27,9 +27,8 @@ def yes_probability(probs: np.ndarray) -> float:
     p = np.asarray(probs, dtype=np.float64).reshape(-1, 3)
     if not len(p):
         return 0.5
-    ratio = p[:, 0] / np.clip(p[:, 0] + p[:, 1], 1e-9, None)
     weight = np.clip(1.0 - p[:, 2], 1e-6, None)
-    return float((ratio * weight).sum() / weight.sum())
+    return float((sentence_ratio(p) * weight).sum() / weight.sum())
 
 
 #: P(yes) under which the reader leans no
