@@ -60,8 +60,10 @@ def main() -> int:
     ap.add_argument("--gguf", type=Path, required=True, help="the joined Qwen2.5-Coder-1.5B-Instruct GGUF file")
     ap.add_argument("--n", type=int, default=None, help="only the first N items of each set")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--backend", choices=("llamacpp", "local"), default="llamacpp",
+                    help="llamacpp: llama-cpp-python (compiled); local: transformers de-quantises the GGUF and runs "
+                    "it in float32 (no compiler; slower, ~6 GB of memory for 1.5B parameters)")
     args = ap.parse_args()
-    from medcite.llm.llamacpp_backend import LlamaCppBackend
     from medcite.reader.infer import load_reader
     from medcite.reader.verdict import decide
     from medcite.train.reader_data import DataOptions, build_data, distinct_snippets
@@ -73,7 +75,17 @@ def main() -> int:
     pq = data.pubmedqa[: args.n]
     items = ([("bioasq", q.body, distinct_snippets(q, 12), str(q.exact_answer)) for q in yn]
              + [("pubmedqa", it.question, list(it.contexts), it.label) for it in pq])
-    llm = LlamaCppBackend(str(args.gguf), max_tokens=4, n_threads=args.threads, n_ctx=8192)
+    if args.backend == "llamacpp":
+        from medcite.llm.llamacpp_backend import LlamaCppBackend
+
+        llm: Any = LlamaCppBackend(str(args.gguf), max_tokens=4, n_threads=args.threads, n_ctx=8192)
+    else:
+        import torch
+
+        from medcite.llm.local_backend import LocalBackend
+
+        torch.set_num_threads(args.threads)
+        llm = LocalBackend(str(args.gguf), max_tokens=4, device="cpu", dtype="float32")
     said: dict[str, list[str]] = {"bioasq": [], "pubmedqa": []}
     seconds: list[float] = []
     for n, (kind, question, passages, _) in enumerate(items, 1):
@@ -91,6 +103,7 @@ def main() -> int:
     ours_s = (time.perf_counter() - t0) / max(1, len(items))
     gold = {"bioasq": [str(q.exact_answer) for q in yn], "pubmedqa": [it.label for it in pq]}
     result: dict[str, Any] = {"items": {k: len(v) for k, v in gold.items()}, "gguf": str(args.gguf),
+                              "backend": args.backend,
                               "gguf_bytes": args.gguf.stat().st_size, "threads": args.threads}
     for kind in gold:
         result[kind] = {"qwen2.5-coder-1.5b": measures(gold[kind], said[kind]),
@@ -106,7 +119,8 @@ def main() -> int:
                      result["seconds_per_question"].get(system, "-")])
     common.update_markdown_section(NAME, (
         f"Yes/no readers on {result['items']['bioasq']} held-back BioASQ yes/no questions (gold snippets) and "
-        f"{result['items']['pubmedqa']} held-back PubMedQA items (abstract sections, no conclusion), 2 CPU threads.\n\n"
+        f"{result['items']['pubmedqa']} held-back PubMedQA items (abstract sections, no conclusion), "
+        f"{args.threads} CPU threads, Qwen through medcite's `{args.backend}` backend.\n\n"
         + common.markdown_table(["reader", "BioASQ macro-F1", "BioASQ no recall", "PubMedQA accuracy",
                                  "PubMedQA no recall", "s / question"], rows)))
     print(json.dumps({k: v for k, v in result.items() if k != "gguf"}, indent=2))

@@ -232,7 +232,9 @@ def run_system(name: str, overrides: list[str], store: Path, questions: list[Any
                    "verdict": a.verdict, "abstained": a.abstained, "gold_yesno": q.exact_answer,
                    "cited": len(cited), "cited_gold": sum(p in gold for p in cited), "seconds": seconds,
                    "words": len(a.text.split()), "max_pmids": max((len(s.pmids) for s in a.sentences), default=0),
-                   "answer": [[x.kind, x.text, list(x.pmids)] for x in a.sentences]}
+                   "answer": [[x.kind, x.text, list(x.pmids)] for x in a.sentences],
+                   "read": [{"pmid": x.get("pmid"), "status": x.get("status"), "reason": x.get("reason")}
+                            for x in result.read]}
             row |= detail(a, result.evidence)
             if q.type in ("factoid", "list") and row.get("named"):
                 row["lead_right"] = lead_right(row["named"], q.exact_answer)
@@ -306,6 +308,13 @@ def choose(pipe: Pipeline, tune: list[Any]) -> dict[str, Any]:
             "shipped": saved}
 
 
+def _unusable(read: dict[str, Any]) -> bool:
+    """A top article the selector could not use for a reason that leaves abstaining right: it has no quotable
+    sentence (the store's snippet collages: cut fragments) or names none of the question's subject."""
+    reason = read.get("reason") or ""
+    return read.get("status") != "evidence" and (reason.startswith(("no quotable", "off topic: neither", "names none")))
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     yn = [r for r in rows if r["type"] == "yesno" and r["gold_yesno"] in ("yes", "no")]
     cited = sum(r["cited"] for r in rows)
@@ -315,6 +324,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                           / max(1, sum(r["type"] == t for r in rows)), 4)
                                  for t in ("yesno", "factoid", "list", "summary")},
            "false_abstention": round(sum(r["abstained"] for r in rows) / max(1, len(rows)), 4),
+           # the issue's rule: never abstain while a top-3 article names the subject in a sentence medcite can quote
+           "abstained_while_top3_quotable": sum(r["abstained"] and any(not _unusable(x) for x in r.get("read", []))
+                                                for r in rows),
+           "abstained_top3_fragments_only": sum(r["abstained"] and bool(r.get("read")) and all(
+               (x.get("reason") or "").startswith("no quotable") for x in r["read"]) for r in rows),
            "cited_gold_share": round(sum(r["cited_gold"] for r in rows) / max(1, cited), 4),
            "max_words": max((r.get("words", 0) for r in rows), default=0),
            "max_pmids_per_sentence": max((r.get("max_pmids", 0) for r in rows), default=0)}
