@@ -400,9 +400,20 @@ def _canon(token: str) -> str:
     return _COMPOUND.sub("", _POSSESSIVE.sub("", token).strip(".'\u2019")).lower()
 
 
+#: the last part of a compound that says how its head acts, not what it is ("FTO-guided", "TNF-induced"): the
+#: compound names its head, so an article that says "FTO-mediated" or "FTO" names it too
+_RELATION_PART = frozenset(
+    "guided mediated induced dependent independent driven associated related based derived regulated activated "
+    "dependant triggered stimulated targeted specific".split())
+
+
 def _parts_in(word: str, vocabulary: set[str]) -> bool:
-    """A compound ("angiotensin-converting-enzyme") is mentioned when each of its parts is."""
+    """A compound ("angiotensin-converting-enzyme") is mentioned when each of its parts is; one that ends in a
+    relation word (:data:`_RELATION_PART`: "FTO-guided") when the parts before it are."""
     parts = [p for p in _COMPOUND.split(word) if p]
+    if len(parts) > 1 and parts[-1] in _RELATION_PART:
+        parts = parts[:-1]
+        return all(_word_in(p, vocabulary) for p in parts)
     return len(parts) > 1 and all(_word_in(p, vocabulary) for p in parts)
 
 

@@ -54,6 +54,10 @@ def test_mentions_forgive_inflections_and_typos_but_not_short_names() -> None:
     assert mentions("angiotensin-converting-enzyme", text) and mentions("long-COVID", text)
     assert mentions("telegenetics", text)  # the closed form of a hyphenated word
     assert not mentions("long-QT", text)
+    # a compound naming how its head acts names the head: "FTO-guided" is about FTO
+    mediated = _norm_tokens("the FTO-mediated m6A modification in GADD45B mRNA")
+    assert mentions("FTO-guided", mediated) and mentions("FTO-guided demethylation", _norm_tokens("FTO demethylation"))
+    assert not mentions("METTL3-guided", mediated)
 
 
 def test_missing_concepts_against_texts_and_the_corpus() -> None:
