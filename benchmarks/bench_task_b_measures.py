@@ -7,7 +7,7 @@ BM25 and FAISS indexes; `python benchmarks/bench_task_a.py` builds it). Every Ta
 documented swaps (`offline_settings(settings, "none")`: no LLM, so LLM stages take their no-LLM path and
 generation is extractive; rerankers run through their stand-ins), like `benchmarks/bench_task_b.py`.
 
-Measures (`medcite.tasks.biogen_b_measures`, what `medcite eval biogen-b` reports): citation coverage and
+Measures (`medcite.evaluate.biogen_b`, what `medcite eval biogen-b` reports): citation coverage and
 support / contradiction rates judged by medcite's stance model (`models:medcite-reader`, the offline
 judge; three labels), nugget precision / recall / F1 against the question's first ideal answer (sentences aligned by
 packaged-MiniLM cosine >= the threshold). Completeness needs an LLM judge and is not measured here.
@@ -44,13 +44,14 @@ import retrieval_corpus  # noqa: E402
 
 from medcite.config import load_settings  # noqa: E402
 from medcite.corpus.store import DocumentStore  # noqa: E402
+from medcite.evaluate.biogen_b import Embed, judge_citations, nugget_scores  # noqa: E402
 from medcite.evaluate.nuggets import DEFAULT_THRESHOLD  # noqa: E402
-from medcite.index.dense.encoders import l2_normalize, load_encoder  # noqa: E402
+from medcite.evidence.sentences import sentence_texts  # noqa: E402
+from medcite.index.dense.encoders import load_encoder, unit_embedder  # noqa: E402
 from medcite.io import open_maybe_gz  # noqa: E402
 from medcite.paths import shared_data_dir  # noqa: E402
 from medcite.pipeline import RetrievalPipeline, build_stage  # noqa: E402
 from medcite.rundir import read_answers, read_articles  # noqa: E402
-from medcite.tasks.biogen_b_measures import atomic_sentences, judge_citations, nugget_scores  # noqa: E402
 from medcite.types import Answer, AnswerSentence, Article, Topic  # noqa: E402
 
 NAME = "task_b_measures"
@@ -82,7 +83,7 @@ def first_ideal(q: dict[str, Any]) -> str:
 def baseline_answers(questions: list[dict[str, Any]], store: Path) -> dict[str, list[Answer]]:
     """The two trivial baselines' answers (see the module docstring)."""
     gold = [Answer(q["id"], [AnswerSentence(s, (bioasq_corpus.pmid_of(q["snippets"][0]["document"]),))
-                             for s in atomic_sentences(q["snippets"][0]["text"])], generator="gold-snippet")
+                             for s in sentence_texts(q["snippets"][0]["text"])], generator="gold-snippet")
             for q in questions]
     pipe = RetrievalPipeline.from_settings(load_settings("bm25"), store)
     top: list[Answer] = []
@@ -93,7 +94,7 @@ def baseline_answers(questions: list[dict[str, Any]], store: Path) -> dict[str, 
                 art = docs.get(hits[0].pmid) if hits else None
                 want = set(re.findall(r"\w{3,}", q["body"].lower()))
                 text = f"{art.title} {art.abstract}" if art else ""
-                sents = atomic_sentences(text)
+                sents = sentence_texts(text)
                 best = max(sents, key=lambda s: len(want & set(re.findall(r"\w{3,}", s.lower()))), default="")
                 top.append(Answer(q["id"], [AnswerSentence(best, (art.pmid,))] if best and art else [],
                                   generator="bm25-top-sentence"))
@@ -107,10 +108,10 @@ def articles_of(answers: list[Answer], store: Path) -> dict[str, dict[str, Artic
         return {a.topic_id: {p: art for p in a.pmids if (art := docs.get(p)) is not None} for a in answers}
 
 
-def measure(answers: list[Answer], articles: dict[str, dict[str, Article]], refs: dict[str, str], encoder: Any,
+def measure(answers: list[Answer], articles: dict[str, dict[str, Article]], refs: dict[str, str], embed: Embed,
             judge: Any, threshold: float) -> dict[str, Any]:
     cites = judge_citations(answers, articles, judge)
-    nug = nugget_scores(answers, refs, encoder, threshold)
+    nug = nugget_scores(answers, refs, embed, sentence_texts, threshold)
     return {"topics": len(answers), "sentences": cites.counts.sentences, "citations": cites.counts.citations,
             "coverage": round(cites.micro["coverage"], 4), "support_rate": round(cites.micro["support_rate"], 4),
             "contradiction_rate": round(cites.micro["contradiction_rate"], 4),
@@ -119,7 +120,7 @@ def measure(answers: list[Answer], articles: dict[str, dict[str, Article]], refs
             "mean_words": round(sum(len(a.text.split()) for a in answers) / max(len(answers), 1), 1)}
 
 
-def calibrate(data_dir: Path, encoder: Any, n: int = 200, seed: int = 13) -> dict[str, Any]:
+def calibrate(data_dir: Path, embed: Embed, n: int = 200, seed: int = 13) -> dict[str, Any]:
     """Cosine of a second ideal answer's sentences to the first ideal answer of the same / another question."""
     with open_maybe_gz(data_dir / bioasq_corpus.BIOASQ_FILE) as f:
         raw = {q["id"]: q for q in json.load(f)["questions"]}
@@ -131,15 +132,15 @@ def calibrate(data_dir: Path, encoder: Any, n: int = 200, seed: int = 13) -> dic
     def best(sents: list[str], ref: list[str]) -> list[float]:
         if not sents or not ref:
             return []
-        v = l2_normalize(np.asarray(encoder.encode_queries([*sents, *ref]), dtype=np.float32))
+        v = embed([*sents, *ref])
         return [float(x) for x in (v[: len(sents)] @ v[len(sents):].T).max(axis=1)]
 
     pos, neg = [], []
     for i, q in enumerate(qs):
-        second = atomic_sentences(q["ideal_answer"][1])
-        pos += best(second, atomic_sentences(q["ideal_answer"][0]))
+        second = sentence_texts(q["ideal_answer"][1])
+        pos += best(second, sentence_texts(q["ideal_answer"][0]))
         other = qs[rng.choice([j for j in range(len(qs)) if j != i])]
-        neg += best(second, atomic_sentences(other["ideal_answer"][0]))
+        neg += best(second, sentence_texts(other["ideal_answer"][0]))
     cuts = [round(0.3 + 0.05 * k, 2) for k in range(11)]
     rows = []
     for c in cuts:
@@ -176,7 +177,7 @@ def main() -> None:
     questions = dev_questions(data_dir, args.questions)
     refs = {q["id"]: first_ideal(q) for q in questions}
     topics = [Topic(q["id"], q["body"]) for q in questions]
-    encoder = load_encoder("minilm")
+    embed = unit_embedder(load_encoder("minilm"))
     judge = build_stage("stance", {"backend": "classifier", "model": JUDGE})
     result: dict[str, Any] = {"questions": len(questions), "store": str(args.store), "judge": JUDGE,
                               "threshold": args.threshold, "rows": {}, "machine": common.machine_info(),
@@ -185,10 +186,10 @@ def main() -> None:
         old = json.loads((common.RESULTS_DIR / f"{NAME}.json").read_text())
         result["calibration"] = old.get("calibration")
     if args.calibrate:
-        result["calibration"] = calibrate(data_dir, encoder)
+        result["calibration"] = calibrate(data_dir, embed)
         print(json.dumps({"calibration": result["calibration"]["best"]}), flush=True)
     for name, answers in baseline_answers(questions, args.store).items():
-        result["rows"][name] = measure(answers, articles_of(answers, args.store), refs, encoder, judge,
+        result["rows"][name] = measure(answers, articles_of(answers, args.store), refs, embed, judge,
                                        args.threshold)
         print(json.dumps({name: result["rows"][name]}), flush=True)
     for preset in args.presets.split(","):
@@ -196,7 +197,7 @@ def main() -> None:
         t0 = time.perf_counter()
         if args.rescore:
             if (out / "answers.jsonl").exists():
-                row = measure(read_answers(out), read_articles(out), refs, encoder, judge, args.threshold)
+                row = measure(read_answers(out), read_articles(out), refs, embed, judge, args.threshold)
                 prev = old["rows"].get(preset, {})
                 row.update({k: prev[k] for k in ("valid", "seconds", "generators") if k in prev})
                 result["rows"][preset] = row
@@ -209,7 +210,7 @@ def main() -> None:
             result["rows"][preset] = {"error": f"{type(e).__name__}: {e}"[:300]}
             print(json.dumps({preset: result["rows"][preset]}), flush=True)
             continue
-        row = measure(read_answers(out), read_articles(out), refs, encoder, judge, args.threshold)
+        row = measure(read_answers(out), read_articles(out), refs, embed, judge, args.threshold)
         row.update(valid=run["valid"], seconds=round(time.perf_counter() - t0, 1),
                    generators=run["generators"])
         result["rows"][preset] = row

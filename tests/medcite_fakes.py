@@ -11,7 +11,9 @@ the one construction path with ``--set`` instead of injecting objects by hand:
 - stance ``words``: supports when a passage holds every content word of the claim, contradicts when
   exactly one of them is negated;
 - rerank ``hub-only`` (registered by the tests that need it): loads a model this machine lacks and declares no
-  offline stand-in.
+  offline stand-in;
+- :class:`Fixed` (not registered): a pointwise reranker whose score of each PMID is given, for the tests of the
+  rerankers that combine others (ensembles, cascades).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from medcite.attribute.base import PassageClassifier, StanceConfig
 from medcite.index.dense.encoders import EncoderConfig
 from medcite.llm.base import BaseLLM, Completion, LLMConfig, Message
 from medcite.rerank.base import RerankConfig
+from medcite.rerank.scoring import PointwiseReranker
 from medcite.types import Article
 
 
@@ -250,3 +253,14 @@ class HubOnly:
     @classmethod
     def from_config(cls, cfg: HubOnlyConfig, ctx: Any) -> HubOnly:  # pragma: no cover - never built
         raise AssertionError("the hub-only reranker is never built")
+
+
+class Fixed(PointwiseReranker):
+    """A reranker whose score of each PMID is given (what is tested is how the others combine its scores)."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        super().__init__(None)
+        self.scores = scores
+
+    def score(self, query: str, articles: Sequence[Article]) -> list[float]:
+        return [self.scores[a.pmid] for a in articles]

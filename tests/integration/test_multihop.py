@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from medcite.config import load_settings, with_overrides
-from medcite.corpus.store import DocumentStore, FileStats
+from medcite.corpus.store import DocumentStore
 from medcite.errors import ConfigError
 from medcite.pipeline import Pipeline
 from medcite.presets.offline import offline_lines, offline_settings
 from medcite.types import Article, Topic
+from stores import store_of
 
 DOCS = [
     Article("11", "BRCA1 and breast cancer", "BRCA1 mutations cause hereditary breast cancer in women."),
@@ -31,10 +32,7 @@ PRESET = "clac24-medhopqa-bm25"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("medhop") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("medhop") / "store", DOCS)
 
 
 def _settings(replies: list[str], *extra: str, judge: str = "Supporting Citations: [11, 12, 13]") -> Any:

@@ -24,13 +24,14 @@ import pytest
 from medcite import registry
 from medcite.config import load_settings, preset_names, with_overrides
 from medcite.context import ModelCache
-from medcite.corpus.store import DocumentStore, FileStats
+from medcite.corpus.store import DocumentStore
 from medcite.errors import ConfigError, MissingExtraError
 from medcite.pipeline import Pipeline
 from medcite.presets.offline import llm_names, needs_llm, offline_settings, uses_stance
 from medcite.trained_models import CATALOGUE
 from medcite.trained_models import missing as missing_models
 from medcite.types import Article, Topic
+from stores import store_of
 
 pytest.importorskip("faiss")
 pytest.importorskip("sentence_transformers")
@@ -111,10 +112,7 @@ def models_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("one-path") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("one-path") / "store", DOCS)
 
 
 @pytest.fixture(scope="module")

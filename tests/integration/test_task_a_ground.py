@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.tasks.biogen_a_format import read_task_a_run
 from medcite.types import Article
+from stores import store_of
 
 DOCS = [
     Article("11", "Statins and LDL", "Statins lowered LDL cholesterol in adults."),
@@ -36,10 +36,7 @@ SETS = ["--set", "stance.backend=words", "--set", "indexes.dense.encoder.backend
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("faiss")
-    path = tmp_path_factory.mktemp("task-a") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("task-a") / "store", DOCS)
 
 
 def _ground(store: Path, input_path: Path, out: Path, *extra: str) -> object:

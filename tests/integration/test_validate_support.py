@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.types import Article
+from stores import store_of
 
 DOCS = [
     Article("11", "Statins and LDL", "Statins lowered LDL cholesterol by 30% in adults after one year."),
@@ -25,10 +25,7 @@ REPLY = ("Statins lowered LDL cholesterol by about 30% in adults [1]. "
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("support") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("support") / "store", DOCS)
 
 
 def _run(store: Path, out: Path, topics: Path, *extra: str) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from medcite.config import load_settings
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.errors import ConfigError, LLMError
 from medcite.pipeline import Pipeline
 from medcite.types import Article, Stance, Topic
+from stores import store_of
 
 DOCS = [
     Article("11", "Statins and LDL", "Statins lowered LDL cholesterol in adults."),
@@ -31,10 +31,7 @@ BASE = ["stance.backend=words", "retrieve.branches=[\"bm25\"]", "generate.backen
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("loops") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("loops") / "store", DOCS)
 
 
 def _settings(*extra: str, replies: list[str]) -> Any:

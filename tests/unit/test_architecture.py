@@ -18,6 +18,8 @@
 - ``cli/`` only parses options and prints: it constructs no registered backend (task, stance, index, ...), calls
   no ``from_config`` or ``registry.build`` and imports no backend module; ``medcite.workflows`` imports nothing
   from ``medcite.cli``.
+- no function of src/medcite is longer than 80 lines and no module longer than 600 (issue 45): a longer one is
+  split into its real sub-steps.
 """
 
 from __future__ import annotations
@@ -372,3 +374,36 @@ def test_any_is_rare_and_types_hold_across_the_seams() -> None:
     mypy = pytest.importorskip("mypy.api")
     out, err, status = mypy.run([str(ROOT / "src" / "medcite"), "--no-incremental"])
     assert status == 0, out + err
+
+
+MAX_FUNCTION_LINES = 80
+MAX_MODULE_LINES = 600
+
+
+def too_long(path: Path) -> list[str]:
+    """The functions of the module at ``path`` longer than :data:`MAX_FUNCTION_LINES` (from ``def`` to their
+    last line) and the module itself when it is longer than :data:`MAX_MODULE_LINES`."""
+    text = path.read_text(encoding="utf-8")
+    out = [f"{path.name}: {len(text.splitlines())} lines"] if len(text.splitlines()) > MAX_MODULE_LINES else []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                out.append(f"{path.name}:{node.lineno} {node.name}: {length} lines")
+    return out
+
+
+def test_no_function_over_80_lines_and_no_module_over_600() -> None:
+    found = [f"{p.relative_to(ROOT)}: {x}" for p in sorted((ROOT / "src" / "medcite").rglob("*.py"))
+             for x in too_long(p)]
+    assert not found, "split into real sub-steps: " + "; ".join(found)
+
+
+def test_the_length_scan_finds_a_long_function_and_a_long_module(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(80))
+    long_function = tmp_path / "long_function.py"
+    long_function.write_text(f"def f() -> None:\n{body}\n\n\ndef g() -> None:\n    pass\n")
+    assert too_long(long_function) == ["long_function.py:1 f: 81 lines"]
+    long_module = tmp_path / "long_module.py"
+    long_module.write_text("x = 1\n" * 601)
+    assert too_long(long_module) == ["long_module.py: 601 lines"]

@@ -40,7 +40,7 @@ line/column; the records yielded before the break are valid and complete.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, Protocol
 
 from ..errors import InputError
@@ -176,38 +176,49 @@ def _valid_pmid(text: str) -> bool:
     return text.isdigit() and len(text) <= 18 and int(text) > 0
 
 
+def _by_tag(elem: XmlElement) -> dict[str, list[XmlElement]]:
+    """The direct children of ``elem`` by tag, each tag's in document order: one pass, and nested elements (the
+    PMIDs inside CommentsCorrectionsList) are never looked at."""
+    out: dict[str, list[XmlElement]] = {}
+    for child in elem:
+        out.setdefault(child.tag, []).append(child)
+    return out
+
+
+def _last(children: Mapping[str, list[XmlElement]], tag: str) -> XmlElement | None:
+    found = children.get(tag)
+    return found[-1] if found else None
+
+
+def _journal(journal_el: XmlElement | None, journal_info: XmlElement | None
+             ) -> tuple[str | None, str | None, XmlElement | None]:
+    """The journal's title, its ISO abbreviation (MedlineTA where the Journal has none) and the issue's PubDate."""
+    journal = journal_iso = pubdate = None
+    if journal_el is not None:
+        parts = _by_tag(journal_el)
+        title, iso = _last(parts, "Title"), _last(parts, "ISOAbbreviation")
+        journal = None if title is None else title.text or None
+        journal_iso = None if iso is None else iso.text or None
+        dates = [p for issue in parts.get("JournalIssue", []) for p in issue if p.tag == "PubDate"]
+        pubdate = dates[-1] if dates else None
+    if journal_iso is None and journal_info is not None:
+        journal_iso = _child_text(journal_info, "MedlineTA") or None
+    return journal, journal_iso, pubdate
+
+
 def parse_article(elem: XmlElement) -> Article | BadRecord:
     """Turn one ``<PubmedArticle>`` or ``<PubmedBookArticle>`` element into an Article (or a BadRecord)."""
     if elem.tag == "PubmedBookArticle":
         return _parse_book(elem)
     line = elem.sourceline
-    mc = pubmed_data = None
-    for child in elem:
-        if child.tag == "MedlineCitation":
-            mc = child
-        elif child.tag == "PubmedData":
-            pubmed_data = child
+    record = _by_tag(elem)
+    mc, pubmed_data = _last(record, "MedlineCitation"), _last(record, "PubmedData")
     if mc is None:
         return BadRecord("record has no MedlineCitation", line)
-    # direct children only, one pass: the PMIDs inside CommentsCorrectionsList are never looked at
-    pmid_el = art = mesh_list = None
-    keyword_lists = []
-    journal_info = None
-    retraction_in = False
-    for child in mc:
-        tag = child.tag
-        if tag == "PMID":
-            pmid_el = child
-        elif tag == "Article":
-            art = child
-        elif tag == "MeshHeadingList":
-            mesh_list = child
-        elif tag == "KeywordList":
-            keyword_lists.append(child)
-        elif tag == "MedlineJournalInfo":
-            journal_info = child
-        elif tag == "CommentsCorrectionsList":
-            retraction_in = any(c.get("RefType") == "RetractionIn" for c in child)
+    citation = _by_tag(mc)
+    pmid_el, art = _last(citation, "PMID"), _last(citation, "Article")
+    corrections = _last(citation, "CommentsCorrectionsList")
+    retraction_in = corrections is not None and any(c.get("RefType") == "RetractionIn" for c in corrections)
     pmid, version = _pmid(pmid_el)
     if pmid is None:
         raw = None if pmid_el is None else (pmid_el.text or "").strip()
@@ -215,46 +226,21 @@ def parse_article(elem: XmlElement) -> Article | BadRecord:
         return BadRecord(why, line, kind="no or an invalid PMID")
     if art is None:
         return BadRecord("record has no Article element", line, pmid)
-    title_el = vernacular_el = abstract_el = journal_el = pt_list = article_date = None
-    for child in art:
-        tag = child.tag
-        if tag == "ArticleTitle":
-            title_el = child
-        elif tag == "VernacularTitle":
-            vernacular_el = child
-        elif tag == "Abstract":
-            abstract_el = child
-        elif tag == "Journal":
-            journal_el = child
-        elif tag == "PublicationTypeList":
-            pt_list = child
-        elif tag == "ArticleDate" and article_date is None:
-            article_date = child
+    article = _by_tag(art)
     # an empty ArticleTitle with a VernacularTitle (a non-English record) keeps the original-language title
-    title = _flat(title_el) or _flat(vernacular_el)
-    abstract, sections = _abstract(abstract_el)
+    title = _flat(_last(article, "ArticleTitle")) or _flat(_last(article, "VernacularTitle"))
+    abstract, sections = _abstract(_last(article, "Abstract"))
     if not title and not abstract:
         return BadRecord("record has neither title nor abstract text", line, pmid)
-    journal = journal_iso = pubdate = None
-    if journal_el is not None:
-        for child in journal_el:
-            tag = child.tag
-            if tag == "Title":
-                journal = child.text or None
-            elif tag == "ISOAbbreviation":
-                journal_iso = child.text or None
-            elif tag == "JournalIssue":
-                for part in child:
-                    if part.tag == "PubDate":
-                        pubdate = part
-    if journal_iso is None and journal_info is not None:
-        journal_iso = _child_text(journal_info, "MedlineTA") or None
+    journal, journal_iso, pubdate = _journal(_last(article, "Journal"), _last(citation, "MedlineJournalInfo"))
+    pt_list = _last(article, "PublicationTypeList")
     pts = () if pt_list is None else tuple((p.text or "").strip() for p in pt_list)
-    keywords = tuple(k for kl in keyword_lists for k in (_flat(k) for k in kl) if k)
+    keywords = tuple(k for kl in citation.get("KeywordList", []) for k in (_flat(k) for k in kl) if k)
+    mesh_list = _last(citation, "MeshHeadingList")
     doi, pmc = _ids(pubmed_data)
     return Article(
         pmid=pmid, title=title, abstract=abstract, sections=sections, version=version,
-        journal=journal, journal_iso=journal_iso, year=_year(pubdate, article_date),
+        journal=journal, journal_iso=journal_iso, year=_year(pubdate, article.get("ArticleDate", [None])[0]),
         mesh=() if mesh_list is None else _mesh(mesh_list), publication_types=pts, keywords=keywords,
         retracted=retraction_in or "Retracted Publication" in pts, doi=doi, pmc=pmc,
     )

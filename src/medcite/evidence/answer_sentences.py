@@ -152,50 +152,81 @@ class AnswerSentenceSelector:
         reasons |= {p: "no quotable sentence (each is cut, a heading, a reference or too short)" for p in first
                     if p not in with_sentence}
         if cands and self.topic_guard:
-            about, every = guard_words(question)
-            whole = {p for p in first if on_topic(about, articles[p].title, articles[p].text, every=every)
-                     or p in anchored}
-            guarded = [c for c in cands if c.span.pmid in whole or
-                       on_topic(about, c.text, articles[c.span.pmid].title, every=every)]
-            self.last["subject"] = about
-            self.last["off_topic_sentences"] = len(cands) - len(guarded)
-            kept_docs = {c.span.pmid for c in guarded}
-            reasons |= {p: f"off topic: neither its title nor its sentences name {_words(about)}" for p in first
-                        if p in with_sentence and p not in kept_docs}
-            if guarded and qtype == "yesno" and self.predicate_guard > 0:
-                asks = predicate_words(question)
-                cover = [coverage(asks, c.text + " " + articles[c.span.pmid].title) for c in guarded]
-                best = max(cover)
-                if best > 0:
-                    asked = [c for c, v in zip(guarded, cover, strict=True) if v >= self.predicate_guard * best]
-                    kept_asked = {c.span.pmid for c in asked}
-                    reasons |= {p: f"off topic: names {_words(about)} but little of what the question asks "
-                                   f"({_words(asks)})" for p in kept_docs & set(first) if p not in kept_asked}
-                    self.last["off_predicate_sentences"] = len(guarded) - len(asked)
-                    guarded = asked
-            if not guarded:
-                log.info("no retrieved sentence is about %s: no evidence", " ".join(about))
-            cands = guarded
+            cands = self._on_topic(question, qtype, cands, articles, first, anchored, reasons)
         if not cands:
             self.last["read"] = _read(first, {}, reasons)
             return []
         scores, sim = self.scores(question, qtype, cands, concepts)
+        scores, keep = self._naming(concepts, cands, scores, first)
+        keep, copy_of = self._distinct(keep, cands, scores, sim)
+        sub = sim[np.ix_(keep, keep)]
+        order = [keep[o] for o in mmr([float(scores[i]) for i in keep], sub, self.max_items, self.lam,
+                                      groups=[cands[i].span.pmid for i in keep], per_group=self.per_doc)]
+        order = self._with_first(order, keep, cands, scores, first)
+        _why_not_chosen(first, order, keep, cands, copy_of, reasons)
+        out = []
+        for n, i in enumerate(order):
+            c = cands[i]
+            out.append(Evidence(index=n + 1, pmid=c.span.pmid, text=c.span.text, section=c.span.section,
+                                start=c.span.start, end=c.span.end, score=float(scores[i]), kind="snippet",
+                                branches=c.hit.branches))
+        self.last["read"] = _read(first, {e.pmid: e.index for e in out}, reasons)
+        return out
+
+    def _on_topic(self, question: str, qtype: str, cands: list[AnswerCandidate], articles: Mapping[str, Article],
+                  first: Sequence[str], anchored: Sequence[str], reasons: dict[str, str]) -> list[AnswerCandidate]:
+        """The candidates about the question's subject (their article's title or text, or the sentence, names
+        it), and for a yes/no question those that also name enough of what it asks; ``reasons`` says why each of
+        the ``first`` articles lost its sentences."""
+        with_sentence = {c.span.pmid for c in cands}
+        about, every = guard_words(question)
+        whole = {p for p in first if on_topic(about, articles[p].title, articles[p].text, every=every)
+                 or p in anchored}
+        guarded = [c for c in cands if c.span.pmid in whole or
+                   on_topic(about, c.text, articles[c.span.pmid].title, every=every)]
+        self.last["subject"] = about
+        self.last["off_topic_sentences"] = len(cands) - len(guarded)
+        kept_docs = {c.span.pmid for c in guarded}
+        reasons |= {p: f"off topic: neither its title nor its sentences name {_words(about)}" for p in first
+                    if p in with_sentence and p not in kept_docs}
+        if guarded and qtype == "yesno" and self.predicate_guard > 0:
+            asks = predicate_words(question)
+            cover = [coverage(asks, c.text + " " + articles[c.span.pmid].title) for c in guarded]
+            best = max(cover)
+            if best > 0:
+                asked = [c for c, v in zip(guarded, cover, strict=True) if v >= self.predicate_guard * best]
+                kept_asked = {c.span.pmid for c in asked}
+                reasons |= {p: f"off topic: names {_words(about)} but little of what the question asks "
+                               f"({_words(asks)})" for p in kept_docs & set(first) if p not in kept_asked}
+                self.last["off_predicate_sentences"] = len(guarded) - len(asked)
+                guarded = asked
+        if not guarded:
+            log.info("no retrieved sentence is about %s: no evidence", " ".join(about))
+        return guarded
+
+    @staticmethod
+    def _naming(concepts: Sequence[str], cands: Sequence[AnswerCandidate], scores: np.ndarray,
+                first: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """The scores with the sentences that name none of the key concepts put last (when some sentence names
+        one), and the candidates kept: those naming a concept, plus every top article's best sentence."""
+        keep = list(range(len(cands)))
         if concepts:
             naming = [any(mentions(c, _norm_tokens(x.text)) for c in concepts) for x in cands]
             if any(naming):  # sentences naming none of the key concepts only when none names one
                 scores = np.where(naming, scores, scores.min() - 1.0)
                 keep = [i for i, ok in enumerate(naming) if ok]
-            else:
-                keep = list(range(len(cands)))
-        else:
-            keep = list(range(len(cands)))
         # every top article's best sentence stays a candidate, whether or not it names a key concept itself
         for p in first:
             mine = [i for i, c in enumerate(cands) if c.span.pmid == p]
             if mine and not set(mine) & set(keep):
                 keep.append(max(mine, key=lambda i: scores[i]))
-        # near-copies across documents (overlapping snippets, repeated findings) never both reach the answer; a
-        # sentence that negates a chosen one is no copy of it
+        return scores, keep
+
+    def _distinct(self, keep: Sequence[int], cands: Sequence[AnswerCandidate], scores: np.ndarray,
+                  sim: np.ndarray) -> tuple[list[int], dict[int, int]]:
+        """``keep`` without near-copies across documents (overlapping snippets, repeated findings), best first
+        kept, in index order, and which kept sentence each dropped one copies. A sentence that negates a
+        chosen one is no copy of it."""
         allowed: list[int] = []
         copy_of: dict[int, int] = {}
         for i in sorted(keep, key=lambda j: -scores[j]):
@@ -205,27 +236,7 @@ class AnswerSentenceSelector:
                 allowed.append(i)
             else:
                 copy_of[i] = same
-        keep = sorted(allowed)
-        sub = sim[np.ix_(keep, keep)]
-        order = [keep[o] for o in mmr([float(scores[i]) for i in keep], sub, self.max_items, self.lam,
-                                      groups=[cands[i].span.pmid for i in keep], per_group=self.per_doc)]
-        order = self._with_first(order, keep, cands, scores, first)
-        chosen = {cands[i].span.pmid for i in order}
-        for p in first:
-            if p in chosen or p in reasons:
-                continue
-            mine = [i for i, c in enumerate(cands) if c.span.pmid == p]
-            dup = [copy_of[i] for i in mine if i in copy_of]
-            reasons[p] = (f"repeats a sentence of PMID {cands[dup[0]].span.pmid} already chosen" if dup and not
-                          [i for i in mine if i in keep] else "its sentences scored below the evidence chosen")
-        out = []
-        for n, i in enumerate(order):
-            c = cands[i]
-            out.append(Evidence(index=n + 1, pmid=c.span.pmid, text=c.span.text, section=c.span.section,
-                                start=c.span.start, end=c.span.end, score=float(scores[i]), kind="snippet",
-                                branches=c.hit.branches))
-        self.last["read"] = _read(first, {e.pmid: e.index for e in out}, reasons)
-        return out
+        return sorted(allowed), copy_of
 
     def _with_first(self, order: list[int], keep: list[int], cands: Sequence[AnswerCandidate], scores: np.ndarray,
                     first: Sequence[str]) -> list[int]:
@@ -263,3 +274,16 @@ def _read(first: Sequence[str], used: Mapping[str, int], reasons: Mapping[str, s
             out.append({"pmid": p, "rank": rank, "status": "rejected",
                         "reason": reasons.get(p, "not read: no evidence was chosen")})
     return out
+
+
+def _why_not_chosen(first: Sequence[str], order: Sequence[int], keep: Sequence[int],
+                    cands: Sequence[AnswerCandidate], copy_of: Mapping[int, int], reasons: dict[str, str]) -> None:
+    """Add to ``reasons`` why each of the ``first`` articles with no reason yet has no chosen sentence."""
+    chosen = {cands[i].span.pmid for i in order}
+    for p in first:
+        if p in chosen or p in reasons:
+            continue
+        mine = [i for i, c in enumerate(cands) if c.span.pmid == p]
+        dup = [copy_of[i] for i in mine if i in copy_of]
+        reasons[p] = (f"repeats a sentence of PMID {cands[dup[0]].span.pmid} already chosen" if dup and not
+                      [i for i in mine if i in keep] else "its sentences scored below the evidence chosen")

@@ -115,6 +115,11 @@ def split_spans(text: str, splitter: str = "syntok") -> list[tuple[int, int]]:
     return out
 
 
+def sentence_texts(text: str, splitter: str = "syntok") -> list[str]:
+    """``text`` split into sentences (their texts, trimmed as :func:`split_spans` trims them)."""
+    return [text[s:e] for s, e in split_spans(text, splitter)]
+
+
 def article_sentences(article: Article, splitter: str = "syntok") -> list[SentenceSpan]:
     """The title (one span) and the abstract's sentences, part by part, with exact offsets."""
     out: list[SentenceSpan] = []

@@ -14,7 +14,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .. import __version__
 from ..errors import ConfigError, InputError
 from ..io import write_json
-from .data import EvalQuery, Mined, Searcher, Split, mine_questions, mine_questions_dense
+from .data import (
+    EvalQuery,
+    Mined,
+    Searcher,
+    Split,
+    bm25_searcher,
+    eval_pools,
+    mine_questions,
+    mine_questions_dense,
+    read_bioasq,
+    training_split,
+)
 from .dedup import Groups
 from .questions import Question
 
@@ -417,3 +428,37 @@ def require_pairs(positives: int, train_questions: Sequence[GoldQuestion], found
         hint="ingest the PubMed records of the --data questions into --corpus (medcite ingest), or lower "
         "--min-pairs for a deliberately small run",
     )
+
+
+@dataclass
+class MinedSplit:
+    """What a retrieval model's training starts from: the split by question (near-duplicates on one side), the
+    training questions with their hard negatives, and the held-back questions' BM25 pools."""
+
+    split: Split
+    groups: Groups
+    mined: list[Mined]
+    pools: list[EvalQuery]
+
+
+def mine_split(data: str | Path, store_path: str | Path, index: str | Path | None, opts: TrainOptions, what: str,
+               default_miner: SentenceModel | None = None) -> MinedSplit:
+    """Split the BioASQ questions of ``data``, check the store holds their gold (``what``: the trained model, named
+    in the hint), mine the training questions' negatives and pool the held-back ones (``opts.max_dev`` at most)
+    by BM25 over the store (``index``: its BM25 index, else a throwaway one)."""
+    from ..corpus.store import DocumentStore
+
+    split, groups = training_split(read_bioasq(data), opts.dev_fraction, opts.seed)
+    dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
+    with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
+        require_questions(store, split.train, dev, opts.min_questions, what)
+        mined = mine_training_questions(split.train, store, searcher, opts, groups, default_miner=default_miner)
+        pools = eval_pools(dev, store, searcher, opts.eval_depth)
+    return MinedSplit(split, groups, mined, pools)
+
+
+def require_some_pairs(pairs: int) -> None:
+    """Stop when the mined questions gave no training pair at all."""
+    if not pairs:
+        raise InputError("no training pairs: no training question has a gold document in the store",
+                         hint="check that --corpus holds the PMIDs of the --data questions")

@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.store import DocumentStore
 from ..errors import InputError
 from ..registry import require
 from ..rerank.embedding import EmbeddingReranker
@@ -53,10 +52,10 @@ from .common import (
     TrainOptions,
     base_model_dir,
     library_versions,
-    mine_training_questions,
+    mine_split,
     out_folder,
     require_pairs,
-    require_questions,
+    require_some_pairs,
     run_trainer,
     seed_everything,
     split_report,
@@ -68,10 +67,6 @@ from .common import (
 from .data import (
     Mined,
     Pair,
-    bm25_searcher,
-    eval_pools,
-    read_bioasq,
-    training_split,
     whole_questions,
 )
 from .reranker import rerank_map
@@ -238,18 +233,12 @@ def train_encoder(
     out = out_folder(out)
     started = time.perf_counter()
     seed_everything(opts.seed, opts.threads)
-    split, groups = training_split(read_bioasq(data), opts.dev_fraction, opts.seed)
-    dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
     model = st.SentenceTransformer(base_model_dir(base), device=opts.device, local_files_only=True)
     model.max_seq_length = opts.max_length
-    with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
-        require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-bi-bioasq")
-        mined = mine_training_questions(split.train, store, searcher, opts, groups, default_miner=model)
-        examples = make_examples(mined, opts.negatives, opts.max_pairs, opts.seed)
-        pools = eval_pools(dev, store, searcher, opts.eval_depth)
-    if not examples:
-        raise InputError("no training pairs: no training question has a gold document in the store",
-                         hint="check that --corpus holds the PMIDs of the --data questions")
+    mined_split = mine_split(data, store_path, index, opts, "medcite-minilm-bi-bioasq", default_miner=model)
+    split, groups, mined, pools = mined_split.split, mined_split.groups, mined_split.mined, mined_split.pools
+    examples = make_examples(mined, opts.negatives, opts.max_pairs, opts.seed)
+    require_some_pairs(len(examples))
     require_pairs(len(examples), split.train, sum(len(m.positives) for m in mined), opts.min_pairs)
     map_bm25 = rerank_map(None, pools)
     map_before = rerank_map(EmbeddingReranker(_STEncoder(model), top_n=opts.eval_depth), pools)

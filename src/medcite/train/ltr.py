@@ -30,7 +30,8 @@ from ..progress import progress
 from ..rerank.ltr_features import DEFAULT_GROUPS, GROUPS
 from ..types import Hit
 from .common import require_questions
-from .data import Question, read_bioasq, split_questions, training_split
+from .data import Question, Split, read_bioasq, split_questions, training_split
+from .dedup import Groups
 
 if TYPE_CHECKING:
     from ..context import BuildContext
@@ -150,6 +151,31 @@ def fit_booster(lgb: Any, fit: Sequence[QueryRows], valid: Sequence[QueryRows], 
     return booster, int(booster.best_iteration or opts.trees)
 
 
+@dataclass
+class _LTRQuestions:
+    """The questions of an LTR training: ``fit`` (those with a gold article in the store), ``valid`` (early
+    stopping) and ``dev`` (held back, split by duplicate group), and the gold articles the store holds of each."""
+
+    split: Split
+    groups: Groups
+    fit: list[Question]
+    valid: list[Question]
+    dev: list[Question]
+    known: dict[str, set[str]]
+
+    @classmethod
+    def choose(cls, data: str | Path, store: DocumentStore, opts: LTROptions) -> _LTRQuestions:
+        excluded = set(opts.exclude)
+        questions = [q for q in read_bioasq(data) if q.id not in excluded]
+        split, groups = training_split(questions, opts.dev_fraction, opts.seed)
+        inner = split_questions(split.train, opts.valid_fraction, opts.seed + 1)
+        fit_qs = inner.train[: opts.max_train] if opts.max_train else inner.train
+        dev_qs = split.dev[: opts.max_dev] if opts.max_dev else split.dev
+        require_questions(store, fit_qs, dev_qs, opts.min_questions, "medcite-ltr-bioasq")
+        known = {q.id: store.existing(q.gold) for q in [*fit_qs, *inner.dev, *dev_qs]}
+        return cls(split, groups, [q for q in fit_qs if known[q.id]], inner.dev, dev_qs, known)
+
+
 def train_ltr(data: str | Path, store: DocumentStore, out: str | Path, first_stage: FirstStage, ctx: BuildContext,
               opts: LTROptions | None = None, *, first_stage_hash: str = "",
               rows: dict[str, list[QueryRows]] | None = None) -> dict[str, object]:
@@ -170,21 +196,15 @@ def train_ltr(data: str | Path, store: DocumentStore, out: str | Path, first_sta
     if out.exists() and any(out.iterdir()):
         raise InputError(f"output folder {out} is not empty", hint="give a new or empty --out folder")
     started = time.perf_counter()
-    excluded = set(opts.exclude)
-    questions = [q for q in read_bioasq(data) if q.id not in excluded]
-    split, groups = training_split(questions, opts.dev_fraction, opts.seed)
-    inner = split_questions(split.train, opts.valid_fraction, opts.seed + 1)
-    fit_qs = inner.train[: opts.max_train] if opts.max_train else inner.train
-    dev_qs = split.dev[: opts.max_dev] if opts.max_dev else split.dev
-    require_questions(store, fit_qs, dev_qs, opts.min_questions, "medcite-ltr-bioasq")
-    known = {q.id: store.existing(q.gold) for q in [*fit_qs, *inner.dev, *dev_qs]}
-    fit_qs = [q for q in fit_qs if known[q.id]]
+    qs = _LTRQuestions.choose(data, store, opts)
+    split, groups, known = qs.split, qs.groups, qs.known
+    fit_qs, valid_qs, dev_qs = qs.fit, qs.valid, qs.dev
     sources = feature_sources(ctx, "bm25", opts.encoders, prf="prf" in opts.groups)
     features = Features(sources, opts.groups)
     ranker = LTRReranker(None, features, top_n=opts.top_n)
     t0 = time.perf_counter()
     fit = collect(first_stage, store, ranker, fit_qs, lambda q: set(groups.gold(q.id)), "features (train)")
-    valid = collect(first_stage, store, ranker, [q for q in inner.dev if known[q.id]],
+    valid = collect(first_stage, store, ranker, [q for q in valid_qs if known[q.id]],
                     lambda q: set(groups.gold(q.id)), "features (early stop)")
     dev = collect(first_stage, store, ranker, [q for q in dev_qs if known[q.id]], lambda q: set(q.gold),
                   "features (held back)")

@@ -34,7 +34,9 @@ from .common import Classifier, Scaler, base_model_dir, out_folder, seed_everyth
 from .qa_data import PubMedQAItem, held_out_ids, read_pubmedqa, read_qa, split_pubmedqa, split_qa
 
 if TYPE_CHECKING:
+    from ..attribute.probe import FeatureSpec
     from ..qa.ideal import Candidate
+    from .yesno_baseline import YesNoHead, YesNoModel
 
 log = logging.getLogger(__name__)
 
@@ -109,35 +111,96 @@ def _pairs(questions: Sequence[Question], items: Sequence[PubMedQAItem], max_sni
     return qs, texts, labels, groups
 
 
+@dataclass
+class _YesNoData:
+    """The training and held-back parts of the yes/no data: BioASQ yes/no questions and PubMedQA items."""
+
+    bio_train: list[Question]
+    bio_held: list[Question]
+    pq_train: list[PubMedQAItem]
+    pq_held: list[PubMedQAItem]
+
+    @classmethod
+    def read(cls, data: Sequence[str | Path]) -> _YesNoData:
+        out = cls([], [], [], [])
+        for path in map(Path, data):
+            if _is_bioasq(path):
+                tr, he = split_qa([q for q in read_qa(path) if q.type == "yesno" and q.exact_answer in ("yes", "no")],
+                                  held_out_ids(path))
+                out.bio_train += tr
+                out.bio_held += he
+            else:
+                tr2, he2 = split_pubmedqa(read_pubmedqa(path))
+                out.pq_train += tr2
+                out.pq_held += he2
+        if not out.bio_train:
+            raise InputError("no BioASQ yes/no training questions", hint="give a BioASQ Task b file with --data")
+        return out
+
+
+def _fit_yesno(xs: np.ndarray, ys: np.ndarray, c: float) -> tuple[Scaler, Classifier]:
+    """A standard scaler and a balanced logistic regression fitted on ``xs``."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(xs)
+    return scaler, LogisticRegression(C=c, max_iter=3000, tol=1e-3, class_weight="balanced").fit(
+        scaler.transform(xs), ys)
+
+
+def _yesno_head(scaler: Scaler, clf: Classifier, threshold: float, spec: FeatureSpec, dim: int, max_snippets: int,
+                base: str) -> YesNoHead:
+    """The fitted scaler and classifier as a :class:`YesNoHead` over every label (a class absent from training
+    is never predicted)."""
+    from .yesno_baseline import LABELS, YesNoHead
+
+    coef = np.zeros((len(LABELS), dim))
+    intercept = np.full(len(LABELS), -30.0)  # a class never seen in training is never predicted
+    classes = [int(c) for c in clf.classes_]
+    if len(classes) == 2:  # sklearn keeps one row (class 1 against class 0): softmax([0, z]) = sigmoid(z)
+        coef[classes[0]], intercept[classes[0]] = 0.0, 0.0
+        coef[classes[1]], intercept[classes[1]] = clf.coef_[0], clf.intercept_[0]
+    else:
+        for col, label in enumerate(classes):
+            coef[label], intercept[label] = clf.coef_[col], clf.intercept_[col]
+    return YesNoHead(spec, np.asarray(scaler.mean_, dtype=np.float64),
+                     np.where(scaler.scale_ > 0, scaler.scale_, 1.0).astype(np.float64), coef, intercept,
+                     threshold, max_snippets, base)
+
+
+def _yesno_held_back(model: YesNoModel, data: _YesNoData) -> dict[str, object]:
+    """Held-back BioASQ macro F1 (beside always-yes) and PubMedQA accuracy (beside the majority class)."""
+    from .yesno_baseline import LABELS
+
+    predicted = [model.answer(q.body, [s.text for s in q.snippets]) for q in data.bio_held]
+    gold = [str(q.exact_answer) for q in data.bio_held]
+    held: dict[str, object] = {"bioasq": {"questions": len(data.bio_held), **yesno_metrics(gold, predicted),
+                                       "always_yes": yesno_metrics(gold, ["yes"] * len(gold))}}
+    pq_held = data.pq_held
+    if pq_held:
+        pq_probs = model.probabilities([i.question for i in pq_held], [" ".join(i.contexts) for i in pq_held])
+        pq_pred = [LABELS[int(k)] for k in pq_probs.argmax(1)]
+        majority = max(LABELS, key=lambda lab: sum(i.label == lab for i in data.pq_train))
+        held["pubmedqa"] = {"items": len(pq_held),
+                            "accuracy": round(float(np.mean([p == i.label for p, i in zip(pq_pred, pq_held,
+                                                                                          strict=True)])), 4),
+                            "majority_class": majority,
+                            "majority_accuracy": round(float(np.mean([i.label == majority for i in pq_held])), 4)}
+    return held
+
+
 def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "minilm",
                 opts: YesNoTrainOptions | None = None) -> dict[str, object]:
     """Train the yes/no head on BioASQ and PubMedQA files and write it, with ``training.json``, to ``out``."""
     from ..attribute.probe import FeatureSpec, Featurizer
-    from .yesno_baseline import LABELS, YesNoHead
+    from .yesno_baseline import LABELS, YesNoModel
 
     opts = opts or YesNoTrainOptions()
     transformers = require("transformers", "train", "training the yes/no head")
     require("sklearn", "train", "training the yes/no head")
-    from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
-    from sklearn.preprocessing import StandardScaler
 
-    bio_train: list[Question] = []
-    bio_held: list[Question] = []
-    pq_train: list[PubMedQAItem] = []
-    pq_held: list[PubMedQAItem] = []
-    for path in map(Path, data):
-        if _is_bioasq(path):
-            tr, he = split_qa([q for q in read_qa(path) if q.type == "yesno" and q.exact_answer in ("yes", "no")],
-                              held_out_ids(path))
-            bio_train += tr
-            bio_held += he
-        else:
-            tr2, he2 = split_pubmedqa(read_pubmedqa(path))
-            pq_train += tr2
-            pq_held += he2
-    if not bio_train:
-        raise InputError("no BioASQ yes/no training questions", hint="give a BioASQ Task b file with --data")
+    parts = _YesNoData.read(data)
     folder = out_folder(out)
     seed_everything(opts.seed, opts.threads)
     source = base_model_dir(base)
@@ -147,68 +210,33 @@ def train_yesno(data: Sequence[str | Path], out: str | Path, *, base: str = "min
     featurize = Featurizer(tokenizer, encoder, spec, progress="yes/no features")
 
     t0 = time.perf_counter()
-    qs, texts, labels, groups = _pairs(bio_train, pq_train, opts.max_snippets)
+    qs, texts, labels, groups = _pairs(parts.bio_train, parts.pq_train, opts.max_snippets)
     x, y = featurize(qs, texts), np.asarray(labels)
     feature_seconds = time.perf_counter() - t0
 
-    def fit(xs: np.ndarray, ys: np.ndarray, c: float) -> tuple[Scaler, Classifier]:
-        scaler = StandardScaler().fit(xs)
-        return scaler, LogisticRegression(C=c, max_iter=3000, tol=1e-3, class_weight="balanced").fit(
-            scaler.transform(xs), ys)
-
     def head_of(scaler: Scaler, clf: Classifier, threshold: float) -> YesNoHead:
-        coef = np.zeros((len(LABELS), x.shape[1]))
-        intercept = np.full(len(LABELS), -30.0)  # a class never seen in training is never predicted
-        classes = [int(c) for c in clf.classes_]
-        if len(classes) == 2:  # sklearn keeps one row (class 1 against class 0): softmax([0, z]) = sigmoid(z)
-            coef[classes[0]], intercept[classes[0]] = 0.0, 0.0
-            coef[classes[1]], intercept[classes[1]] = clf.coef_[0], clf.intercept_[0]
-        else:
-            for col, label in enumerate(classes):
-                coef[label], intercept[label] = clf.coef_[col], clf.intercept_[col]
-        return YesNoHead(spec, np.asarray(scaler.mean_, dtype=np.float64),
-                         np.where(scaler.scale_ > 0, scaler.scale_, 1.0).astype(np.float64), coef, intercept,
-                         threshold, opts.max_snippets, base)
+        return _yesno_head(scaler, clf, threshold, spec, x.shape[1], opts.max_snippets, base)
 
     folds = min(opts.folds, len(set(groups)))
     is_bio = np.array([not g.startswith("pubmedqa:") for g in groups])
     cv: dict[str, dict[str, float]] = {}
-    oof: dict[float, np.ndarray] = {}
     for c in (C_GRID if opts.c is None else (opts.c,)):
         probs = np.zeros((len(y), len(LABELS)))
         for tr, te in GroupKFold(n_splits=folds).split(x, y, groups):
-            scaler, clf = fit(x[tr], y[tr], c)
-            probs[te] = head_of(scaler, clf, 0.5).probabilities(x[te])
-        oof[c] = probs
+            probs[te] = head_of(*_fit_yesno(x[tr], y[tr], c), 0.5).probabilities(x[te])
         scores, gold = _question_scores(probs[is_bio], [g for g, b in zip(groups, is_bio, strict=True) if b],
-                                        {q.id: str(q.exact_answer) for q in bio_train})
+                                        {q.id: str(q.exact_answer) for q in parts.bio_train})
         t, f1 = best_threshold(scores, gold)
         cv[f"{c:g}"] = {"macro_f1": f1, "threshold": t}
     c_best = max(cv, key=lambda k: (cv[k]["macro_f1"], -float(k)))
-    scaler, clf = fit(x, y, float(c_best))
-    head = head_of(scaler, clf, cv[c_best]["threshold"])
+    head = head_of(*_fit_yesno(x, y, float(c_best)), cv[c_best]["threshold"])
     head.meta = {"c": float(c_best), "trained_pairs": int(len(y))}
     head.save(folder)
 
-    from .yesno_baseline import YesNoModel
-
-    model = YesNoModel(tokenizer, encoder, head)
-    predicted = [model.answer(q.body, [s.text for s in q.snippets]) for q in bio_held]
-    gold = [str(q.exact_answer) for q in bio_held]
-    held: dict[str, object] = {"bioasq": {"questions": len(bio_held), **yesno_metrics(gold, predicted),
-                                       "always_yes": yesno_metrics(gold, ["yes"] * len(gold))}}
-    if pq_held:
-        pq_probs = model.probabilities([i.question for i in pq_held], [" ".join(i.contexts) for i in pq_held])
-        pq_pred = [LABELS[int(k)] for k in pq_probs.argmax(1)]
-        majority = max(LABELS, key=lambda lab: sum(i.label == lab for i in pq_train))
-        held["pubmedqa"] = {"items": len(pq_held),
-                            "accuracy": round(float(np.mean([p == i.label for p, i in zip(pq_pred, pq_held,
-                                                                                          strict=True)])), 4),
-                            "majority_class": majority,
-                            "majority_accuracy": round(float(np.mean([i.label == majority for i in pq_held])), 4)}
+    held = _yesno_held_back(YesNoModel(tokenizer, encoder, head), parts)
     report = {"kind": "yesno", "base": base, "data": [str(d) for d in data], "options": asdict(opts),
-              "questions": {"bioasq_train": len(bio_train), "bioasq_held_back": len(bio_held),
-                            "pubmedqa_train": len(pq_train), "pubmedqa_held_back": len(pq_held)},
+              "questions": {"bioasq_train": len(parts.bio_train), "bioasq_held_back": len(parts.bio_held),
+                            "pubmedqa_train": len(parts.pq_train), "pubmedqa_held_back": len(parts.pq_held)},
               "pairs": int(len(y)), "features": int(x.shape[1]), "feature_seconds": round(feature_seconds, 1),
               "c": float(c_best), "threshold": head.threshold, "cv_by_c": cv, "metrics": {"held_back": held}}
     write_report(folder, report)

@@ -24,8 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..corpus.store import DocumentStore
-from ..errors import InputError
 from ..progress import progress
 from ..registry import require
 from ..rerank.cross_encoder import CrossEncoderReranker
@@ -38,10 +36,10 @@ from .common import (
     base_model_dir,
     hub_folder,
     library_versions,
-    mine_training_questions,
+    mine_split,
     out_folder,
     require_pairs,
-    require_questions,
+    require_some_pairs,
     run_trainer,
     seed_everything,
     split_report,
@@ -57,11 +55,7 @@ if TYPE_CHECKING:
 from .data import (
     EvalQuery,
     Pair,
-    bm25_searcher,
-    eval_pools,
     pairs_of,
-    read_bioasq,
-    training_split,
 )
 
 log = logging.getLogger(__name__)
@@ -197,17 +191,10 @@ def train_reranker(
     out = out_folder(out)
     started = time.perf_counter()
     seed_everything(opts.seed, opts.threads)
-    questions = read_bioasq(data)
-    split, groups = training_split(questions, opts.dev_fraction, opts.seed)
-    dev = split.dev[: opts.max_dev] if opts.max_dev else split.dev
-    with DocumentStore.open(store_path) as store, bm25_searcher(store, index) as searcher:
-        require_questions(store, split.train, dev, opts.min_questions, "medcite-minilm-ce-bioasq")
-        mined = mine_training_questions(split.train, store, searcher, opts, groups)
-        pairs = pairs_of(mined, opts.max_pairs, opts.seed)
-        pools = eval_pools(dev, store, searcher, opts.eval_depth)
-    if not pairs:
-        raise InputError("no training pairs: no training question has a gold document in the store",
-                         hint="check that --corpus holds the PMIDs of the --data questions")
+    mined_split = mine_split(data, store_path, index, opts, "medcite-minilm-ce-bioasq")
+    split, groups, mined, pools = mined_split.split, mined_split.groups, mined_split.mined, mined_split.pools
+    pairs = pairs_of(mined, opts.max_pairs, opts.seed)
+    require_some_pairs(len(pairs))
     require_pairs(sum(p.label > 0 for p in pairs), split.train, sum(len(m.positives) for m in mined), opts.min_pairs)
     log.info("%d training pairs (%d positive) from %d questions; %d dev questions",
              len(pairs), sum(p.label > 0 for p in pairs), len(split.train), len(pools))

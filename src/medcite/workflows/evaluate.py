@@ -9,9 +9,11 @@ the CLI prints it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import registry
 from ..errors import ConfigError
 from ..evaluate.grounding import KINDS as KINDS  # re-exported: the rows of the CLI's Task A table
 from ..evaluate.grounding import MODES as MODES
@@ -25,7 +27,10 @@ if TYPE_CHECKING:
     from ..evaluate.grounding import GroundingReport
     from ..evaluate.nuggets import NuggetReport
     from ..evaluate.retrieval import RetrievalReport
+    from ..pipeline import Context
+    from ..settings_base import BackendConfig
     from ..trec import Qrels
+    from ..types import Answer
 
 
 class NoJudgeError(ConfigError):
@@ -44,26 +49,72 @@ class TaskBEvaluation:
     completeness: CompletenessReport | str | None = None
 
 
+@cache
+def completeness_needs_llm() -> str:
+    """Why completeness is not measured without an LLM, with the ``--set`` options that give it one (printed by
+    :func:`medcite.config.set_lines` from the settings they make)."""
+    from ..config import Settings, apply_swaps, set_lines
+
+    base = Settings()
+    served = apply_swaps(base, [("llm", {"backend": "openai", "model": "NAME", "base_url": "http://HOST:PORT/v1"})])
+    local = apply_swaps(base, [("llm", {"backend": "local"})])
+    return (f"not measured: answer completeness needs an LLM judge (llm.backend is 'none'); run with e.g. "
+            f"{' '.join(set_lines(base, served))}, or {' '.join(set_lines(base, local))} for the packaged SmolLM2 "
+            "(too small to judge well)")
+
+
+def judge_config(name: str, settings: Settings) -> BackendConfig:
+    """The stance config ``--judge`` names: ``llm`` or ``llm:NAME`` (BioACE's four labels on the default LLM
+    or the entry NAME of ``llms``), a stance backend name, ``backend:MODEL``, or a classifier model
+    (a folder, ``models:NAME`` or a Hugging Face name)."""
+    backend, sep, value = name.partition(":")
+    if backend in registry.names("stance"):
+        cls = registry.config_class("stance", backend)  # a StanceConfig: its judge_spec and judge_field
+        spec = {getattr(cls, "judge_field", "model"): value} if sep else {}
+        judge_spec = getattr(cls, "judge_spec", None)
+        if judge_spec is not None:
+            return registry.validate_config("stance", {**judge_spec, **spec})
+        # a judge named here keeps where the settings run the stance stage (--set stance.device=..., dtype, batch size)
+        if not sep and settings.stance.backend == name:
+            return settings.stance
+        return registry.validate_config("stance", registry.runtime_kept(
+            "stance", {"backend": backend, **spec} if sep else name, settings.stance))
+    return registry.validate_config("stance", registry.runtime_kept(
+        "stance", {"backend": "classifier", "model": name}, settings.stance))
+
+
+def _completeness(ctx: Context, settings: Settings, run_dir: Path, answers: list[Answer],
+                  completeness_llm: str | None) -> CompletenessReport | str:
+    """Completeness labelled by the LLM ``completeness_llm`` (None: ``settings.llm``), or why it was not
+    measured (an LLM that calls nothing)."""
+    from ..evaluate.biogen_b import completeness_scores, read_run_topics
+    from ..llm.base import llm_enabled
+    from ..llm.completeness_judge import LLMCompletenessJudge
+
+    llm_cfg = settings.llm if completeness_llm is None else settings.llms.get(completeness_llm)
+    no_llm = llm_cfg is not None and llm_cfg.calls_nothing
+    llm = None if no_llm else ctx.llm(completeness_llm, purpose="the completeness judge")
+    topics = read_run_topics(run_dir)  # read (and checked) with an LLM or without
+    if not llm_enabled(llm):
+        return completeness_needs_llm()
+    assert llm is not None
+    return completeness_scores(answers, topics, LLMCompletenessJudge(llm))
+
+
 def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, reference: Path | None = None,
                       threshold: float | None = None, encoder: str | dict[str, object] = "minilm",
                       encoder_name: str = "minilm", completeness: bool = True,
                       completeness_llm: str | None = None) -> TaskBEvaluation:
-    """Score the Task B run in ``run_dir``: citations judged by ``judge`` (see
-    :func:`medcite.tasks.biogen_b_measures.judge_config`), nuggets against ``reference`` (when given) aligned by
-    ``encoder`` (a shorthand or a config; ``encoder_name`` is how the report names it) at ``threshold`` (None: the
-    default), and completeness labelled by the LLM ``completeness_llm`` (None: ``settings.llm``; a ``none`` LLM:
-    the report says it was not measured)."""
+    """Score the Task B run in ``run_dir``: citations judged by ``judge`` (see :func:`judge_config`), nuggets
+    against ``reference`` (when given) aligned by ``encoder`` (a shorthand or a config; ``encoder_name`` is how
+    the report names it) at ``threshold`` (None: the default), and completeness labelled by the LLM
+    ``completeness_llm`` (None: ``settings.llm``; a ``none`` LLM: the report says it was not measured)."""
+    from ..evaluate.biogen_b import judge_citations, nugget_scores, read_references
     from ..evaluate.nuggets import DEFAULT_THRESHOLD
+    from ..evidence.sentences import sentence_texts
+    from ..index.dense.encoders import unit_embedder
     from ..pipeline import Context
     from ..rundir import read_answers, read_articles
-    from ..tasks.biogen_b_measures import (
-        completeness_scores,
-        judge_citations,
-        judge_config,
-        nugget_scores,
-        read_references,
-        read_run_topics,
-    )
 
     cfg = judge_config(judge, settings)
     answers, articles = read_answers(run_dir), read_articles(run_dir)
@@ -72,10 +123,7 @@ def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, referenc
     nuggets = None
     with Context(settings) as ctx:
         if completeness:
-            llm_cfg = settings.llm if completeness_llm is None else settings.llms.get(completeness_llm)
-            no_llm = llm_cfg is not None and llm_cfg.calls_nothing
-            llm = None if no_llm else ctx.llm(completeness_llm, purpose="the completeness judge")
-            done = completeness_scores(answers, read_run_topics(run_dir), llm)
+            done = _completeness(ctx, settings, run_dir, answers, completeness_llm)
             report["completeness"] = {"status": done} if isinstance(done, str) else done.as_dict()
         stance = ctx.build("stance", cfg)
         if stance is None:
@@ -83,8 +131,8 @@ def evaluate_biogen_b(settings: Settings, run_dir: Path, *, judge: str, referenc
         cites = judge_citations(answers, articles, stance)
         report["citations"] = cites.as_dict()
         if reference is not None:
-            sentence_encoder = ctx.encoder(encoder)
-            nuggets = nugget_scores(answers, read_references(reference), sentence_encoder,
+            embed = unit_embedder(ctx.encoder(encoder))
+            nuggets = nugget_scores(answers, read_references(reference), embed, sentence_texts,
                                     DEFAULT_THRESHOLD if threshold is None else threshold)
             report["nuggets"] = {"reference": str(reference), "encoder": encoder_name, **nuggets.as_dict()}
     return TaskBEvaluation(len(answers), cites, report, nuggets, done)

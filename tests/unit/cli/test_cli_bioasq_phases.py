@@ -13,13 +13,13 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.config import load_settings
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.pipeline.context import Context
 from medcite.qa.llm_qa import LLMQA
 from medcite.tasks import bioasq_task
 from medcite.tasks.base import RunContext
 from medcite.tasks.bioasq_format import read_phase_a_run, read_phase_b_run, validate_phase_a, validate_phase_b
 from medcite.types import Article, QAAnswer, Question, Snippet
+from stores import store_of
 
 URL = "http://www.ncbi.nlm.nih.gov/pubmed/"
 ARTICLES = [
@@ -61,10 +61,7 @@ PHASE_B = [
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bioasq") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(ARTICLES, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("bioasq") / "store", ARTICLES)
 
 
 def _write(path: Path, questions: list[dict[str, Any]]) -> Path:

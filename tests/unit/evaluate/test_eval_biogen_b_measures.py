@@ -12,13 +12,15 @@ from click.testing import CliRunner
 
 from medcite.cli.main import cli
 from medcite.corpus.store import DocumentStore, FileStats
+from medcite.evaluate.biogen_b import completeness_scores, judge_citations, nugget_scores, read_references
 from medcite.evaluate.completeness import completeness_report
 from medcite.evaluate.nuggets import NuggetCounts, match, nugget_report
-from medcite.index.dense.encoders import load_encoder
+from medcite.evidence.sentences import sentence_texts
+from medcite.index.dense.encoders import load_encoder, unit_embedder
 from medcite.llm.prompts import placeholders
 from medcite.llm.reply_parsers import parse_citation_label, parse_sentence_labels
-from medcite.tasks.biogen_b_measures import completeness_needs_llm, completeness_scores, nugget_scores, read_references
-from medcite.types import Answer, AnswerSentence, Article, Topic
+from medcite.types import Answer, AnswerSentence, Article, Stance, StanceVerdict, Topic
+from medcite.workflows.evaluate import completeness_needs_llm
 
 
 def test_match_counts_both_sides_many_to_many() -> None:
@@ -85,7 +87,7 @@ def test_nugget_scores_align_sentences_by_cosine() -> None:
                              AnswerSentence("Zebrafish regenerate fins.", ("2",))]),
                Answer("t2", [AnswerSentence("Aspirin thins blood.", ("3",))])]
     refs = {"t1": "Statins lower LDL cholesterol. They also reduce heart attacks in older adults."}
-    r = nugget_scores(answers, refs, enc, threshold=0.99)
+    r = nugget_scores(answers, refs, unit_embedder(enc), sentence_texts, threshold=0.99)
     # identical sentence: cosine 1; the others share no word (hash collisions aside, cosine < 0.99)
     assert r.per_topic["t1"]["matched_system"] == 1 and r.per_topic["t1"]["system"] == 2
     assert r.per_topic["t1"]["matched_reference"] == 1 and r.per_topic["t1"]["reference"] == 2
@@ -109,9 +111,6 @@ def test_read_references_bioasq_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_completeness_without_an_llm_says_so() -> None:
-    from medcite.llm.none_backend import NoneLLM
-
-    assert completeness_scores([Answer("t", [AnswerSentence("x", ())])], {}, NoneLLM()) == completeness_needs_llm()
     assert ("--set llm.backend=openai --set llm.model=NAME --set llm.base_url=http://HOST:PORT/v1, or "
             "--set llm.backend=local for") in completeness_needs_llm()
 
@@ -165,7 +164,7 @@ def test_eval_biogen_b_offline_reports_completeness_needs_an_llm(run_dir: Path) 
 
 def test_judge_config_reads_each_judge_from_its_backends_abilities() -> None:
     from medcite.config import Settings
-    from medcite.tasks.biogen_b_measures import judge_config
+    from medcite.workflows.evaluate import judge_config
 
     settings = Settings.model_validate({"stance": {"backend": "classifier", "model": "models:medcite-reader",
                                                    "device": "cpu"}})
@@ -177,3 +176,32 @@ def test_judge_config_reads_each_judge_from_its_backends_abilities() -> None:
     assert (other.model, other.device) == ("some/model", "cpu")  # where it runs is kept
     folder = judge_config("some/folder", settings)
     assert (folder.backend, folder.model) == ("classifier", "some/folder")
+
+
+class _FakeJudges:
+    """Both judges of the measures, with no LLM and no model: what the measures need of a judge is its protocol."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, list[str]]] = []
+
+    def classify_articles(self, pairs: list[tuple[str, Article]]) -> list[StanceVerdict]:
+        return [StanceVerdict(Stance.SUPPORTS if "LDL" in a.abstract else Stance.NOT_RELEVANT, ()) for _, a in pairs]
+
+    def label(self, answers: list[tuple[str, list[str]]]) -> list[list[str | None]]:
+        self.asked += [(q, list(s)) for q, s in answers]
+        return [["required" if "LDL" in x else None for x in s] for _, s in answers]
+
+
+def test_the_measures_run_with_judges_passed_in() -> None:
+    judges = _FakeJudges()
+    answers = [Answer("t1", [AnswerSentence("Statins lower LDL.", ("1",)), AnswerSentence("Fins regrow.", ("2",))]),
+               Answer("t2", [])]
+    articles = {"t1": {"1": Article("1", "S", "Statins lowered LDL."), "2": Article("2", "Z", "Zebrafish.")}}
+    cites = judge_citations(answers, articles, judges)
+    assert cites.counts.judged == 2 and cites.micro["support_rate"] == 0.5
+    topics = {"t1": Topic("t1", "Do statins lower LDL?", narrative="adults")}
+    done = completeness_scores(answers, topics, judges)
+    # one request, for the answer with sentences: the question with its narrative, the sentences in order
+    assert judges.asked == [("Do statins lower LDL? (adults)", ["Statins lower LDL.", "Fins regrow."])]
+    assert done.counts["required"] == 1 and done.counts["unjudged"] == 1 and done.counts["sentences"] == 2
+

@@ -8,9 +8,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from medcite.cli.main import cli
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.evaluate.coverage import gold_coverage
 from medcite.types import Article
+from stores import store_of
 
 
 def test_counts_by_hand() -> None:
@@ -25,10 +25,7 @@ def test_counts_by_hand() -> None:
 
 
 def _store(path: Path) -> Path:
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert([Article("1", "Statins", "Statins lower LDL."), Article("2", "Aspirin", "Aspirin.")],
-                  FileStats("fixture"))
-    return path
+    return store_of(path, [Article("1", "Statins", "Statins lower LDL."), Article("2", "Aspirin", "Aspirin.")])
 
 
 def test_eval_retrieval_warns_when_gold_is_missing(tmp_path: Path) -> None:

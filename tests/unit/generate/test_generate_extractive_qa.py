@@ -15,7 +15,7 @@ from medcite.reader import verdict
 from medcite.reader.spans import Answer as SpanAnswer
 from medcite.reader.spans import SpanHit
 from medcite.tasks.biogen_b_format import biogen25_line
-from medcite.types import Evidence, Topic
+from medcite.types import Answer, Evidence, Topic
 
 pytest.importorskip("wordfreq")
 
@@ -202,17 +202,23 @@ def test_caps_hold_and_every_pmid_is_in_the_evidence() -> None:
     assert answer.sentences[0].kind == "verdict"
 
 
-def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
-    import json
-
-    from medcite.tasks.biogen_b_validate import validate_biogen25
-
+def _verdict_abstention_unsettled() -> list[Answer]:
+    """Three answers of the extractive QA generator: a verdict (yes), an abstention and an unsettled one."""
     gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
     unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
     answers = [gen.generate(Topic("1", "Does zorbalene infusion reverse quellitis in adults?"), [], EV),
                gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV),
                unsure.generate(Topic("3", "Does zorbalene infusion reverse quellitis in adults?"), [], EV)]
     assert [a.verdict for a in answers] == ["yes", None, "unsettled"]
+    return answers
+
+
+def test_biogen_task_b_lines_of_a_verdict_an_abstention_and_an_unsettled_answer_are_valid(tmp_path) -> None:
+    import json
+
+    from medcite.tasks.biogen_b_validate import validate_biogen25
+
+    answers = _verdict_abstention_unsettled()
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(biogen25_line(a, "team", "run")) + "\n" for a in answers))
     report = validate_biogen25(path)
@@ -223,12 +229,7 @@ def test_biogen_2024_answers_of_a_verdict_an_abstention_and_an_unsettled_answer_
     from medcite.tasks.biogen_b_format import write_biogen24
     from medcite.tasks.biogen_b_validate import validate_biogen24
 
-    gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
-    unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
-    answers = [gen.generate(Topic("1", "Does zorbalene infusion reverse quellitis in adults?"), [], EV),
-               gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV),
-               unsure.generate(Topic("3", "Does zorbalene infusion reverse quellitis in adults?"), [], EV)]
-    assert [a.verdict for a in answers] == ["yes", None, "unsettled"]
+    answers = _verdict_abstention_unsettled()
     path = tmp_path / "run24.json"
     write_biogen24(path, answers, team_id="team", run_name="run", contact_email="team@example.org")
     report = validate_biogen24(path)

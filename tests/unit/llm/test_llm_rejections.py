@@ -12,16 +12,17 @@ from typing import Any
 import pytest
 
 from medcite.attribute.llm_stance import LLMStance
+from medcite.evaluate.biogen_b import completeness_scores
 from medcite.evidence.summaries import SummarySelector
 from medcite.generate.listwise import ListwiseCitations
 from medcite.generate.llm_generator import FALLBACK, LLMGenerator
 from medcite.llm.cache import LLMCache
+from medcite.llm.completeness_judge import LLMCompletenessJudge
 from medcite.llm.reply_parsers import names_hop_kind, names_sufficiency, says_done
 from medcite.llm.trace import trace_context, trace_to
 from medcite.rerank.llm_listwise import LLMListwiseReranker
 from medcite.retrieve.llm_queries import LLMDecomposer, LLMReformulator, LLMStanceQueries
 from medcite.retrieve.prf import llm_cleaner
-from medcite.tasks.biogen_b_measures import completeness_scores
 from medcite.types import Answer, AnswerSentence, Article, Evidence, Hit, Query, Topic
 
 TOPIC = Topic("t1", "Do statins lower LDL cholesterol?")
@@ -82,7 +83,8 @@ CASES: dict[str, tuple[Callable[[Any], Any], str, str, str]] = {
     "summary": (lambda llm: SummarySelector(llm).summarize("q?", [Article("11", "T", "An abstract.")]), "",
                 "Statins lowered LDL.", "no summary"),
     "rocchio clean-up": (lambda llm: llm_cleaner(llm)("statins", _weighted()), "", "statins LDL", "no cleaned query"),
-    "completeness": (lambda llm: completeness_scores([Answer("t1", [AnswerSentence("A.", ("1",))])], {}, llm), "ok",
+    "completeness": (lambda llm: completeness_scores([Answer("t1", [AnswerSentence("A.", ("1",))])], {},
+                                                 LLMCompletenessJudge(llm)), "ok",
                      "1: required", "got no label"),
 }
 

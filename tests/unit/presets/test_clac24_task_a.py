@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from medcite.config import load_settings
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.llm.base import BaseLLM
 from medcite.llm.completion import Completion, Message
 from medcite.pipeline import Pipeline
@@ -21,6 +20,7 @@ from medcite.tasks.base import RunContext
 from medcite.tasks.biogen_a_format import GroundingItem, GroundingSentence
 from medcite.tasks.biogen_a_task import TaskA
 from medcite.types import Article
+from stores import store_of
 
 pytest.importorskip("sentence_transformers")
 
@@ -64,10 +64,7 @@ class PaperLLM(BaseLLM):
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("clac24-a") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("clac24-a") / "store", DOCS)
 
 
 def run(preset: str, store: Path, out: Path, *extra: str) -> tuple[PaperLLM, dict[str, Any]]:

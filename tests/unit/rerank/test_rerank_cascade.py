@@ -10,20 +10,11 @@ from medcite.config import load_settings
 from medcite.errors import ConfigError
 from medcite.rerank.cascade import CascadeReranker
 from medcite.rerank.ensemble import WeightedEnsemble
-from medcite.rerank.scoring import PointwiseReranker
 from medcite.types import Article, Hit
+from medcite_fakes import Fixed
 
 ARTS = {str(p): Article(str(p), f"title {p}") for p in range(1, 7)}
 HITS = [Hit(p, float(10 - int(p)), int(p)) for p in ARTS]  # first stage: 1 > 2 > ... > 6
-
-
-class Fixed(PointwiseReranker):
-    def __init__(self, scores: dict[str, float]) -> None:
-        super().__init__(None)
-        self.scores = scores
-
-    def score(self, query: str, articles: Sequence[Article]) -> list[float]:
-        return [self.scores[a.pmid] for a in articles]
 
 
 class FirstTwoSwapped:

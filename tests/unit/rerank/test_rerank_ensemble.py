@@ -18,18 +18,7 @@ from medcite.rerank.ensemble import (
 )
 from medcite.rerank.scoring import PointwiseReranker
 from medcite.types import Article, Hit
-
-
-class Fixed(PointwiseReranker):
-    """A reranker whose score of each PMID is given (the ensembles' arithmetic is what is tested)."""
-
-    def __init__(self, scores: dict[str, float]) -> None:
-        super().__init__(None)
-        self.scores = scores
-
-    def score(self, query: str, articles: Sequence[Article]) -> list[float]:
-        return [self.scores[a.pmid] for a in articles]
-
+from medcite_fakes import Fixed
 
 ARTS = {p: Article(p, f"title {p}") for p in ["1", "2", "3", "4"]}
 HITS = [Hit(p, 1.0, 0, frozenset({"q0"})) for p in ARTS]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from medcite.config import load_settings
-from medcite.corpus.store import DocumentStore, FileStats
 from medcite.types import Article
 from medcite.workflows.tasks import read_inputs, run_task
+from stores import store_of
 
 DOCS = [Article("11", "Statins and LDL", "Statins lowered LDL cholesterol in adults."),
         Article("12", "Statin myopathy", "Statin myopathy presents as muscle pain."),
@@ -22,10 +22,7 @@ TOPICS = [{"id": "1", "question": "Do statins lower LDL cholesterol?", "narrativ
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("workflows") / "store"
-    with DocumentStore.create(path) as s, s.transaction() as tx:
-        tx.upsert(DOCS, FileStats("fixture"))
-    return path
+    return store_of(tmp_path_factory.mktemp("workflows") / "store", DOCS)
 
 
 @pytest.fixture(scope="module")

@@ -137,6 +137,28 @@ def update_dense_index(
         return _update(store, out, settings, encoder=encoder, relayout=relayout)
 
 
+def _update_layout(out: Path, manifest: JSONObject, settings: FaissConfig, relayout: bool
+                   ) -> tuple[FaissConfig, bool]:
+    """The settings an update writes with, and whether it re-lays the index out: with ``relayout`` and layout
+    settings that differ from the index's, the new layout; otherwise the layout and on-disk precision as built."""
+    changes = layout_changes(manifest, settings) if relayout else {}
+    if changes:
+        log.info("dense index %s: re-layout from its stored vectors (%s)", out,
+                 ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items()))
+        return settings, True
+    recorded = {k: v for k, v in manifest.get("settings", {}).items() if k in type(settings).model_fields}
+    recorded.update(index_type=manifest["index"]["type"], vector_dtype=manifest["vector_dtype"])
+    return settings.model_copy(update={k: recorded[k] for k in recorded if k in LAYOUT_FIELDS}), False
+
+
+def _unmark(live: np.ndarray, pmids: np.ndarray, stale: set[int], block_rows: int = 1_000_000) -> None:
+    """Clear ``live`` where the row's PMID (``pmids``, a memory map read block by block) is ``stale``."""
+    targets = np.fromiter(stale, dtype=np.int64)
+    for start in range(0, len(pmids), block_rows):
+        block = np.asarray(pmids[start : start + block_rows])
+        live[start : start + len(block)] &= ~np.isin(block, targets)
+
+
 def _update(store: DocumentStore, out: Path, settings: FaissConfig, *, encoder: Encoder | None,
             relayout: bool) -> JSONObject:
     manifest = fo.read(out)
@@ -148,15 +170,7 @@ def _update(store: DocumentStore, out: Path, settings: FaissConfig, *, encoder: 
             hint="give the store it was built from, or rebuild into this folder with --rebuild",
         )
     since, target = int(corpus["seq"]), store.seq
-    changes = layout_changes(manifest, settings) if relayout else {}
-    if changes:
-        log.info("dense index %s: re-layout from its stored vectors (%s)", out,
-                 ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items()))
-    else:  # the layout and on-disk precision stay as built
-        recorded = {k: v for k, v in manifest.get("settings", {}).items() if k in type(settings).model_fields}
-        recorded.update(index_type=manifest["index"]["type"], vector_dtype=manifest["vector_dtype"])
-        settings = settings.model_copy(update={k: recorded[k] for k in recorded if k in LAYOUT_FIELDS})
-    relayout = bool(changes)
+    settings, relayout = _update_layout(out, manifest, settings, relayout)
     if since == target and not relayout:
         return manifest
     if encoder is None and since != target:  # a pure re-layout encodes nothing: no model needed
@@ -187,11 +201,7 @@ def _update(store: DocumentStore, out: Path, settings: FaissConfig, *, encoder: 
     live = np.concatenate([live, *new_live]) if new_live else live.copy()
     stale = gone | set(changed)
     if stale and old_rows:
-        pmids = np.memmap(out / files["pmids"], dtype=np.int64, mode="r", shape=(old_rows,))
-        targets = np.fromiter(stale, dtype=np.int64)
-        for start in range(0, old_rows, 1_000_000):
-            block = np.asarray(pmids[start : start + 1_000_000])
-            live[start : start + len(block)] &= ~np.isin(block, targets)
+        _unmark(live, np.memmap(out / files["pmids"], dtype=np.int64, mode="r", shape=(old_rows,)), stale)
     n_live = int(live.sum())
     log.info(
         "dense update: %d new rows, %d stale PMIDs, %d live of %d", len(changed), len(stale), n_live, rows

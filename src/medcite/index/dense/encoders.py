@@ -113,6 +113,12 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
 
+def unit_embedder(encoder: Encoder) -> Callable[[Sequence[str]], np.ndarray]:
+    """A function of texts to ``encoder``'s query vectors scaled to length 1 (float32 rows: their dot products
+    are cosines), as :func:`medcite.evaluate.biogen_b.nugget_scores` aligns sentences."""
+    return lambda texts: l2_normalize(np.asarray(encoder.encode_queries(texts), dtype=np.float32))
+
+
 def hub_offline() -> bool:
     """True when Hugging Face downloads are switched off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE)."""
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):

@@ -320,6 +320,16 @@ def settings_from_manifest(folder: Path, manifest: JSONObject) -> SparseConfig:
     return cfg
 
 
+def backend_settings(folder: Path, manifest: JSONObject, backend: str) -> SparseConfig:
+    """The settings of the index in ``folder`` (its manifest), which must be a ``backend`` index."""
+    if manifest.get("backend") != backend:
+        raise IndexMismatchError(
+            f"{folder} is a {manifest.get('backend')!r} index, not a {backend} one",
+            hint="open it with medcite.index.sparse.base.open_sparse",
+        )
+    return settings_from_manifest(folder, manifest)
+
+
 def _check_same_store(folder: Path, manifest: JSONObject, store: DocumentStore) -> None:
     have = manifest.get("corpus", {}).get("store_id")
     if have != store.store_id:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import Field
 
-from ...errors import CorruptIndexError, IndexMismatchError, MissingExtraError
+from ...errors import CorruptIndexError, MissingExtraError
 from ...io import JSONObject
 from ...progress import progress
 from ...registry import require
@@ -35,7 +35,7 @@ from .base import (
     Applied,
     SparseBackendMixin,
     SparseConfig,
-    settings_from_manifest,
+    backend_settings,
     stopword_list,
     to_hits,
 )
@@ -187,12 +187,7 @@ class BM25SIndex(SparseBackendMixin):
 
     @classmethod
     def load(cls, folder: Path, manifest: JSONObject) -> BM25SIndex:
-        if manifest.get("backend") != cls.name:
-            raise IndexMismatchError(
-                f"{folder} is a {manifest.get('backend')!r} index, not a bm25s one",
-                hint="open it with medcite.index.sparse.base.open_sparse",
-            )
-        settings = settings_from_manifest(folder, manifest)
+        settings = backend_settings(folder, manifest, cls.name)
         assert isinstance(settings, BM25SConfig)
         bm25s = _bm25s()
         path = folder / SUBDIR

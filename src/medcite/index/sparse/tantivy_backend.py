@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 import tantivy
 from pydantic import Field, ValidationInfo, field_validator
 
-from ...errors import ConfigError, CorruptIndexError, IndexMismatchError
+from ...errors import ConfigError, CorruptIndexError
 from ...io import JSONObject
 from ...progress import progress
 from ...set_option import set_line
@@ -35,8 +35,8 @@ from .base import (
     Applied,
     SparseBackendMixin,
     SparseConfig,
+    backend_settings,
     query_terms,
-    settings_from_manifest,
     stopword_list,
     to_hits,
 )
@@ -265,12 +265,7 @@ class TantivyIndex(SparseBackendMixin):
 
     @classmethod
     def load(cls, folder: Path, manifest: JSONObject) -> TantivyIndex:
-        if manifest.get("backend") != cls.name:
-            raise IndexMismatchError(
-                f"{folder} is a {manifest.get('backend')!r} index, not a tantivy one",
-                hint="open it with medcite.index.sparse.base.open_sparse",
-            )
-        settings = settings_from_manifest(folder, manifest)
+        settings = backend_settings(folder, manifest, cls.name)
         assert isinstance(settings, TantivyConfig)
         index = cls._open(folder / SUBDIR, settings)
         try:
