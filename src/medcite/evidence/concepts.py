@@ -411,10 +411,10 @@ def _parts_in(word: str, vocabulary: set[str]) -> bool:
     """A compound ("angiotensin-converting-enzyme") is mentioned when each of its parts is; one that ends in a
     relation word (:data:`_RELATION_PART`: "FTO-guided") when the parts before it are."""
     parts = [p for p in _COMPOUND.split(word) if p]
-    if len(parts) > 1 and parts[-1] in _RELATION_PART:
-        parts = parts[:-1]
-        return all(_word_in(p, vocabulary) for p in parts)
-    return len(parts) > 1 and all(_word_in(p, vocabulary) for p in parts)
+    if len(parts) < 2:
+        return False
+    head = parts[:-1] if parts[-1] in _RELATION_PART else parts
+    return all(_word_in(p, vocabulary) for p in head)
 
 
 def missing_concepts(concepts: Sequence[str], texts: Iterable[str],
