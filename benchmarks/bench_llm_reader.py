@@ -60,6 +60,7 @@ def main() -> int:
     ap.add_argument("--gguf", type=Path, required=True, help="the joined Qwen2.5-Coder-1.5B-Instruct GGUF file")
     ap.add_argument("--n", type=int, default=None, help="only the first N items of each set")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--model", default="models:medcite-reader", help="the reader measured beside it")
     ap.add_argument("--backend", choices=("llamacpp", "local"), default="llamacpp",
                     help="llamacpp: llama-cpp-python (compiled); local: transformers de-quantises the GGUF and runs "
                     "it in float32 (no compiler; slower, ~6 GB of memory for 1.5B parameters)")
@@ -95,7 +96,7 @@ def main() -> int:
         said[kind].append(parse(reply.text))
         if n % 20 == 0:
             print(f"{n}/{len(items)} items, {sum(seconds) / n:.1f} s each", file=sys.stderr)
-    reader = load_reader(Path(resolve("models:medcite-reader")))
+    reader = load_reader(Path(resolve(args.model)))
     threshold = reader.spec.thresholds.get("yesno", 0.5)
     t0 = time.perf_counter()
     ours = {"bioasq": [decide(s, threshold) for s in bioasq_yes_scores(reader, yn)],
