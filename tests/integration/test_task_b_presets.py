@@ -102,8 +102,9 @@ def test_preset_runs_offline_and_validates(preset: str, store: Path, tmp_path: P
         assert a.sentences
         assert sum(len(s.text.split()) for s in a.sentences) <= 250
         for s in a.sentences:
-            if not s.pmids and (s.kind == "abstain" or (s.kind == "verdict" and a.verdict == "unsettled")):
-                continue  # a lead that says nothing settles it, or that the corpus holds nothing, cites nothing
+            undecided = s.kind == "verdict" and a.verdict in ("unsettled", "undecided")
+            if not s.pmids and (s.kind == "abstain" or undecided):
+                continue  # a lead that decides nothing, or that says the corpus holds nothing, cites nothing
             assert 1 <= len(s.pmids) <= 3 and set(s.pmids) <= evidence[a.topic_id]
     settings = load_settings(preset)
     if settings.rerank.backend != "none":  # the rerank stages run offline through their stand-ins, never skipped

@@ -11,11 +11,14 @@ decides the lead sentence:
   subject, e.g. "antimicrobial" of "Is hemoglobin antimicrobial?"); "No." likewise (P(yes) <= ``no_below``, a
   finding with a negation cue: "did not", "no significant"). The verdict cites the sentences that decide it (those
   agreeing sentences, the clearest first), and they open the support. "The evidence is mixed." only when one
-  sentence clearly says yes and another clearly says no (both cited). Otherwise the lead is "The retrieved
-  abstracts do not settle this." and the most relevant findings follow. ``kind="verdict"``; ``Answer.verdict`` is
-  yes / no / mixed / unsettled. ``yes_from``, ``no_below`` and ``sentence_agree`` were chosen on held-back BioASQ
-  questions for precision (benchmarks/bench_offline_answer.py). The yes / no / neither from P(yes) is
-  :func:`medcite.reader.verdict.decide`, the function BioASQ's exact answer decides by too.
+  sentence clearly says yes and another clearly says no (both cited). Otherwise, when a quoted finding reads as
+  saying yes or no (the reader's P(maybe) under one half) though no verdict could be trusted, the lead is "The
+  findings below bear on this, but medcite's reader is not sure enough to say yes or no."; only when none does is
+  it "The retrieved abstracts do not settle this."; the most relevant findings follow. ``kind="verdict"``;
+  ``Answer.verdict`` is yes / no / mixed / undecided / unsettled. ``yes_from``, ``no_below`` and
+  ``sentence_agree`` were chosen on held-back BioASQ questions for precision (benchmarks/bench_offline_answer.py).
+  The yes / no / neither from P(yes) is :func:`medcite.reader.verdict.decide`, the function BioASQ's exact answer
+  decides by too.
 - **factoid / list**: the answers the reader's span head extracts from the evidence sentences (synonyms and
   abbreviations merged), each with P >= ``span_min``, none made of question words; each is named exactly as it
   is written in an evidence sentence, which is cited and opens the support; ``kind="entities"``. No span that
@@ -375,10 +378,11 @@ class Reading:
         return self.settled() and self.ratio <= 1 - agree and (self.negated or bool(self.opposite))
 
     def settles(self, agree: float) -> bool:
-        """Whether the sentence reads as settling the question either way (reader or cue): quoted under an
-        unsettled lead it would contradict it."""
-        return self.finding and (self.says_yes(agree) or self.says_no(agree) or
-                                 (self.settled() and (self.ratio >= agree or self.ratio <= 1 - agree)))
+        """Whether the sentence reads as settling the question either way: a finding that says yes or no by the
+        reader or a cue, or that the reader reads as saying one of them (P(maybe) under one half) even when it cannot
+        tell which -- quoted under a "do not settle" lead it would contradict it, so that lead becomes the
+        undecided one ("… not sure enough to say yes or no")."""
+        return self.finding and (self.says_yes(agree) or self.says_no(agree) or self.settled())
 
 
 def _restrict(lead: AnswerSentence, support: Sequence[AnswerSentence]) -> AnswerSentence:

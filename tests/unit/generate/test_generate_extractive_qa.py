@@ -70,15 +70,21 @@ def test_a_verdict_is_stated_only_with_a_sentence_that_says_it_and_cites_that_se
     assert fake.seen  # the reader read the evidence
 
 
-def test_a_confident_question_without_an_agreeing_sentence_is_not_settled() -> None:
-    # P(yes) of the question is high, but no sentence read alone says yes clearly: no verdict
+def test_a_confident_question_without_an_agreeing_sentence_is_undecided_not_unsettled() -> None:
+    # P(yes) of the question is high, but no sentence read alone says yes clearly: no verdict; the findings read as
+    # saying yes or no (P(maybe) 0.08), so the lead must not say the abstracts leave the question open
     gen = ExtractiveQAGenerator(FakeAnswerer(default=(0.62, 0.3, 0.08)), keep_ratio=0, yes_from=0.6,
                                 sentence_agree=0.7)
     answer = gen.generate(Q, [], EV)
     lead, *support = answer.sentences
-    assert answer.verdict == "unsettled" and lead.text == "The retrieved abstracts do not settle this."
+    assert answer.verdict == "undecided" and "not sure enough to say yes or no" in lead.text
     assert lead.pmids == () and support  # no citation for the lead; the most relevant findings follow
     assert "may also help" in support[-1].text or len(support) == 4  # hedged findings last
+    # sentences the reader reads as not saying either (P(maybe) 0.6): then, and only then, "do not settle"
+    open_ = ExtractiveQAGenerator(FakeAnswerer(default=(0.25, 0.15, 0.6)), keep_ratio=0, yes_from=0.6,
+                                  sentence_agree=0.7).generate(Q, [], EV)
+    assert open_.verdict == "unsettled" and open_.sentences[0].text == "The retrieved abstracts do not settle this."
+    assert open_.sentences[0].pmids == () and len(open_.sentences) > 1
 
 
 def test_a_deciding_sentence_must_name_what_the_question_asks() -> None:
@@ -205,7 +211,7 @@ def test_caps_hold_and_every_pmid_is_in_the_evidence() -> None:
 def _verdict_abstention_unsettled() -> list[Answer]:
     """Three answers of the extractive QA generator: a verdict (yes), an abstention and an unsettled one."""
     gen = ExtractiveQAGenerator(FakeAnswerer(), yes_from=0.75)
-    unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.5, 0.4, 0.1)), yes_from=0.75)
+    unsure = ExtractiveQAGenerator(FakeAnswerer(default=(0.25, 0.2, 0.55)), yes_from=0.75)
     answers = [gen.generate(Topic("1", "Does zorbalene infusion reverse quellitis in adults?"), [], EV),
                gen.generate(Topic("2", "Does frobnaxil cure glimmeritis?"), [], EV),
                unsure.generate(Topic("3", "Does zorbalene infusion reverse quellitis in adults?"), [], EV)]
