@@ -25,6 +25,8 @@ def echo_result(result: TopicResult, *, width: int = 100) -> None:
             click.secho(f"     [{cites}]", fg="cyan")
         elif s.kind == "abstain":
             click.secho("     (no citation: the corpus holds nothing to cite)", fg="cyan")
+        elif s.kind == "verdict" and result.answer.verdict == "undecided":
+            click.secho("     (no citation: the reader cannot tell which way the findings go; they follow)", fg="cyan")
         elif s.kind == "verdict":
             click.secho("     (no citation: no retrieved sentence settles it; the findings follow)", fg="cyan")
         elif s.kind == "caveat":

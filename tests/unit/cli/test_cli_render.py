@@ -38,4 +38,13 @@ def test_an_unsettled_verdict_says_why_it_cites_nothing() -> None:
     out = runner.invoke(show).output
     assert "no retrieved sentence settles it" in out
     assert "PMID 5: (no title in the record) (journal not recorded, 2001)" in out
+    # undecided: the quoted finding settles it for the reader, which cannot tell which way -- never "settles nothing"
+    undecided = Answer("t", [AnswerSentence("The findings below bear on this, but medcite's reader is not sure "
+                                            "enough to say yes or no.", kind="verdict"),
+                             AnswerSentence("Hydin was found in cilia.", ("5",), (1,))], generator="extractive-qa",
+                       question_type="yesno", verdict="undecided")
+    result = TopicResult(Topic("t", "Is HYDIN an axonemal protein?"), [], {}, [], undecided,
+                         {"5": Article("5", "", year=2001)})
+    out = runner.invoke(show).output
+    assert "the reader cannot tell which way the findings go" in out and "settles it" not in out
     assert "reader" in out  # the generator is named for a person

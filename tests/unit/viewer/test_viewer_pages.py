@@ -214,9 +214,15 @@ def test_lead_sentences_verdict_and_abstention_round_trip_and_show(tmp_path: Pat
                   answer=no_article, articles=[], timings={})
     w.write_topic(Topic("t3", "Do statins lower triglycerides?"), queries=[], rankings={}, evidence=ev,
                   answer=unsettled, articles=[], timings={})
+    undecided = Answer("t4", [AnswerSentence("The findings below bear on this, but medcite's reader is not sure "
+                                             "enough to say yes or no.", kind="verdict"),
+                              AnswerSentence("Statins lowered LDL cholesterol in older adults.", ("111",), (1,))],
+                       [], "extractive-qa", question_type="yesno", verdict="undecided")
+    w.write_topic(Topic("t4", "Do statins lower LDL cholesterol?"), queries=[], rankings={}, evidence=ev,
+                  answer=undecided, articles=[], timings={})
     w.close()
     back = {a.topic_id: a for a in read_answers(run)}
-    assert set(back) == {"t1", "t2", "t3"}
+    assert set(back) == {"t1", "t2", "t3", "t4"}
     assert back["t1"].verdict == "yes" and back["t1"].question_type == "yesno" and not back["t1"].abstained
     assert [s.kind for s in back["t1"].sentences] == ["verdict", ""]
     assert back["t2"].abstained and back["t2"].sentences[0].kind == "abstain" and back["t2"].sentences[0].pmids == ()
@@ -229,6 +235,9 @@ def test_lead_sentences_verdict_and_abstention_round_trip_and_show(tmp_path: Pat
     page3 = client.get("/run/lead/topic/t3").text
     assert "no citation: no retrieved sentence settles it" in page3 and "decided by" not in page3
     assert back["t3"].verdict == "unsettled"
+    page4 = client.get("/run/lead/topic/t4").text  # the quote settles it for the reader, which cannot tell which way
+    assert "no citation: the reader cannot tell which way the findings below go" in page4
+    assert "settles it" not in page4 and back["t4"].verdict == "undecided"
 
 
 def test_query_stages_and_notes_reach_the_run_files_and_the_page(tmp_path: Path, client_for) -> None:
