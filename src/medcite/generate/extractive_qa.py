@@ -382,7 +382,7 @@ class Reading:
         reader or a cue, or that the reader reads as saying one of them (P(maybe) under one half) even when it cannot
         tell which -- quoted under a "do not settle" lead it would contradict it, so that lead becomes the
         undecided one ("… not sure enough to say yes or no")."""
-        return self.finding and (self.says_yes(agree) or self.says_no(agree) or self.settled())
+        return self.finding and (self.settled() or self.says_no(agree))  # saying yes needs settled() already
 
 
 def _restrict(lead: AnswerSentence, support: Sequence[AnswerSentence]) -> AnswerSentence:
