@@ -1,10 +1,15 @@
 """What a question asks and what it is about: its BioASQ type by rules, and its key concepts.
 
 - :func:`question_type`: ``yesno`` when the question opens with an auxiliary verb ("Is", "Does", "Can", ...),
-  also after a leading clause ending in a comma ("In adults with X, does Y ..."), or ends "yes or no?"; ``list``
+  also after a leading clause ending in a comma ("In adults with X, does Y ...") or a title clause ("Title: does
+  X matter?", "X - are they ...?", "X. Do they work?"), or ends "yes or no?", or is any other question with no
+  wh-word that asks for nothing to be listed or described ("Necrotizing fasciitis: an indication for hyperbaric
+  oxygen?", the form of many article titles); ``list``
   for "List ...", "Which ... are ...", "What are the ...s"; ``factoid`` for the other wh-questions (what,
   which, who, where, when, how many ...); ``summary`` otherwise. On the 1,502 BioASQ 7b-11b dev questions:
-  99.75 % of yes/no questions found, 74.8 % four-way accuracy (benchmarks/bench_offline_answer.py measures it).
+  99.75 % of yes/no questions found, 74.8 % four-way accuracy (benchmarks/bench_offline_answer.py measures it);
+  all 651 PubMedQA dev questions (yes/no questions written as article titles) found, 599 before the title-clause
+  rules.
 - :func:`key_concepts`: the rare content words and phrases of a question, the words a relevant article must
   contain. Rare is a Zipf frequency under 3.0 in general English (wordfreq; Speer et al. 2018), or a token
   that looks like a name: digits, inner hyphens or capitals ("BRCA1", "IL-6", "HercepTest").
@@ -42,6 +47,12 @@ _AUX = ("is|are|am|was|were|does|do|did|can|could|has|have|had|should|would|will
 _YESNO = re.compile(rf"^(?:{_AUX})\b", re.IGNORECASE)
 _YESNO_AFTER_CLAUSE = re.compile(rf",\s*(?:{_AUX})\b\s+\w", re.IGNORECASE)
 _YES_OR_NO = re.compile(r"\b(?:yes or no|true or false)\W*$", re.IGNORECASE)
+# a title clause before the question proper ("Quality of life in lung cancer: does socioeconomic status matter?",
+# "Fast foods - are they a risk factor for asthma?", "Multidisciplinary clinics. Do they work?")
+_CLAUSE_BREAK = re.compile(r"\s*(?::|\s[-\u2013\u2014]+\s|--|\.\s|\?\s|;)\s*")
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
+_IMPERATIVE = re.compile(r"^(?:please\b|list\b|name\b|describe\b|explain\b|summari[sz]e\b|give\b|tell\b|"
+                         r"compare\b|enumerate\b)", re.IGNORECASE)
 _LIST = re.compile(
     r"^(?:list\b|name\b.*\b(?:genes|proteins|drugs|types|members|features)\b|enumerate\b|"
     r"which\b[^?]*?\b(?:are|were|have been)\b|what\s+are\s+(?:the\s+)?(?:\w+\s+){0,4}?\w+s\b)",
@@ -56,6 +67,7 @@ _SUMMARY = re.compile(r"^(?:what\s+(?:is|are)\s+(?:the\s+)?(?:role|function|mech
                       r"association|relationship|impact|use|purpose)|how\s+(?:does|do|is|are|can)|why|describe|"
                       r"explain|summari[sz]e)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-\u2010-\u2014/+.]*[A-Za-z0-9+]|[A-Za-z0-9]")
+_DOUBLE_DASH = re.compile(r"-{2,}")
 _NAME_LIKE = re.compile(r"[a-z]-?[A-Z]|[A-Z][^-]*-|-.*[A-Z]|^[A-Z]{2,}")
 _STOP = frozenset(
     "a an the of in on for to and or is are was were be been being by with as at from that this these those which "
@@ -70,9 +82,17 @@ def question_type(question: str) -> str:
     q = " ".join(question.split()).strip()
     if _YESNO.match(q) or _YES_OR_NO.search(q):
         return "yesno"
+    last = [p for p in _CLAUSE_BREAK.split(q.rstrip("?").strip()) if p.strip()][-1:]
+    if last and last[0] != q.rstrip("?").strip() and _WH.match(last[0]):
+        return question_type(last[0] + "?")  # "Scurvy in adults: what are its first signs?"
     head = q.split("?")[0]
     if "," in head and _YESNO_AFTER_CLAUSE.search(head) and not _FACTOID.match(q) and not _LIST.match(q):
         return "yesno"
+    if _question_clause(q) is not None:
+        return "yesno"
+    if (q.endswith("?") and not _WH.search(q) and not _IMPERATIVE.match(q) and not _LIST.match(q)
+            and not _SUMMARY.match(q)):
+        return "yesno"  # a question with no wh-word that asks nothing to be listed: "X: a risk factor for Y?"
     if _LIST.match(q) and not _LIST_NOT.match(q):
         return "list"
     if _SUMMARY.match(q):
@@ -80,6 +100,16 @@ def question_type(question: str) -> str:
     if _FACTOID.match(q):
         return "factoid"
     return "summary"
+
+
+def _question_clause(q: str) -> str | None:
+    """The yes/no question after a title clause ("Title: does X matter?" -> "does X matter"), else None."""
+    parts = [p for p in _CLAUSE_BREAK.split(q.rstrip("?").strip()) if p.strip()]
+    if len(parts) > 1:
+        last = parts[-1].lstrip("\"'\u201c\u2018 ")
+        if _YESNO.match(last):
+            return last
+    return None
 
 
 @lru_cache(maxsize=65536)
@@ -90,7 +120,8 @@ def zipf(word: str) -> float:
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text)
+    """The word tokens of ``text``; a dash written as two hyphens parts words ("CLASS--Is" is two)."""
+    return _TOKEN.findall(_DOUBLE_DASH.sub(" ", text))
 
 
 def is_rare(token: str, threshold: float = RARE_ZIPF) -> bool:
@@ -190,11 +221,14 @@ def _subject_words(question: str) -> list[str] | None:
     toks = tokens(q)
     # the auxiliary opens the question, or follows a leading clause ("In adults with X, does Y ...")
     start = 1 if toks and re.fullmatch(_AUX, toks[0], re.IGNORECASE) else None
+    clause = _question_clause(q) if start is None else None
+    if clause is not None:  # after a title clause: "Title: does X matter?"
+        toks, start = tokens(clause), 1
     if start is None and "," in q:
         after = tokens(q.split(",", 1)[1])
         if after and re.fullmatch(_AUX, after[0], re.IGNORECASE):
             toks, start = after, 1
-    if start is None or start >= len(toks) or toks[start].lower() in ("there", "it", "this", "that"):
+    if start is None or start >= len(toks) or toks[start].lower() in _PRONOUN:
         return None  # "Are there drugs for X?", "yes or no?" endings: the key concepts say what it is about
     copula = toks[0].lower() in ("is", "are", "was", "were", "am")
     span: list[str] = []
@@ -225,10 +259,14 @@ def _subject_words(question: str) -> list[str] | None:
     words = [t for t in before_of if t.lower() not in _STOP and t.lower() not in _GENERIC_HEAD and len(t) > 1
              and not t.isdigit()]
     head = [w for w in words[-1:] if not any(w in c.split() for c in rare)
-            and (len(words) == 1 or _looks_like_noun(w))]
+            and (len(words) == 1 or _looks_like_noun(w))] if clause is None else []
+    # after a title clause the title names the topic: the clause's common words ("does socioeconomic status
+    # matter") are no subject, the key concepts of the whole question are
     return list(dict.fromkeys(rare + head)) or None
 
 
+_PARTICIPLE_END = re.compile(r"(?:ed|able|ible)$")
+_PRONOUN = frozenset("there it this that they these those we you he she one".split())
 _VERB_END = re.compile(r"(?:ate|ize|ise|ify)$")
 _ADJECTIVE_END = re.compile(r"(?:ant|ent|ial|ical|ic|ous|ive|ible|able|ary|ful|less)$")
 _NOUN_END = re.compile(r"(?:tion|sion|ment|ness|ity|ism|ist|ance|ence|ure|age|ogy|er|or|ors|ers|ts|ns|rs|ls|ds|ks|"
@@ -250,7 +288,8 @@ def subject(question: str) -> list[str]:
 def key_entity(question: str) -> list[str]:
     """The question's key entity: the names a relevant article must all mention for the corpus to hold anything
     on it. The yes/no subject's names (its words with a digit or two capitals, else its rare words); else the
-    name-like key concepts; else the rarest key-concept word. Empty when the question names nothing rare."""
+    name-like key concepts; else the rarest key-concept word that is no participle or -able adjective (an
+    "underrecognized cause" names no entity). Empty when the question names nothing rare."""
     phrase = subject_phrase(question)
     if phrase:
         rare = [w for w in phrase if ALTERNATIVES in w or is_rare(w.split()[0])]
@@ -262,7 +301,11 @@ def key_entity(question: str) -> list[str]:
     names = [w for w in words if any(ch.isdigit() for ch in w) or sum(ch.isupper() for ch in w) >= 2]
     if names:
         return names
-    return [min(words, key=zipf)] if words else []
+    # the rarest word that is no participle or -able adjective ("underrecognized", "modifiable" name no entity;
+    # "oxaliplatin-induced" names oxaliplatin)
+    nouns = [w.rsplit("-", 1)[0] if "-" in w and _PARTICIPLE_END.search(w.lower()) else w for w in words]
+    nouns = [w for w in nouns if not _PARTICIPLE_END.search(w.lower())]
+    return [min(nouns or words, key=zipf)] if words else []
 
 
 def predicate_words(question: str) -> list[str]:
@@ -273,7 +316,8 @@ def predicate_words(question: str) -> list[str]:
     out = []
     for tok in tokens(question):
         low = tok.lower()
-        if low in _STOP or low in about or len(low) < 3 or low.isdigit() or re.fullmatch(_AUX, low):
+        if (low in _STOP or low in about or low in _PRONOUN or len(low) < 3 or low.isdigit()
+                or re.fullmatch(_AUX, low)):
             continue
         if low in ("yes", "true", "false", "risk", "any"):
             continue
@@ -298,6 +342,17 @@ def coverage(words: Sequence[str], text: str) -> float:
         return 1.0
     vocabulary = _norm_tokens(text)
     return sum(mentions(w, vocabulary) for w in words) / len(words)
+
+
+def rarity_coverage(words: Sequence[str], text: str) -> float:
+    """The share of ``words`` that ``text`` names, each word weighted by its rarity in English (7 minus its Zipf
+    frequency, at least 0.5): naming "psychomotor" counts more than naming "increase" (1.0 for no words)."""
+    if not words:
+        return 1.0
+    vocabulary = _norm_tokens(text)
+    weights = [max(0.5, 7.0 - zipf(w.split()[-1])) for w in words]
+    named = sum(wt for w, wt in zip(words, weights, strict=True) if mentions(w, vocabulary))
+    return named / sum(weights)
 
 
 def guard_words(question: str) -> tuple[list[str], bool]:
@@ -446,9 +501,10 @@ def search_forms(word: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 5) -> Callable[[str], bool] | None:
+def corpus_lookup(ctx: BuildContext | None, index: str | None, k: int = 50) -> Callable[[str], bool] | None:
     """``word -> whether the corpus mentions it``: a search of the index ``index`` of the build context for the
-    word, its top ``k`` articles read for a mention (None without a context, a store or such an index)."""
+    word, its top ``k`` articles read for a mention (None without a context, a store or such an index). ``k`` is
+    large because a stemming index ranks other forms alongside ("modified", "modify" for "modifiable")."""
     if ctx is None or index is None or ctx.store is None or ctx.index_config(index) is None:
         return None
     store = ctx.store

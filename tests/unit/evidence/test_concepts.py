@@ -25,6 +25,15 @@ pytest.importorskip("wordfreq")
     ("How does aspirin inhibit platelets?", "summary"),
     ("Describe the mechanism of CRISPR interference.", "summary"),
     ("Unlike DNA, RNA is not methylated, yes or no?", "yesno"),
+    # yes/no questions written as article titles (PubMedQA): after a title clause, or with no wh-word at all
+    ("Quality of life in lung cancer patients: does socioeconomic status matter?", "yesno"),
+    ("Fast foods - are they a risk factor for asthma?", "yesno"),
+    ("Multidisciplinary breast cancer clinics. Do they work?", "yesno"),
+    ("After CLASS--Is a voluntary public insurance program a realistic way to meet needs?", "yesno"),
+    ("Necrotizing fasciitis: an indication for hyperbaric oxygenation therapy?", "yesno"),
+    ("Scurvy in adults: what are its first signs?", "list"),
+    ("Please list the difference between pyoderma gangrenosum and venous ulcers?", "summary"),
+    ("COVID-19 and smell: how does the virus reach the olfactory bulb?", "summary"),
 ])
 def test_question_type_rules(question: str, expected: str) -> None:
     assert question_type(question) == expected
@@ -78,12 +87,33 @@ def test_missing_concepts_against_texts_and_the_corpus() -> None:
     ("Is the expression of miR-21 increased in breast cancer?", ["miR-21"]),
     ("Does aspirin reduce the risk of myocardial infarction?", ["aspirin"]),
     ("Are there any drugs for ALS?", None),  # no subject phrase: the key concepts decide
+    ("Necrotizing fasciitis in adults: is hyperbaric oxygen effective?", ["hyperbaric"]),  # after a title clause
+    ("Fast foods - are they a risk factor for asthma?", None),  # a pronoun: the key concepts decide
+    # after a title clause the clause's common words are no subject ("matter" is no topic)
+    ("Quality of life in lung cancer patients: does socioeconomic status matter?", None),
     ("What are the neurological manifestations of COVID-19?", None),
 ])
 def test_the_subject_of_a_yes_no_question(question: str, expected: list[str] | None) -> None:
     from medcite.evidence.concepts import subject_phrase
 
     assert subject_phrase(question) == expected
+
+
+def test_the_key_entity_is_no_participle_and_a_double_dash_parts_words() -> None:
+    from medcite.evidence.concepts import key_entity, predicate_words, rarity_coverage, tokens
+
+    # the rarest word, but an "underrecognized cause" names no entity; "oxaliplatin-induced" names oxaliplatin
+    assert key_entity("Orthostatic myoclonus: an underrecognized cause of unsteadiness?") == ["unsteadiness"]
+    assert key_entity("What is the most effective drug for oxaliplatin-induced neuropathy?") == ["oxaliplatin"]
+    assert key_entity("Does zorbalene infusion reverse quellitis in adults?") == ["zorbalene"]
+    assert tokens("After CLASS--Is a program") == ["After", "CLASS", "Is", "a", "program"]
+    assert "they" not in predicate_words("Fast foods - are they a risk factor for asthma?")
+    # naming the rare words of a question counts more than naming its common ones
+    q = ["binge", "drinking", "pregnancy", "increase", "psychomotor", "deficits"]
+    rare_named = rarity_coverage(q, "Binge drinking in pregnancy and psychomotor deficits")
+    common_named = rarity_coverage(q, "Drinking did not increase in pregnancy")  # half the words, the common ones
+    assert rare_named > 0.8 > 0.5 > common_named
+    assert rarity_coverage([], "anything") == 1.0
 
 
 def test_the_topic_guard_words_and_what_a_question_asks() -> None:
