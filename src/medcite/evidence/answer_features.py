@@ -50,6 +50,18 @@ _AIM = re.compile(r"^(we (aimed|sought|investigated|examined|studied|evaluated|a
                   r"describe|report)|(the )?(aim|purpose|objective|goal)s? (of|was|were|is)|this (study|paper|"
                   r"article|review) (aim|was|is|describes)|to (investigate|evaluate|assess|determine|examine|"
                   r"explore|compare))", re.IGNORECASE)
+#: what earlier work said or what a study did, not what it found: "It has been suggested that ...", "Recent
+#: studies have implicated ...", "Risk was assessed by ...", "Patients were enrolled ..."
+_PRIOR_OR_METHOD = re.compile(
+    r"\b(?:(?:has|have|had) been (?:suggested|proposed|reported|hypothesi[sz]ed|implicated|postulated|"
+    r"speculated|shown to be associated)|(?<!with )(?<!to )(?:recent|previous|prior|earlier|several|many|some) "
+    r"(?:studies|reports|"
+    r"trials|data)|studies have|little is known|(?:is|are|remains?) (?:unknown|unclear|controversial|debated)|"
+    r"(?:was|were) (?:assessed|measured|evaluated|analy[sz]ed|examined|recorded|collected|recruited|enrolled|"
+    r"randomi[sz]ed|included|compared|reviewed|surveyed|interviewed|calculated|estimated|quantified|obtained)"
+    r"(?: (?:by|using|with|from|in|at|for|to|between|during)\b|\.|,|$)|analys[ie]s (?:assessed|examined|evaluated)|"
+    r"we (?:compared|measured|analy[sz]ed|recruited|enrolled|reviewed|surveyed|retrospectively|prospectively))",
+    re.IGNORECASE)
 _PARTS = (("BACKGROUND", "INTRODUCTION", "CONTEXT"), ("OBJECTIVE", "AIM", "PURPOSE"),
           ("METHOD", "MATERIAL", "DESIGN", "SETTING", "PATIENTS", "PARTICIPANTS"), ("RESULT", "FINDING"),
           ("CONCLUSION", "INTERPRETATION", "SIGNIFICANCE", "DISCUSSION"))
@@ -88,6 +100,12 @@ def states_aim(text: str) -> bool:
     """Whether a sentence states what a study set out to do ("We investigated ...", "The aim was ..."), not
     what it found."""
     return bool(_AIM.search(text.strip()))
+
+
+def prior_or_method(text: str) -> bool:
+    """Whether a sentence tells what earlier work suggested or what a study did ("It has been suggested that
+    ...", "Recent studies have implicated ...", "Risk was assessed by ..."), not what it found."""
+    return bool(_PRIOR_OR_METHOD.search(text))
 
 
 def usable(text: str) -> bool:

@@ -7,16 +7,20 @@ decides the lead sentence:
   question with each evidence sentence: per sentence a calibrated (P(yes), P(no), P(maybe)), for the question
   their settling-weighted mean P(yes). "Yes." only when P(yes) >= ``yes_from`` **and** some evidence sentence,
   read alone, says yes (P(yes) / (P(yes) + P(no)) >= ``sentence_agree``, P(maybe) < 0.5) as a finding (no negation
-  cue, not an aim such as "We investigated ...", naming ``predicate_cover`` of what the question asks about its
+  cue; not an aim such as "We investigated ...", nor what earlier work suggested or a study did: "Recent studies
+  have implicated ...", "... was assessed by ..."; naming ``predicate_cover`` of what the question asks about its
   subject, e.g. "antimicrobial" of "Is hemoglobin antimicrobial?"); "No." likewise (P(yes) <= ``no_below``, a
-  finding with a negation cue: "did not", "no significant"). The verdict cites the sentences that decide it (those
-  agreeing sentences, the clearest first), and they open the support. "The evidence is mixed." only when one
-  sentence clearly says yes and another clearly says no (both cited). Otherwise, when a quoted finding reads as
-  saying yes or no (the reader's P(maybe) under one half) though no verdict could be trusted, the lead is "The
-  findings below bear on this, but medcite's reader is not sure enough to say yes or no."; only when none does is
-  it "The retrieved abstracts do not settle this."; the most relevant findings follow. ``kind="verdict"``;
-  ``Answer.verdict`` is yes / no / mixed / undecided / unsettled. ``yes_from``, ``no_below`` and
-  ``sentence_agree`` were chosen on held-back BioASQ questions for precision (benchmarks/bench_offline_answer.py).
+  finding with a negation cue: "did not", "no significant"; with ``cue_no`` also a P(yes) under one half when the
+  sentence says no by such a cue or names the opposite of what is asked). The verdict cites the sentences that
+  decide it (those agreeing sentences, the clearest first), and they open the support. "The evidence is mixed."
+  only when one sentence clearly says yes and another clearly says no (both cited). Otherwise, when a quoted
+  finding reads as saying yes or no (the reader's P(maybe) under one half) though no verdict could be trusted, the
+  lead is "The findings below bear on this, but medcite's reader is not sure enough to say yes or no."; only when
+  none does is it "The retrieved abstracts do not settle this."; the most relevant findings follow.
+  ``kind="verdict"``;
+  ``Answer.verdict`` is yes / no / mixed / undecided / unsettled. ``yes_from``, ``no_below``,
+  ``sentence_agree``, ``predicate_cover`` and ``cue_no`` were chosen together for precision on real abstracts (the
+  tune half of the held-back PubMedQA items asked with retrieval: benchmarks/bench_offline_pubmedqa.py --choose).
   The yes / no / neither from P(yes) is :func:`medcite.reader.verdict.decide`, the function BioASQ's exact answer
   decides by too.
 - **factoid / list**: the answers the reader's span head extracts from the evidence sentences (synonyms and
@@ -48,7 +52,7 @@ from pydantic import Field
 
 from ..devices import Device, Dtype, device_field, dtype_field
 from ..errors import ConfigError
-from ..evidence.answer_features import negated, states_aim
+from ..evidence.answer_features import negated, prior_or_method, states_aim
 from ..evidence.antonyms import opposes
 from ..evidence.concepts import (
     ALTERNATIVES,
@@ -77,6 +81,10 @@ log = logging.getLogger(__name__)
 _HEDGE = re.compile(r"\b(may|might|could|possibly|potential(?:ly)?|suggest(?:s|ed)?|appear(?:s|ed)? to|"
                     r"further (?:studies|research|investigation)|remains? (?:unclear|unknown|to be)|warrant)\b",
                     re.IGNORECASE)
+#: the share of what the question asks that a sentence names to bear on it (the undecided lead's test): fixed, so
+#: that a stricter ``predicate_cover`` for verdicts never turns a quote that settles the question into "do not
+#: settle"
+BEARS_COVER = 0.5
 VERDICTS = {"yes": "Yes.", "no": "No.", "mixed": "The evidence is mixed.",
             "unsettled": "The retrieved abstracts do not settle this.",
             "undecided": "The findings below bear on this, but medcite's reader is not sure enough to say yes or no."}
@@ -92,18 +100,26 @@ class ExtractiveQAConfig(GenerateConfig):
                               "the lead (models:NAME or a folder), run by the qa stage's offline answerer.")
     yes_from: float = Field(0.65, ge=0, le=1.01, description="'Yes.' only from this P(yes) of the question (and "
                             "with an evidence sentence that says yes); above 1: never.")
-    no_below: float = Field(0.3, ge=-0.01, le=1, description="'No.' only under this P(yes) of the question (and with "
-                            "an evidence sentence that says no, with a negation cue); below 0: never.")
+    no_below: float = Field(0.3, ge=-0.01, le=1, description="'No.' only under this P(yes) of the question (and "
+                            "with an evidence sentence that says no, with a negation cue); below 0: never from P(yes) "
+                            "alone, only from a sentence's cue (`cue_no`).")
     sentence_agree: float = Field(0.8, ge=0.5, le=1, description="A sentence says yes when, read alone, its "
                                   "P(yes) / (P(yes) + P(no)) reaches this (no: 1 minus this) and P(maybe) < 0.5.")
     min_agreeing: int = Field(1, ge=1, description="'Yes.'/'No.' only when sentences of this many different "
                               "articles say it.")
     predicate_cover: float = Field(0.5, ge=0, le=1, description="A deciding sentence names at least this share "
-                                   "of what the question asks about its subject (its other content words): at least "
-                                   "half, so that the sentence a verdict cites says what the verdict says. The "
-                                   "verdict settings were chosen together on 59 held-out tuning yes/no questions: "
-                                   "the most right verdicts with 'Yes.' and 'No.' each right 85 % of the time "
-                                   "(docs/BENCHMARKS.md, offline_answer).")
+                                   "of what the question asks about its subject (its other content words), so that "
+                                   "the sentence a verdict cites says what the verdict says. The verdict settings "
+                                   "(yes_from, no_below, sentence_agree, predicate_cover, cue_no) were chosen together "
+                                   "on real abstracts: the tune half of the held-back PubMedQA items asked with "
+                                   "retrieval (their yes/no items with evidence), the most right verdicts with "
+                                   "'Yes.' and 'No.' each right 90 % of the time "
+                                   "(benchmarks/bench_offline_pubmedqa.py --choose; docs/BENCHMARKS.md, "
+                                   "offline_pubmedqa).")
+    cue_no: bool = Field(False, description="A deciding sentence that says no by a cue of its own (a negation, the "
+                         "opposite of what is asked) lets 'No.' be said while the question's P(yes) is under one "
+                         "half, not only under `no_below`. Off: on the tune half the most right verdicts at 90 % come "
+                         "without it (a 'No.' from a cue is right less often than one from P(yes) under no_below).")
     span_min: float = Field(1.01, ge=0, le=1.01, description="An extracted answer leads a factoid/list answer from "
                             "this reader probability; above 1: never. Default: never, because on 109 held-out tuning "
                             "questions no setting named a right answer 85 % of the time (best: 10 of 14).")
@@ -143,6 +159,7 @@ class ExtractiveQAGenerator:
     sentence_agree: float = 0.8
     min_agreeing: int = 1
     predicate_cover: float = 0.5
+    cue_no: bool = False
     span_min: float = 1.01
     span_pmids: int = 2
     max_entities: int = 5
@@ -165,7 +182,7 @@ class ExtractiveQAGenerator:
         return cls(answerer, max_sentences=cfg.max_sentences, max_words=cfg.max_words,
                    max_citations=cfg.max_citations, yes_from=cfg.yes_from, no_below=cfg.no_below,
                    sentence_agree=cfg.sentence_agree, min_agreeing=cfg.min_agreeing,
-                   predicate_cover=cfg.predicate_cover, span_min=cfg.span_min,
+                   predicate_cover=cfg.predicate_cover, cue_no=cfg.cue_no, span_min=cfg.span_min,
                    span_pmids=cfg.span_pmids, max_entities=cfg.max_entities,
                    keep_ratio=cfg.keep_ratio, in_corpus=corpus_lookup(ctx, cfg.index))
 
@@ -269,8 +286,9 @@ class ExtractiveQAGenerator:
             opposite = opposes(question, e.text)
             # what the question asks, named as asked or as its opposite ("rare" for "common")
             named = coverage(asks, e.text + (f" {opposite}" if opposite else ""))
-            out.append(Reading(i, probs[i], finding=not states_aim(e.text) and named >= self.predicate_cover,
-                               negated=negated(e.text), opposite=opposite))
+            aim = states_aim(e.text) or prior_or_method(e.text)  # no finding: an aim, earlier work, a method
+            out.append(Reading(i, probs[i], finding=not aim and named >= self.predicate_cover,
+                               negated=negated(e.text), opposite=opposite, bears=not aim and named >= BEARS_COVER))
         return out
 
     def verdict(self, question: str, evidence: Sequence[Evidence]
@@ -282,14 +300,14 @@ class ExtractiveQAGenerator:
         p = yes_probability(np.asarray([r.probs for r in readings]).reshape(-1, 3))
         says_yes = sorted((r for r in readings if r.says_yes(self.sentence_agree)), key=lambda r: -r.ratio)
         says_no = sorted((r for r in readings if r.says_no(self.sentence_agree)), key=lambda r: r.ratio)
-        self.settling = {evidence[r.index].index for r in readings if r.settles(self.sentence_agree)}
+        self.settling = {evidence[r.index].index for r in readings if r.settles()}
 
         def articles(rs: list[Reading]) -> int:
             return len({evidence[r.index].pmid for r in rs})
 
         # a sentence that names the opposite of what is asked (or negates it) says no by itself: with the
         # reader not leaning yes the question's P(yes) need not be low
-        cue_no = any(r.opposite or r.negated for r in says_no)
+        cue_no = self.cue_no and any(r.opposite or r.negated for r in says_no)
         decided = decide(p, self.yes_from, self.no_below, cue_no=cue_no)
         if says_yes and says_no:
             verdict, deciding = "mixed", [says_yes[0].index, says_no[0].index]
@@ -359,6 +377,8 @@ class Reading:
     finding: bool
     negated: bool
     opposite: str | None
+    #: a finding that names at least half of what is asked (:data:`BEARS_COVER`), however strict ``finding`` is
+    bears: bool = False
 
     @property
     def ratio(self) -> float:
@@ -377,12 +397,14 @@ class Reading:
             return True  # it names the opposite of what is asked, and the reader leans no
         return self.settled() and self.ratio <= 1 - agree and (self.negated or bool(self.opposite))
 
-    def settles(self, agree: float) -> bool:
-        """Whether the sentence reads as settling the question either way: a finding that says yes or no by the
-        reader or a cue, or that the reader reads as saying one of them (P(maybe) under one half) even when it cannot
-        tell which -- quoted under a "do not settle" lead it would contradict it, so that lead becomes the
-        undecided one ("… not sure enough to say yes or no")."""
-        return self.finding and (self.settled() or self.says_no(agree))  # saying yes needs settled() already
+    def settles(self) -> bool:
+        """Whether the sentence reads as settling the question either way: a sentence that bears on it (a finding
+        naming half of what is asked, whatever ``predicate_cover`` a verdict needs) that the reader reads as saying
+        yes or no (P(maybe) under one half) even when it cannot tell which, or that names the opposite of what is
+        asked while the reader leans no -- quoted under a "do not settle" lead it would contradict it, so that lead
+        becomes the undecided one ("… not sure enough to say yes or no")."""
+        # what says_no() adds to settled(): the opposite of what is asked, the reader leaning no
+        return self.bears and (self.settled() or (bool(self.opposite) and not self.negated and self.ratio < 0.5))
 
 
 def _restrict(lead: AnswerSentence, support: Sequence[AnswerSentence]) -> AnswerSentence:

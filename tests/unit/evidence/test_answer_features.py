@@ -180,3 +180,25 @@ def test_an_article_that_names_the_subject_is_read_whole() -> None:
     ev = sel.select([Query("q", "Is HYDIN (Hydrocephalus-inducing protein homolog) an axonemal protein?")],
                     [Hit("1", 2.0, 1), Hit("2", 1.0, 2)], articles)
     assert {e.pmid for e in ev} == {"1", "2"}
+
+
+def test_a_top_article_that_names_most_of_the_question_is_read_whole() -> None:
+    # a question written as a title: the abstract says "motor function", never "psychomotor", the key concept the
+    # topic guard asks for; it names the question's other rare words (binge drinking, pregnancy)
+    text = ("We examined binge drinking during early pregnancy and child motor function at age five. "
+            "There were no significant differences in motor deficits between children of binge drinkers and "
+            "of abstainers.")
+    articles = {"1": Article("1", "", text)}
+    question = "Does binge drinking during early pregnancy increase the risk of psychomotor deficits?"
+    # the corpus mentions psychomotor elsewhere (so the question is about something the corpus holds)
+    strict = AnswerSentenceSelector(None, cover_whole=1.01, in_corpus=lambda w: True)
+    assert strict.select([Query("q", question)], [Hit("1", 2.0, 1)], articles) == []
+    assert "off topic" in strict.last["read"][0]["reason"]
+    covering = AnswerSentenceSelector(None, cover_whole=0.6, in_corpus=lambda w: True)
+    ev = covering.select([Query("q", question)], [Hit("1", 2.0, 1)], articles)
+    assert {e.pmid for e in ev} == {"1"} and covering.last["covering"] == ["1"]
+    # an article that shares only the question's common words is not covered
+    other = {"1": Article("1", "", "Early discharge did not increase the risk of readmission in children. "
+                                   "The risk of readmission was low after early discharge in this cohort.")}
+    sel = AnswerSentenceSelector(None, cover_whole=0.6, in_corpus=lambda w: True)
+    assert sel.select([Query("q", question)], [Hit("1", 2.0, 1)], other) == []

@@ -127,6 +127,20 @@ def test_a_yes_sentence_must_state_a_finding_without_negation() -> None:
     assert gen.generate(Q, [], aim[:1]).verdict == "unsettled"  # an aim alone settles nothing
 
 
+def test_what_earlier_work_suggested_or_a_study_did_decides_no_verdict() -> None:
+    # real abstracts open with background and methods: "Recent studies have implicated ...", "... was assessed by
+    # ...": read as yes by the reader, they are no finding of the study
+    q = Topic("t", "Is human cytomegalovirus infection associated with hypertension?")
+    ev = [Evidence(1, "11", "Recent studies have implicated human cytomegalovirus infection as a cause of "
+                            "hypertension in adults.", score=0.9),
+          Evidence(2, "22", "Hypertension and cytomegalovirus infection were assessed by questionnaire in 300 "
+                            "adults.", score=0.8)]
+    gen = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.5)
+    assert gen.generate(q, [], ev).verdict == "unsettled"
+    finding = Evidence(3, "33", "Cytomegalovirus infection was associated with hypertension in 300 adults.", score=0.7)
+    assert gen.generate(q, [], [*ev, finding]).verdict == "yes"
+
+
 def test_no_needs_a_negated_finding_and_mixed_needs_both_sides() -> None:
     neg = [Evidence(1, "11", "Zorbalene infusion did not reverse quellitis in adults in a trial.", score=0.9),
            Evidence(2, "22", "Zorbalene infusion reversed quellitis in 70% of adults in a cohort.", score=0.8)]
@@ -150,15 +164,47 @@ def test_an_opposite_of_the_predicate_blocks_yes_and_turns_it_into_no() -> None:
     blocked = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.5)
     answer = blocked.generate(q, [], ev)
     assert answer.verdict == "undecided" and answer.sentences[0].pmids == ()
-    # the reader leans no: the sentence that names the opposite decides "No." and opens the support
-    leaning = ExtractiveQAGenerator(FakeAnswerer(default=(0.3, 0.5, 0.2)), keep_ratio=0)
+    # the reader leans no: with cue_no the sentence that names the opposite decides "No." and opens the support
+    leaning = ExtractiveQAGenerator(FakeAnswerer(default=(0.3, 0.5, 0.2)), keep_ratio=0, cue_no=True)
     answer = leaning.generate(q, [], ev)
     assert answer.verdict == "no" and answer.sentences[0].pmids == ("11",) and answer.sentences[1].pmids == ("11",)
+    # by default (cue_no off: chosen on real abstracts) a lean is not enough: the quote settles it, "not sure enough"
+    assert ExtractiveQAGenerator(FakeAnswerer(default=(0.3, 0.5, 0.2)), keep_ratio=0).generate(
+        q, [], ev).verdict == "undecided"
     # "resistance" is the opposite of "susceptible" too
     q2 = Topic("t", "Are circRNAs susceptible to degradation by RNase R?")
     ev2 = [Evidence(1, "11", "Circular RNAs were segregated from linear RNAs by their RNase R resistance.",
                     score=0.9)]
     assert blocked.generate(q2, [], ev2).verdict != "yes"
+
+
+def test_a_no_from_a_cue_alone_can_be_refused() -> None:
+    # the reader reads no and the sentence says no by a negation, but no_below (below 0) never lets P(yes) alone
+    # decide: "No." comes from the cue
+    neg = [Evidence(1, "11", "Zorbalene infusion did not reverse quellitis in adults in a trial.", score=0.9)]
+    fake = FakeAnswerer(default=(0.1, 0.85, 0.05))
+    cued = ExtractiveQAGenerator(fake, keep_ratio=0, no_below=-0.01, cue_no=True)
+    assert cued.generate(Q, [], neg).verdict == "no"
+    refused = ExtractiveQAGenerator(fake, keep_ratio=0, no_below=-0.01, cue_no=False)
+    answer = refused.generate(Q, [], neg)
+    # no "No." without P(yes) under no_below; the quote still settles it, so the lead is the undecided one
+    assert answer.verdict == "undecided" and answer.sentences[0].pmids == ()
+
+
+def test_a_strict_predicate_cover_never_calls_a_settling_quote_unsettled() -> None:
+    # "Does relaxation therapy lower blood pressure in essential hypertension?": the quote names half of what is
+    # asked, under a strict predicate_cover it decides no verdict, but it bears on the question and the reader
+    # reads it as settling it: the lead is "not sure enough", never "do not settle"
+    q = Topic("t", "Does relaxation therapy lower blood pressure in essential hypertension?")
+    ev = [Evidence(1, "11", "Relaxation therapy resulted in greater reduction of blood pressure than placebo.",
+                   score=0.9)]
+    strict = ExtractiveQAGenerator(FakeAnswerer(default=(0.6, 0.3, 0.1)), keep_ratio=0, yes_from=0.5,
+                                   predicate_cover=0.75)
+    answer = strict.generate(q, [], ev)
+    assert answer.verdict == "undecided" and answer.sentences[1].pmids == ("11",)
+    loose = ExtractiveQAGenerator(FakeAnswerer(default=(0.9, 0.05, 0.05)), keep_ratio=0, yes_from=0.5,
+                                  predicate_cover=0.5)
+    assert loose.generate(q, [], ev).verdict == "yes"
 
 
 def test_invented_entity_abstains_without_citation() -> None:
