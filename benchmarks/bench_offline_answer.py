@@ -492,7 +492,9 @@ rules, not from BioASQ. Previous offline = evidence `snippets` + generator `extr
 Thresholds chosen on {ch['tuning_questions']} tuning questions (held out, not the test questions), each the
 setting with the most right statements among those right at least {ch['precision_required']} of the time there:
 verdict {_settings(ch['verdict'])}; answer span {_settings(ch['span'])}. Shipped in the preset:
-{ch['shipped']}.
+{ch['shipped']}. The shipped verdict settings are not these: they are chosen by the same rule on real abstracts
+(the tune half of the held-back PubMedQA items, `bench_offline_pubmedqa.py --choose`, offline_pubmedqa below),
+because the gold documents of this store are snippet collages; these BioASQ choices are shown for comparison.
 
 ROUGE-2 by type (offline / previous): {o["rouge2_f1_by_type"]} / {p["rouge2_f1_by_type"]}. Question-type rules on
 all {len(all_q)} BioASQ questions: {type_acc}. A cold `medcite ask` (process start, model loading, one answer):
