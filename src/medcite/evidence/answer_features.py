@@ -55,8 +55,8 @@ _AIM = re.compile(r"^(we (aimed|sought|investigated|examined|studied|evaluated|a
 _PRIOR_OR_METHOD = re.compile(
     r"\b(?:(?:has|have|had) been (?:suggested|proposed|reported|hypothesi[sz]ed|implicated|postulated|"
     r"speculated|shown to be associated)|(?<!with )(?<!to )(?:recent|previous|prior|earlier|several|many|some) "
-    r"(?:studies|reports|"
-    r"trials|data)|studies have|little is known|(?:is|are|remains?) (?:unknown|unclear|controversial|debated)|"
+    r"(?:studies|reports|trials|data)|studies have|little is known|"
+    r"(?:is|are|remains?) (?:unknown|unclear|controversial|debated)|"
     r"(?:was|were) (?:assessed|measured|evaluated|analy[sz]ed|examined|recorded|collected|recruited|enrolled|"
     r"randomi[sz]ed|included|compared|reviewed|surveyed|interviewed|calculated|estimated|quantified|obtained)"
     r"(?: (?:by|using|with|from|in|at|for|to|between|during)\b|\.|,|$)|analys[ie]s (?:assessed|examined|evaluated)|"

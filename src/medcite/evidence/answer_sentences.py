@@ -109,7 +109,7 @@ class AnswerSentenceSelector:
     topic_guard: bool = True
     always_read: int = 3
     predicate_guard: float = 0.5
-    cover_whole: float = 1.01
+    cover_whole: float = 0.6
     in_corpus: Callable[[str], bool] | None = None
     last: dict[str, object] = field(default_factory=dict)  # what the last call found (concepts, missing)
 

@@ -17,8 +17,7 @@ decides the lead sentence:
   finding reads as saying yes or no (the reader's P(maybe) under one half) though no verdict could be trusted, the
   lead is "The findings below bear on this, but medcite's reader is not sure enough to say yes or no."; only when
   none does is it "The retrieved abstracts do not settle this."; the most relevant findings follow.
-  ``kind="verdict"``;
-  ``Answer.verdict`` is yes / no / mixed / undecided / unsettled. ``yes_from``, ``no_below``,
+  ``kind="verdict"``; ``Answer.verdict`` is yes / no / mixed / undecided / unsettled. ``yes_from``, ``no_below``,
   ``sentence_agree``, ``predicate_cover`` and ``cue_no`` were chosen together for precision on real abstracts (the
   tune half of the held-back PubMedQA items asked with retrieval: benchmarks/bench_offline_pubmedqa.py --choose).
   The yes / no / neither from P(yes) is :func:`medcite.reader.verdict.decide`, the function BioASQ's exact answer
