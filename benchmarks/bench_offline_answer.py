@@ -276,14 +276,9 @@ def choose(pipe: Pipeline, tune: list[Any]) -> dict[str, Any]:
             gen.yes_from, gen.no_below, gen.sentence_agree, gen.min_agreeing = yes_from, no_below, agree, count
             gen.predicate_cover = cover
             said = [(q.exact_answer, gen.verdict(q.body, ev)[1]) for q, _, ev in yn]
-            side = {v: [g == v for g, w in said if w == v] for v in ("yes", "no")}
             grid.append({"yes_from": yes_from, "no_below": no_below, "sentence_agree": agree, "min_agreeing": count,
-                         "predicate_cover": cover,
-                         **{f"{v}_stated": len(side[v]) for v in side}, **{f"{v}_right": sum(side[v]) for v in side},
-                         "stated": len(side["yes"]) + len(side["no"]), "right": sum(side["yes"]) + sum(side["no"])})
-        # each side's statements right at least PRECISION of the time (a side never stated passes)
-        ok = [g for g in grid if all(g[f"{v}_stated"] == 0 or g[f"{v}_right"] >= PRECISION * g[f"{v}_stated"]
-                                     for v in ("yes", "no"))]
+                         "predicate_cover": cover} | tally(said))
+        ok = [g for g in grid if precise(g)]
         verdict = max(ok, key=lambda g: (g["right"], g["yes_from"], -g["no_below"], g["sentence_agree"],
                                          g["min_agreeing"], g["predicate_cover"]))
         ents = [c for c in cases if c[1] in ("factoid", "list") and c[0].exact_answer]
@@ -306,6 +301,18 @@ def choose(pipe: Pipeline, tune: list[Any]) -> dict[str, Any]:
     return {"tuning_questions": {"yesno": len(yn), "factoid_list": len(ents)}, "precision_required": PRECISION,
             "verdict": verdict, "span": span, "verdict_grid": grid, "span_grid": spans,
             "shipped": saved}
+
+
+def tally(said: list[tuple[str, str | None]]) -> dict[str, int]:
+    """(gold, verdict) pairs counted per side: "Yes." and "No." stated and right, and in all."""
+    side = {v: [g == v for g, w in said if w == v] for v in ("yes", "no")}
+    return ({f"{v}_stated": len(side[v]) for v in side} | {f"{v}_right": sum(side[v]) for v in side}
+            | {"stated": len(side["yes"]) + len(side["no"]), "right": sum(side["yes"]) + sum(side["no"])})
+
+
+def precise(g: dict[str, Any]) -> bool:
+    """Each side's statements right at least :data:`PRECISION` of the time (a side never stated passes)."""
+    return all(g[f"{v}_stated"] == 0 or g[f"{v}_right"] >= PRECISION * g[f"{v}_stated"] for v in ("yes", "no"))
 
 
 def _unusable(read: dict[str, Any]) -> bool:

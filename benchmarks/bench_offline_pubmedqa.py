@@ -37,7 +37,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bioasq_corpus  # noqa: E402
 import common  # noqa: E402
-from bench_offline_answer import AGREE, NO_BELOW, PRECISION, PREDICATE_COVER, YES_FROM, Memo  # noqa: E402
+from bench_offline_answer import (  # noqa: E402
+    AGREE,
+    NO_BELOW,
+    PRECISION,
+    PREDICATE_COVER,
+    YES_FROM,
+    Memo,
+    precise,
+    tally,
+)
 
 from medcite.config import load_settings  # noqa: E402
 from medcite.corpus.ingest import ingest  # noqa: E402
@@ -129,21 +138,15 @@ def choose(pipe: Pipeline, items: list[Any]) -> dict[str, Any]:
             for k, v in zip(keys, setting, strict=True):
                 setattr(gen, k, v)
             said = [(it.label, gen.verdict(it.question, ev)[1]) for it, ev in cases]
-            side = {v: [g == v for g, w in said if w == v] for v in ("yes", "no")}
-            grid.append(dict(zip(keys, setting, strict=True))
-                        | {f"{v}_stated": len(side[v]) for v in side} | {f"{v}_right": sum(side[v]) for v in side}
-                        | {"stated": len(side["yes"]) + len(side["no"]), "right": sum(side["yes"]) + sum(side["no"])})
+            grid.append(dict(zip(keys, setting, strict=True)) | tally(said))
     finally:
         gen.answerer = memo.inner
         for k, v in saved.items():
             setattr(gen, k, v)
-    ok = [g for g in grid if all(g[f"{v}_stated"] == 0 or g[f"{v}_right"] >= PRECISION * g[f"{v}_stated"]
-                                 for v in ("yes", "no"))]
+    ok = [g for g in grid if precise(g)]
     chosen = max(ok, key=lambda g: (g["right"], g["yes_from"], -g["no_below"], g["sentence_agree"],
                                     g["predicate_cover"], not g["cue_no"]))
-    shipped = next(g for g in grid if all(g[k] == saved[k] for k in keys)) if saved["no_below"] in NO_BELOW \
-        and saved["yes_from"] in YES_FROM and saved["sentence_agree"] in AGREE \
-        and saved["predicate_cover"] in PREDICATE_COVER else None
+    shipped = next((g for g in grid if all(g[k] == saved[k] for k in keys)), None)
     best = sorted(grid, key=lambda g: (-g["right"], -g["stated"]))
     frontier = {str(pr): max((g for g in grid if g["stated"] and g["right"] >= pr * g["stated"]),
                              key=lambda g: g["right"], default=None) for pr in (0.7, 0.8, 0.85, 0.9, 0.95)}
@@ -166,12 +169,11 @@ def main() -> int:
     args = parser.parse_args()
     data_dir = shared_data_dir()
     store, stats = build_store(data_dir)
-    items = [it for it in build_data(None, data_dir / PUBMEDQA, None, DataOptions()).test.pubmedqa
-             if args.half == "all" or half_of(str(int(it.pmid))) == args.half][: args.n]
+    held_back = build_data(None, data_dir / PUBMEDQA, None, DataOptions()).test.pubmedqa
+    items = [it for it in held_back if args.half == "all" or half_of(str(int(it.pmid))) == args.half][: args.n]
     settings = load_settings("offline", args.overrides)
     if args.choose:
-        tune = [it for it in build_data(None, data_dir / PUBMEDQA, None, DataOptions()).test.pubmedqa
-                if half_of(str(int(it.pmid))) == "tune"]
+        tune = [it for it in held_back if half_of(str(int(it.pmid))) == "tune"]
         with Pipeline(settings, store) as pipe:
             choice = choose(pipe, tune)
         common.write_result(f"{NAME}_choice_grid", {"grid": choice.pop("grid")}, WORK)

@@ -191,11 +191,13 @@ class AnswerSentenceSelector:
         the ``first`` articles lost its sentences."""
         with_sentence = {c.span.pmid for c in cands}
         about, every = guard_words(question)
-        said = content_words(question)
-        covering = [p for p in first if rarity_coverage(said, f"{articles[p].title} {articles[p].text}")
-                    >= self.cover_whole]
         whole = {p for p in first if on_topic(about, articles[p].title, articles[p].text, every=every)
-                 or p in anchored or p in covering}
+                 or p in anchored}
+        # those that miss the subject's exact words but name most of what the question says
+        said = content_words(question)
+        covering = [p for p in first if p not in whole
+                    and rarity_coverage(said, f"{articles[p].title} {articles[p].text}") >= self.cover_whole]
+        whole |= set(covering)
         self.last["covering"] = covering
         guarded = [c for c in cands if c.span.pmid in whole or
                    on_topic(about, c.text, articles[c.span.pmid].title, every=every)]

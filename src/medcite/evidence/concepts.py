@@ -82,9 +82,9 @@ def question_type(question: str) -> str:
     q = " ".join(question.split()).strip()
     if _YESNO.match(q) or _YES_OR_NO.search(q):
         return "yesno"
-    last = [p for p in _CLAUSE_BREAK.split(q.rstrip("?").strip()) if p.strip()][-1:]
-    if last and last[0] != q.rstrip("?").strip() and _WH.match(last[0]):
-        return question_type(last[0] + "?")  # "Scurvy in adults: what are its first signs?"
+    parts = _clauses(q)
+    if len(parts) > 1 and _WH.match(parts[-1]):
+        return question_type(parts[-1] + "?")  # "Scurvy in adults: what are its first signs?"
     head = q.split("?")[0]
     if "," in head and _YESNO_AFTER_CLAUSE.search(head) and not _FACTOID.match(q) and not _LIST.match(q):
         return "yesno"
@@ -102,9 +102,14 @@ def question_type(question: str) -> str:
     return "summary"
 
 
+def _clauses(q: str) -> list[str]:
+    """The question's clauses: a title clause, then the question proper ("Title: does X matter?")."""
+    return [p for p in _CLAUSE_BREAK.split(q.rstrip("?").strip()) if p.strip()]
+
+
 def _question_clause(q: str) -> str | None:
     """The yes/no question after a title clause ("Title: does X matter?" -> "does X matter"), else None."""
-    parts = [p for p in _CLAUSE_BREAK.split(q.rstrip("?").strip()) if p.strip()]
+    parts = _clauses(q)
     if len(parts) > 1:
         last = parts[-1].lstrip("\"'\u201c\u2018 ")
         if _YESNO.match(last):
